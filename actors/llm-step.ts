@@ -1,0 +1,83 @@
+import { fromPromise, type AnyActorRef } from "xstate";
+import type { ToolInfo } from "../tools/tool.js";
+import { functionSchemas } from "../tools/toolset.js";
+import type { Resilience } from "./resilience-config.js";
+import { defaultContextBuilder, type ContextBuilder } from "./context-builder.js";
+import type { Message } from "./messages.js";
+import type { ModelCallEvent, ModelClient, ModelRequest, ModelTurn, ToolChoice } from "./model-client.js";
+
+/** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
+export interface LLMInput {
+  agent: string;
+  runId: string;
+  iteration: number;
+  /** Model replies so far in this run; 0 means this is the first round. */
+  rounds: number;
+  messages: Message[];
+  state: Record<string, unknown>;
+  tools: ToolInfo[];
+  systemPrompt?: string;
+  sampling: {
+    model?: string;
+    temperature?: number;
+    maxTokens?: number;
+    topP?: number;
+    topK?: number;
+    timeoutMs?: number;
+  };
+  /** Already filtered by the first-round rule: present only when `rounds === 0`. */
+  toolChoice?: ToolChoice;
+  extraParams: Record<string, unknown>;
+  resilience?: Resilience;
+}
+
+export type LLMOutput = ModelTurn;
+
+/** Sent to the parent while the call runs: attempts, retries and streamed text. */
+export interface LLMProgressEvent {
+  type: "llm.progress";
+  event: ModelCallEvent;
+}
+
+export interface LLMActorDeps {
+  modelClient: ModelClient;
+  contextBuilder?: ContextBuilder;
+}
+
+/** Assemble the request the model client receives. Exported so custom LLM actors can reuse it. */
+export async function buildModelRequest(input: LLMInput, contextBuilder: ContextBuilder = defaultContextBuilder): Promise<ModelRequest> {
+  const messages = await contextBuilder({
+    agent: input.agent,
+    iteration: input.iteration,
+    messages: input.messages,
+    state: input.state,
+    tools: input.tools,
+    ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
+  });
+  const request: ModelRequest = { messages, tools: functionSchemas(input.tools), extraParams: input.extraParams };
+  const { model, temperature, maxTokens, topP, topK, timeoutMs } = input.sampling;
+  if (model !== undefined) request.model = model;
+  if (temperature !== undefined) request.temperature = temperature;
+  if (maxTokens !== undefined) request.maxTokens = maxTokens;
+  if (topP !== undefined) request.topP = topP;
+  if (topK !== undefined) request.topK = topK;
+  if (timeoutMs !== undefined) request.timeoutMs = timeoutMs;
+  if (input.toolChoice !== undefined) request.toolChoice = input.toolChoice;
+  if (input.resilience !== undefined) request.resilience = input.resilience;
+  return request;
+}
+
+/**
+ * The default LLM actor: build the prompt, call the model with the tool schemas, stream
+ * progress to the agent. It rejects with the model client's error when the call fails for good.
+ */
+export function createLLMActor(deps: LLMActorDeps) {
+  return fromPromise<LLMOutput, LLMInput>(async ({ input, signal, self }) => {
+    const parent: AnyActorRef | undefined = self._parent;
+    const request = await buildModelRequest(input, deps.contextBuilder);
+    return deps.modelClient.complete(request, {
+      signal,
+      onEvent: (event) => parent?.send({ type: "llm.progress", event } satisfies LLMProgressEvent),
+    });
+  });
+}

@@ -1,0 +1,68 @@
+import { z } from "zod";
+
+/**
+ * One tool call as the model asked for it. `arguments` stays the raw JSON text the model
+ * produced: it is sent back verbatim in the history, and parsing it is the tool executor's
+ * job (so that malformed JSON becomes an observation instead of a crash).
+ */
+export const ToolCallSchema = z.object({
+  id: z.string().min(1),
+  name: z.string(),
+  arguments: z.string(),
+});
+export type ToolCall = z.infer<typeof ToolCallSchema>;
+
+export const SystemMessageSchema = z.object({ role: z.literal("system"), content: z.string() });
+export const UserMessageSchema = z.object({ role: z.literal("user"), content: z.string() });
+export const AssistantMessageSchema = z.object({
+  role: z.literal("assistant"),
+  content: z.string().nullable(),
+  toolCalls: z.array(ToolCallSchema).optional(),
+});
+export const ToolMessageSchema = z.object({
+  role: z.literal("tool"),
+  toolCallId: z.string().min(1),
+  name: z.string().optional(),
+  content: z.string(),
+  isError: z.boolean().optional(),
+});
+
+export const MessageSchema = z.discriminatedUnion("role", [
+  SystemMessageSchema,
+  UserMessageSchema,
+  AssistantMessageSchema,
+  ToolMessageSchema,
+]);
+
+export type SystemMessage = z.infer<typeof SystemMessageSchema>;
+export type UserMessage = z.infer<typeof UserMessageSchema>;
+export type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
+export type ToolMessage = z.infer<typeof ToolMessageSchema>;
+export type Message = z.infer<typeof MessageSchema>;
+
+/** A user turn. */
+export function human(content: string): UserMessage {
+  return { role: "user", content };
+}
+
+/** An assistant turn, optionally asking for tool calls. */
+export function ai(content: string | null, toolCalls?: ToolCall[]): AssistantMessage {
+  return toolCalls && toolCalls.length > 0 ? { role: "assistant", content, toolCalls } : { role: "assistant", content };
+}
+
+/** A system instruction. */
+export function system(content: string): SystemMessage {
+  return { role: "system", content };
+}
+
+/** The observation for one tool call. */
+export function toolMessage(
+  toolCallId: string,
+  content: string,
+  options: { name?: string; isError?: boolean } = {},
+): ToolMessage {
+  const message: ToolMessage = { role: "tool", toolCallId, content };
+  if (options.name !== undefined) message.name = options.name;
+  if (options.isError) message.isError = true;
+  return message;
+}

@@ -1,0 +1,228 @@
+import { fromPromise, type AnyActorRef } from "xstate";
+import type { Tool, ToolContext } from "../tools/tool.js";
+import type { ToolSet } from "../tools/toolset.js";
+import type { CallDecision } from "./guard.js";
+import { parseArgs } from "./guard.js";
+import type { ToolCall } from "./messages.js";
+
+/** Replaces how one validated call is run (e.g. in a sandbox). The default calls `tool.execute`. */
+export type ToolRunner = (tool: Tool, args: Record<string, unknown>, ctx: ToolContext) => unknown;
+
+export type ToolErrorKind = "unknown_tool" | "invalid_json" | "invalid_arguments" | "threw" | "timeout" | "aborted";
+
+/** What became of one call of the batch. JSON-safe; becomes exactly one tool message. */
+export interface ToolOutcome {
+  callId: string;
+  name: string;
+  status: "ok" | "error" | "denied" | "rejected";
+  /** The observation the model reads. */
+  content: string;
+  errorKind?: ToolErrorKind;
+  durationMs?: number;
+  /** Effect tags of a tool that ran. */
+  effectTags: string[];
+  /** The tool ended the run: `content` is the final answer. */
+  returnDirect?: boolean;
+}
+
+/** Live progress, sent to the agent while the batch runs. */
+export type ToolProgress =
+  | { type: "tool.call.started"; callId: string; name: string; arguments: string; at: number }
+  | { type: "tool.call.completed"; callId: string; name: string; durationMs: number; output: string }
+  | { type: "tool.call.failed"; callId: string; name: string; durationMs: number; error: string; errorKind: ToolErrorKind };
+
+export interface ExecutorInput {
+  runId: string;
+  calls: ToolCall[];
+  decisions: CallDecision[];
+  mode: "serial" | "parallel" | "auto";
+  state: Record<string, unknown>;
+  maxOutputChars: number;
+}
+
+export interface ExecutorOutput {
+  outcomes: ToolOutcome[];
+}
+
+export interface ExecutorDeps {
+  /** The agent's tools (providers may still be starting after a restore: hence a promise). */
+  toolset(runId: string): Promise<ToolSet>;
+  runner?: ToolRunner;
+  now?: () => number;
+}
+
+const defaultRunner: ToolRunner = (tool, args, ctx) => tool.execute(args, ctx);
+
+/** Turn whatever a tool returned into the text the model reads. */
+export function renderToolOutput(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === undefined) return "";
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+export function truncateOutput(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  return `${text.slice(0, limit)}\n[output truncated: ${text.length - limit} of ${text.length} characters omitted]`;
+}
+
+/** A read-only view: reading works, any write throws (tools must not change the run state). */
+export function readOnlyView<T extends object>(value: T): T {
+  const cache = new WeakMap<object, object>();
+  const wrap = (target: object): object => {
+    const cached = cache.get(target);
+    if (cached) return cached;
+    const proxy = new Proxy(target, {
+      get(obj, key, receiver) {
+        const item: unknown = Reflect.get(obj, key, receiver);
+        return item !== null && typeof item === "object" ? wrap(item) : item;
+      },
+      set() {
+        throw new TypeError("ctx.state is read-only: tools report results by returning them");
+      },
+      deleteProperty() {
+        throw new TypeError("ctx.state is read-only: tools report results by returning them");
+      },
+      defineProperty() {
+        throw new TypeError("ctx.state is read-only: tools report results by returning them");
+      },
+    });
+    cache.set(target, proxy);
+    return proxy;
+  };
+  return wrap(value) as T;
+}
+
+class ToolTimeoutError extends Error {
+  override name = "ToolTimeoutError";
+}
+
+/**
+ * Run one call with its own AbortController: aborted by its timeout or by the batch signal,
+ * whichever comes first; the listener and the timer are released when the call ends.
+ */
+async function runWithLimits(
+  tool: Tool,
+  args: Record<string, unknown>,
+  call: ToolCall,
+  state: Record<string, unknown>,
+  batchSignal: AbortSignal,
+  runner: ToolRunner,
+): Promise<unknown> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(batchSignal.reason);
+  batchSignal.addEventListener("abort", onAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    if (batchSignal.aborted) throw batchSignal.reason ?? new Error("aborted");
+    const stopped = new Promise<never>((_, reject) => {
+      controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
+      if (tool.timeoutMs !== undefined) {
+        timer = setTimeout(() => controller.abort(new ToolTimeoutError(`timed out after ${tool.timeoutMs} ms`)), tool.timeoutMs);
+      }
+    });
+    stopped.catch(() => undefined);
+    const ctx: ToolContext = { signal: controller.signal, callId: call.id, state: readOnlyView(state) };
+    return await Promise.race([Promise.resolve().then(() => runner(tool, args, ctx)), stopped]);
+  } finally {
+    if (timer) clearTimeout(timer);
+    batchSignal.removeEventListener("abort", onAbort);
+  }
+}
+
+function failure(call: ToolCall, errorKind: ToolErrorKind, message: string, durationMs?: number): ToolOutcome {
+  return {
+    callId: call.id,
+    name: call.name,
+    status: "error",
+    content: `Error: ${message}`,
+    errorKind,
+    ...(durationMs !== undefined ? { durationMs } : {}),
+    effectTags: [],
+  };
+}
+
+/**
+ * The default tool executor: validates and runs the allowed or approved calls, and answers
+ * denied, rejected and invalid ones with an observation, so every call gets exactly one
+ * outcome, in call order whatever the completion order.
+ */
+export function createToolExecutorActor(deps: ExecutorDeps) {
+  const runner = deps.runner ?? defaultRunner;
+  const now = deps.now ?? Date.now;
+  return fromPromise<ExecutorOutput, ExecutorInput>(async ({ input, signal, self }) => {
+    const parent: AnyActorRef | undefined = self._parent;
+    const report = (event: ToolProgress) => parent?.send({ type: "tool.progress", event });
+    const toolset = await deps.toolset(input.runId);
+    const decisionOf = new Map(input.decisions.map((d) => [d.callId, d]));
+
+    const runOne = async (call: ToolCall): Promise<ToolOutcome> => {
+      const decision = decisionOf.get(call.id);
+      if (!decision || decision.status === "denied" || decision.status === "pending") {
+        const reason = decision?.reason ?? "no guard decision was recorded for this call";
+        return { callId: call.id, name: call.name, status: "denied", content: `Call denied: ${reason}`, effectTags: [] };
+      }
+      if (decision.status === "rejected") {
+        const reason = decision.reason ?? "the approver rejected it";
+        return { callId: call.id, name: call.name, status: "rejected", content: `Call rejected: ${reason}`, effectTags: [] };
+      }
+      const rawArguments = decision.editedArguments ?? call.arguments;
+      report({ type: "tool.call.started", callId: call.id, name: call.name, arguments: rawArguments, at: now() });
+      const started = now();
+      const fail = (kind: ToolErrorKind, message: string) => {
+        const durationMs = now() - started;
+        report({ type: "tool.call.failed", callId: call.id, name: call.name, durationMs, error: message, errorKind: kind });
+        return failure(call, kind, message, durationMs);
+      };
+      const tool = toolset.get(call.name);
+      if (!tool) {
+        const known = toolset.list().map((t) => t.name).join(", ") || "none";
+        return fail("unknown_tool", `there is no tool named "${call.name}". Available tools: ${known}.`);
+      }
+      const parsed = parseArgs(rawArguments);
+      if (!parsed) {
+        return fail("invalid_json", `the arguments for ${call.name} are not a JSON object: ${truncateOutput(rawArguments, 200)}`);
+      }
+      const checked = tool.validate(parsed);
+      if (!checked.ok) return fail("invalid_arguments", `invalid arguments for ${call.name}: ${checked.error}`);
+      try {
+        const value = await runWithLimits(tool, checked.value, call, input.state, signal, runner);
+        const durationMs = now() - started;
+        const content = truncateOutput(renderToolOutput(value), input.maxOutputChars);
+        report({ type: "tool.call.completed", callId: call.id, name: call.name, durationMs, output: content });
+        return {
+          callId: call.id,
+          name: call.name,
+          status: "ok",
+          content,
+          durationMs,
+          effectTags: [...tool.effectTags],
+          ...(tool.returnDirect ? { returnDirect: true } : {}),
+        };
+      } catch (error) {
+        if (error instanceof ToolTimeoutError) return fail("timeout", `${call.name} ${error.message}`);
+        if (signal.aborted) return fail("aborted", `${call.name} was cancelled`);
+        return fail("threw", `${call.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    };
+
+    const runnable = input.calls.filter((call) => {
+      const status = decisionOf.get(call.id)?.status;
+      return status === "allowed" || status === "approved";
+    });
+    const parallel =
+      input.mode === "parallel" ||
+      (input.mode === "auto" && runnable.length > 1 && runnable.every((call) => toolset.get(call.name)?.parallelSafe === true));
+
+    const outcomes: ToolOutcome[] = [];
+    if (parallel) {
+      outcomes.push(...(await Promise.all(input.calls.map(runOne))));
+    } else {
+      for (const call of input.calls) outcomes.push(await runOne(call));
+    }
+    return { outcomes };
+  });
+}

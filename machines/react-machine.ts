@@ -1,0 +1,494 @@
+import { assign, emit, enqueueActions, setup, type ActorRefFrom } from "xstate";
+import { createApprovalTimerActor } from "../actors/approval-timer.js";
+import type { ContextBuilder } from "../actors/context-builder.js";
+import { toErrorInfo } from "../actors/errors.js";
+import { createPreflightActor, type CallDecision, type Guard } from "../actors/guard.js";
+import { createLLMActor, type LLMInput, type LLMOutput } from "../actors/llm-step.js";
+import type { Message, ToolCall } from "../actors/messages.js";
+import type { ModelClient, Usage } from "../actors/model-client.js";
+import { createToolExecutorActor, type ToolRunner } from "../actors/tool-executor.js";
+import { createToolProvidersActor, ToolRegistry } from "../actors/tool-providers.js";
+import type { ToolProvider } from "../tools/provider.js";
+import type { Tool } from "../tools/tool.js";
+import { ToolSet } from "../tools/toolset.js";
+import { loadConfig, type ReActConfig, type ReActConfigInput } from "./config.js";
+import { errorTermination, initialContext, type AgentContext, type AgentInput, type AgentOutput } from "./context.js";
+import type { AgentEmitted, AgentEvent, ApproveEvent, EmittedBase, RejectEvent, TerminationReason } from "./events.js";
+import { ReActState, type StateSchema } from "./state.js";
+import { StateAccess } from "./state-access.js";
+import { applyDecisions, applyOutcomes, applyReply, decideCall, expireApprovals, recordStarted } from "./transitions.js";
+
+export interface ReactMachineOptions<C = unknown> {
+  /** Machine id (default "ReActAgent"); invoked actor ids are prefixed with it. */
+  name?: string;
+  /** Read and write the agent's fields under `state[namespace]`. */
+  namespace?: string;
+  modelClient: ModelClient;
+  tools?: readonly Tool[];
+  toolProviders?: readonly ToolProvider<C>[];
+  toolProviderContext?: C;
+  toolRunner?: ToolRunner;
+  /** Guards run in Preflight before every tool call. */
+  constraints?: readonly Guard[];
+  /** Builds the prompt; when given, `config.systemPrompt` is ignored. */
+  contextBuilder?: ContextBuilder;
+  /** Merged over `jianmu.yaml` and the built-in defaults. */
+  config?: ReActConfigInput;
+  /** `ReActState` or an extension of it. */
+  stateSchema?: StateSchema;
+  /** The clock used for deadlines, durations and timestamps (tests pin it). */
+  now?: () => number;
+}
+
+/** Stable names of the invoked actors, for `machine.provide({ actors: { ... } })`. */
+export const ACTOR_NAMES = {
+  llm: "llm",
+  guard: "guard",
+  toolExecutor: "toolExecutor",
+  toolProviders: "toolProviders",
+  approvalTimer: "approvalTimer",
+} as const;
+
+export class MachineOptionsError extends Error {
+  override name = "MachineOptionsError";
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`createReactMachine: options.${field} ${problem}`);
+  }
+}
+
+function checkOptions<C>(options: ReactMachineOptions<C>): void {
+  if (!options || typeof options !== "object") throw new MachineOptionsError("(all)", "must be an object with at least { modelClient }");
+  if (!options.modelClient || typeof options.modelClient.complete !== "function") {
+    throw new MachineOptionsError("modelClient", "is required: pass ModelClient.resolve({ ... }) or scriptedModel([...]) from jianmu/testing");
+  }
+  if (options.name !== undefined && !/^[A-Za-z][\w-]{0,63}$/.test(options.name)) {
+    throw new MachineOptionsError("name", `must start with a letter and hold only letters, digits, '_' or '-', got ${JSON.stringify(options.name)}`);
+  }
+  if (options.namespace !== undefined && !/^[A-Za-z_$][\w$]*$/.test(options.namespace)) {
+    throw new MachineOptionsError("namespace", `must be a plain field name, got ${JSON.stringify(options.namespace)}`);
+  }
+  for (const [field, value] of [
+    ["tools", options.tools],
+    ["toolProviders", options.toolProviders],
+    ["constraints", options.constraints],
+  ] as const) {
+    if (value !== undefined && !Array.isArray(value)) throw new MachineOptionsError(field, "must be an array");
+  }
+  options.constraints?.forEach((guard, index) => {
+    if (typeof guard !== "function") throw new MachineOptionsError(`constraints[${index}]`, "must be a guard function (call, ctx) => decision");
+  });
+}
+
+/** Keys of the first-round-only tool choice inside `extraParams`. */
+const TOOL_CHOICE_KEYS = new Set(["toolChoice", "tool_choice"]);
+
+/**
+ * Build the ReAct agent as an XState machine: LoopUntilSuccess made explicit
+ * (Initialising → Evaluating{CheckAbort → ChildRunning} → CheckBudget → Retry | Succeeded | Failed),
+ * with the LLM step, the guard preflight and the tool executor as invoked actors.
+ */
+export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>) {
+  checkOptions(options);
+  const name = options.name ?? "ReActAgent";
+  const config: ReActConfig = loadConfig(options.config ?? {});
+  const now = options.now ?? Date.now;
+  const access = new StateAccess(options.stateSchema ?? (ReActState as unknown as StateSchema), options.namespace, config.keys);
+  const providers = options.toolProviders ?? [];
+  const registry = new ToolRegistry(ToolSet.empty().withTools(options.tools ?? []), providers.length > 0);
+  const childId = (actor: keyof typeof ACTOR_NAMES) => `${name}.${actor}`;
+  const target = (path: string) => `#${name}.${path}`;
+
+  const base = (context: AgentContext): EmittedBase => ({
+    agent: name,
+    runId: context.loop.runId,
+    iteration: context.loop.iteration,
+    timestamp: now(),
+  });
+  const read = <T>(context: AgentContext, field: string) => access.read<T>(context.state, field);
+
+  const llmInput = (context: AgentContext): LLMInput => {
+    const rounds = read<number>(context, "rounds");
+    const firstRound = rounds === 0;
+    const extraParams = firstRound
+      ? config.extraParams
+      : Object.fromEntries(Object.entries(config.extraParams).filter(([key]) => !TOOL_CHOICE_KEYS.has(key)));
+    const sampling: LLMInput["sampling"] = {};
+    if (config.model !== undefined) sampling.model = config.model;
+    if (config.temperature !== undefined) sampling.temperature = config.temperature;
+    if (config.maxTokens !== undefined) sampling.maxTokens = config.maxTokens;
+    if (config.topP !== undefined) sampling.topP = config.topP;
+    if (config.topK !== undefined) sampling.topK = config.topK;
+    if (config.timeout !== undefined) sampling.timeoutMs = config.timeout * 1000;
+    return {
+      agent: name,
+      runId: context.loop.runId,
+      iteration: context.loop.iteration,
+      rounds,
+      messages: read<Message[]>(context, "messages"),
+      state: access.view(context.state),
+      tools: context.loop.tools,
+      // An explicit context builder owns the whole prompt, persona included.
+      ...(config.systemPrompt !== undefined && !options.contextBuilder ? { systemPrompt: config.systemPrompt } : {}),
+      sampling,
+      ...(firstRound && config.toolChoice !== undefined ? { toolChoice: config.toolChoice } : {}),
+      extraParams,
+      ...(config.resilience !== undefined ? { resilience: config.resilience } : {}),
+    };
+  };
+
+  /** Check edited arguments against the tool's schema; undefined means they are fine. */
+  const editProblem = (context: AgentContext, decision: CallDecision, args: Record<string, unknown> | string): string | undefined => {
+    let parsed: unknown = args;
+    if (typeof args === "string") {
+      try {
+        parsed = JSON.parse(args);
+      } catch {
+        return "the edited arguments are not valid JSON";
+      }
+    }
+    const toolset = registry.toolsetNow(context.loop.runId);
+    if (!toolset) return "the tools are still starting; send the approval again in a moment";
+    const tool = toolset.get(decision.name);
+    if (!tool) return `there is no tool named "${decision.name}" to validate the edited arguments against`;
+    const checked = tool.validate(parsed);
+    return checked.ok ? undefined : `the edited arguments do not fit ${decision.name}: ${checked.error}`;
+  };
+
+  /** Why an approval or rejection cannot be applied; undefined when it can. */
+  const commandProblem = (context: AgentContext, event: ApproveEvent | RejectEvent): string | undefined => {
+    const decision = context.loop.decisions.find((d) => d.callId === event.callId);
+    if (!decision) return `no call with id "${event.callId}" is waiting for approval`;
+    if (decision.status !== "pending") return `call "${event.callId}" was already decided (${decision.status})`;
+    if (event.type === "guard.approve" && event.args !== undefined) return editProblem(context, decision, event.args);
+    return undefined;
+  };
+
+  const machine = setup({
+    types: {
+      context: {} as AgentContext,
+      events: {} as AgentEvent,
+      input: {} as AgentInput,
+      output: {} as AgentOutput,
+      emitted: {} as AgentEmitted,
+    },
+    actors: {
+      llm: createLLMActor({
+        modelClient: options.modelClient,
+        ...(options.contextBuilder ? { contextBuilder: options.contextBuilder } : {}),
+      }),
+      guard: createPreflightActor(options.constraints ?? [], now),
+      toolExecutor: createToolExecutorActor({
+        toolset: (runId) => registry.toolset(runId),
+        ...(options.toolRunner ? { runner: options.toolRunner } : {}),
+        now,
+      }),
+      toolProviders: createToolProvidersActor(registry, providers, options.tools ?? [], options.toolProviderContext as C),
+      approvalTimer: createApprovalTimerActor(now),
+    },
+    actions: {
+      /** Record why the run ends; the error of a failed actor and the reason of a cancel are kept. */
+      terminate: assign(({ context, event }, params: { reason: TerminationReason }) => {
+        const error = "error" in event ? toErrorInfo(event.error) : undefined;
+        const detail = event.type === "agent.cancel" ? event.reason : undefined;
+        return { loop: { ...context.loop, termination: errorTermination(params.reason, context.loop.iteration, error, detail) } };
+      }),
+      /** Model progress becomes telemetry; streamed text also grows `streamingOutput` in context. */
+      reportModelProgress: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== "llm.progress") return;
+        const progress = event.event;
+        if (progress.type === "text.delta") {
+          enqueue.assign({
+            state: access.write(context.state, { streamingOutput: read<string>(context, "streamingOutput") + progress.delta }),
+          });
+        }
+        enqueue.emit({ ...progress, ...base(context) } as AgentEmitted);
+      }),
+      reportToolProgress: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== "tool.progress") return;
+        const progress = event.event;
+        if (progress.type === "tool.call.started") enqueue.assign(recordStarted(context, progress));
+        const { at: _at, ...payload } = progress as typeof progress & { at?: number };
+        enqueue.emit({ ...payload, ...base(context) } as AgentEmitted);
+      }),
+      /** guard.approve / guard.reject: apply it, or report why it changes nothing. */
+      decideByCommand: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== "guard.approve" && event.type !== "guard.reject") return;
+        const problem = commandProblem(context, event);
+        if (problem !== undefined) {
+          enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: event.callId, reason: problem });
+          return;
+        }
+        const decision = context.loop.decisions.find((d) => d.callId === event.callId)!;
+        if (event.type === "guard.approve") {
+          const edited = event.args !== undefined;
+          const change: Partial<CallDecision> = { status: "approved" };
+          if (edited) change.editedArguments = typeof event.args === "string" ? event.args : JSON.stringify(event.args);
+          enqueue.assign(decideCall(context, event.callId, change));
+          enqueue.emit({ type: "guard.approval.decided", ...base(context), callId: event.callId, name: decision.name, decision: "approved", edited });
+          return;
+        }
+        const reason = event.reason ?? "the approver rejected this call";
+        enqueue.assign(decideCall(context, event.callId, { status: "rejected", reason }));
+        enqueue.emit({
+          type: "guard.approval.decided",
+          ...base(context),
+          callId: event.callId,
+          name: decision.name,
+          decision: "rejected",
+          edited: false,
+          reason,
+        });
+        enqueue.emit({ type: "tool.call.denied", ...base(context), callId: event.callId, name: decision.name, reason, decision: "rejected" });
+      }),
+      announceReply: enqueueActions(({ context, event, enqueue }) => {
+        const turn = (event as { output?: Partial<LLMOutput> }).output;
+        if (!turn || !Array.isArray(turn.toolCalls)) return;
+        enqueue.emit({
+          type: "reply.completed",
+          ...base(context),
+          round: read<number>(context, "rounds"),
+          toolCalls: turn.toolCalls.length,
+          finishReason: turn.finishReason ?? null,
+          usage: turn.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+          model: turn.model ?? "",
+        });
+      }),
+      /** After Preflight: ask for each pending approval, report each denial. */
+      announceDecisions: enqueueActions(({ context, enqueue }) => {
+        const calls = new Map(read<ToolCall[]>(context, "actions").map((call) => [call.id, call]));
+        for (const d of context.loop.decisions) {
+          if (d.status === "pending") {
+            enqueue.emit({
+              type: "guard.approval.requested",
+              ...base(context),
+              callId: d.callId,
+              name: d.name,
+              arguments: calls.get(d.callId)?.arguments ?? "",
+              ...(d.reason !== undefined ? { reason: d.reason } : {}),
+              ...(d.deadline !== undefined ? { deadline: d.deadline } : {}),
+            });
+          } else if (d.status === "denied") {
+            enqueue.emit({ type: "tool.call.denied", ...base(context), callId: d.callId, name: d.name, reason: d.reason ?? "denied", decision: "denied" });
+          }
+        }
+      }),
+      /** Runs before the expiry is applied, so it sees exactly the calls that time out now. */
+      announceExpired: enqueueActions(({ context, event, enqueue }) => {
+        const firedAt = (event as { output?: { firedAt?: number } }).output?.firedAt;
+        if (firedAt === undefined) return;
+        for (const d of context.loop.decisions) {
+          if (d.status !== "pending" || d.deadline === undefined || d.deadline > firedAt) continue;
+          const reason = "no approval arrived before the deadline";
+          enqueue.emit({ type: "guard.approval.decided", ...base(context), callId: d.callId, name: d.name, decision: "rejected", edited: false, reason });
+          enqueue.emit({ type: "tool.call.denied", ...base(context), callId: d.callId, name: d.name, reason, decision: "rejected" });
+        }
+      }),
+      announceTermination: emit(({ context }) => ({
+        type: "loop.terminated" as const,
+        ...base(context),
+        status: context.loop.termination ? ("failed" as const) : ("succeeded" as const),
+        ...(context.loop.termination ? { reason: context.loop.termination.reason } : {}),
+        rounds: read<number>(context, "rounds"),
+        usage: read<Usage>(context, "usage"),
+      })),
+    },
+    guards: {
+      isDone: ({ context }) => read<boolean>(context, "done") === true,
+      budgetSpent: ({ context }) =>
+        config.maxBudgetTokens !== undefined && read<Usage>(context, "usage").totalTokens >= config.maxBudgetTokens,
+      iterationsLeft: ({ context }) => context.loop.iteration < config.maxIterations,
+      nonePending: ({ context }) => !context.loop.decisions.some((d) => d.status === "pending"),
+    },
+  }).createMachine({
+    id: name,
+    context: ({ input }) => initialContext(input, access, registry.staticSet.info()),
+    initial: "Initialising",
+    invoke: { id: childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
+    on: {
+      "agent.cancel": { target: ".Failed", actions: { type: "terminate", params: { reason: "cancelled" } } },
+      "tools.failed": {
+        target: ".Failed",
+        actions: assign({
+          loop: ({ context, event }) => ({
+            ...context.loop,
+            termination: errorTermination("toolProviderError", context.loop.iteration, event.error),
+          }),
+        }),
+      },
+    },
+    states: {
+      Initialising: {
+        on: {
+          "tools.ready": {
+            target: "Evaluating",
+            actions: assign({ loop: ({ context, event }) => ({ ...context.loop, tools: event.tools }) }),
+          },
+        },
+      },
+      Evaluating: {
+        // A new iteration starts clean: step fields (actions) and the last batch's decisions go.
+        entry: assign(({ context }) => ({
+          state: access.reset(context.state, "step"),
+          loop: { ...context.loop, decisions: [] },
+        })),
+        initial: "CheckAbort",
+        states: {
+          CheckAbort: {
+            always: [{ guard: "budgetSpent", target: target("Failed"), actions: { type: "terminate", params: { reason: "tokenBudget" } } }, { target: "ChildRunning" }],
+          },
+          ChildRunning: {
+            initial: "AgentLLM",
+            states: {
+              AgentLLM: {
+                entry: [
+                  assign(({ context }) => ({ state: access.write(context.state, { streamingOutput: "" }) })),
+                  emit(({ context }) => ({ type: "reply.started" as const, ...base(context), round: read<number>(context, "rounds") + 1 })),
+                ],
+                invoke: {
+                  id: childId("llm"),
+                  src: "llm",
+                  input: ({ context }) => llmInput(context),
+                  onDone: [
+                    {
+                      guard: ({ event }) => event.output.toolCalls.length > 0,
+                      target: "ToolExecutor",
+                      actions: [assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
+                    },
+                    {
+                      target: "StateCondition",
+                      actions: [assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
+                    },
+                  ],
+                  onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "modelError" } } },
+                },
+                on: { "llm.progress": { actions: "reportModelProgress" } },
+              },
+              ToolExecutor: {
+                initial: "Preflight",
+                states: {
+                  Preflight: {
+                    invoke: {
+                      id: childId("guard"),
+                      src: "guard",
+                      input: ({ context }) => ({
+                        calls: read<ToolCall[]>(context, "actions"),
+                        tools: context.loop.tools,
+                        state: access.view(context.state),
+                        runId: context.loop.runId,
+                        iteration: context.loop.iteration,
+                        history: context.loop.history,
+                      }),
+                      onDone: [
+                        {
+                          guard: ({ event }) => event.output.decisions.some((d) => d.status === "pending"),
+                          target: "AwaitingApproval",
+                          actions: [assign(({ context, event }) => applyDecisions(context, event.output)), "announceDecisions"],
+                        },
+                        {
+                          target: "Executing",
+                          actions: [assign(({ context, event }) => applyDecisions(context, event.output)), "announceDecisions"],
+                        },
+                      ],
+                      onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "internalError" } } },
+                    },
+                  },
+                  AwaitingApproval: {
+                    always: { guard: "nonePending", target: "Executing" },
+                    invoke: {
+                      id: childId("approvalTimer"),
+                      src: "approvalTimer",
+                      input: ({ context }) => {
+                        const deadlines = context.loop.decisions.flatMap((d) => (d.status === "pending" && d.deadline !== undefined ? [d.deadline] : []));
+                        return { deadline: deadlines.length > 0 ? Math.min(...deadlines) : null };
+                      },
+                      onDone: [
+                        {
+                          guard: ({ context, event }) =>
+                            context.loop.decisions.some(
+                              (d) => d.status === "pending" && d.onTimeout === "fail" && d.deadline !== undefined && d.deadline <= event.output.firedAt,
+                            ),
+                          target: target("Failed"),
+                          actions: { type: "terminate", params: { reason: "approvalTimeout" } },
+                        },
+                        {
+                          // Re-entering restarts the timer for the next deadline, if any.
+                          target: "AwaitingApproval",
+                          reenter: true,
+                          actions: ["announceExpired", assign(({ context, event }) => expireApprovals(context, event.output.firedAt))],
+                        },
+                      ],
+                    },
+                    on: {
+                      "guard.approve": { actions: "decideByCommand" },
+                      "guard.reject": { actions: "decideByCommand" },
+                    },
+                  },
+                  Executing: {
+                    invoke: {
+                      id: childId("toolExecutor"),
+                      src: "toolExecutor",
+                      input: ({ context }) => ({
+                        runId: context.loop.runId,
+                        calls: read<ToolCall[]>(context, "actions"),
+                        decisions: context.loop.decisions,
+                        mode: config.toolExecution,
+                        state: access.view(context.state),
+                        maxOutputChars: config.maxToolOutputChars,
+                      }),
+                      onDone: { target: target("Evaluating.ChildRunning.StateCondition"), actions: assign(({ context, event }) => applyOutcomes(context, access, event.output)) },
+                      onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "internalError" } } },
+                    },
+                    on: { "tool.progress": { actions: "reportToolProgress" } },
+                  },
+                },
+              },
+              StateCondition: {
+                always: [{ guard: "isDone", target: target("Succeeded") }, { target: target("CheckBudget") }],
+              },
+            },
+          },
+        },
+      },
+      CheckBudget: {
+        entry: assign(({ context }) => ({ loop: { ...context.loop, iteration: context.loop.iteration + 1 } })),
+        always: [{ guard: "iterationsLeft", target: "Retry" }, { target: "Failed", actions: { type: "terminate", params: { reason: "maxIterations" } } }],
+      },
+      Retry: {
+        always: "Evaluating",
+      },
+      Succeeded: { type: "final", entry: "announceTermination" },
+      Failed: { type: "final", entry: "announceTermination" },
+    },
+    output: ({ context }) => {
+      const output: AgentOutput = {
+        status: context.loop.termination ? "failed" : "succeeded",
+        finalAnswer: read<string | null>(context, "finalAnswer") ?? null,
+        messages: read<Message[]>(context, "messages"),
+        rounds: read<number>(context, "rounds"),
+        usage: read<Usage>(context, "usage"),
+        toolEffects: read<string[]>(context, "toolEffects"),
+        iterations: context.loop.iteration,
+        runId: context.loop.runId,
+        state: context.state,
+      };
+      if (context.loop.termination) output.termination = context.loop.termination;
+      return output;
+    },
+  });
+  registries.set(machine.config, registry);
+  return machine;
+}
+
+/** Each machine's tool registry, keyed by its config (shared by the machines `provide()` derives). */
+const registries = new WeakMap<object, ToolRegistry>();
+
+/** Resolves when every tool provider used by a run has closed (after the run reached a final state or was stopped). */
+export function toolProvidersClosed(machine: { config: object }, runId: string): Promise<void> {
+  return registries.get(machine.config)?.closed(runId) ?? Promise.resolve();
+}
+
+export type ReactMachine = ReturnType<typeof createReactMachine>;
+export type ReactAgentRef = ActorRefFrom<ReactMachine>;

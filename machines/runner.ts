@@ -1,0 +1,56 @@
+import { createActor, type InspectionEvent, type Observer, type Snapshot } from "xstate";
+import type { AgentInput, AgentOutput } from "./context.js";
+import type { AgentEmitted } from "./events.js";
+import { toolProvidersClosed, type ReactMachine } from "./react-machine.js";
+
+export interface RunOptions {
+  /** Aborting it sends `agent.cancel`: the run ends `Failed` with reason "cancelled". */
+  signal?: AbortSignal;
+  /** Every emitted telemetry event, in order. */
+  onEvent?: (event: AgentEmitted) => void;
+  /** Resume from a persisted snapshot instead of starting fresh (input is then ignored). */
+  snapshot?: Snapshot<unknown>;
+  /** Passed to `createActor` (e.g. the Stately inspector's `inspect`). */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+}
+
+/**
+ * Run an agent to a final state and resolve with its output. Model and tool failures are outputs
+ * (`status: "failed"` with a termination); it rejects only for programmer errors such as invalid input.
+ * Resolves after the run's tool providers have closed.
+ */
+export function runAgent(machine: ReactMachine, input: AgentInput = {}, options: RunOptions = {}): Promise<AgentOutput> {
+  return new Promise<AgentOutput>((resolve, reject) => {
+    let actor: ReturnType<typeof createActor<ReactMachine>>;
+    try {
+      actor = createActor(machine, {
+        input,
+        ...(options.snapshot ? { snapshot: options.snapshot } : {}),
+        ...(options.inspect ? { inspect: options.inspect } : {}),
+      });
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    const onAbort = () => actor.send({ type: "agent.cancel", reason: "the caller's signal was aborted" });
+    const cleanup = () => options.signal?.removeEventListener("abort", onAbort);
+    if (options.onEvent) {
+      const onEvent = options.onEvent;
+      actor.on("*", (event) => onEvent(event as AgentEmitted));
+    }
+    actor.subscribe({
+      complete: () => {
+        cleanup();
+        const output = actor.getSnapshot().output as AgentOutput;
+        toolProvidersClosed(machine, output.runId).then(() => resolve(output), reject);
+      },
+      error: (error) => {
+        cleanup();
+        reject(error);
+      },
+    });
+    actor.start();
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

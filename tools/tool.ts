@@ -1,0 +1,147 @@
+import { z } from "zod";
+
+/** A JSON Schema object, as sent to the model in a function-calling declaration. */
+export type JsonSchema = { [key: string]: unknown };
+
+/** Read-only all the way down: tools may look at the run state but never change it. */
+export type DeepReadonly<T> = T extends (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+
+/** What a tool gets besides its arguments. */
+export interface ToolContext {
+  /** Aborted when the call times out, the run is cancelled or the actor is stopped. */
+  readonly signal: AbortSignal;
+  /** The model's id for this call (also the id of the tool message that answers it). */
+  readonly callId: string;
+  /** A read-only view of the agent's state at the time of the call. */
+  readonly state: DeepReadonly<Record<string, unknown>>;
+}
+
+export type ArgsCheck = { ok: true; value: Record<string, unknown> } | { ok: false; error: string };
+
+/**
+ * A tool as the executor sees it. `defineTool` builds one from a zod schema; providers (MCP)
+ * build them from JSON Schema. Everything but `validate` and `execute` is plain data.
+ */
+export interface Tool {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of the arguments object. */
+  readonly inputSchema: JsonSchema;
+  /** May run at the same time as other calls in one batch. */
+  readonly parallelSafe: boolean;
+  /** Tags merged into `toolEffects` when the tool runs, read by guards (e.g. `destructive`). */
+  readonly effectTags: readonly string[];
+  /** Per-call time limit; past it the call becomes an error observation. */
+  readonly timeoutMs?: number;
+  /** When true, a successful call ends the run with its output as the final answer. */
+  readonly returnDirect?: boolean;
+  /** Checks (and may coerce or default) parsed arguments before the call. */
+  validate(args: unknown): ArgsCheck;
+  execute(args: Record<string, unknown>, ctx: ToolContext): unknown;
+}
+
+/** The JSON-safe description of a tool that travels in machine context and prompts. */
+export interface ToolInfo {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+  parallelSafe: boolean;
+  effectTags: string[];
+  timeoutMs?: number;
+  returnDirect?: boolean;
+}
+
+export function toolInfo(tool: Tool): ToolInfo {
+  const info: ToolInfo = {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    parallelSafe: tool.parallelSafe,
+    effectTags: [...tool.effectTags],
+  };
+  if (tool.timeoutMs !== undefined) info.timeoutMs = tool.timeoutMs;
+  if (tool.returnDirect) info.returnDirect = true;
+  return info;
+}
+
+/** A tool definition that breaks the rules the model API enforces. Names the field and the fix. */
+export class ToolDefinitionError extends Error {
+  override name = "ToolDefinitionError";
+  constructor(
+    readonly tool: string,
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`tool "${tool}": ${field} ${problem}`);
+  }
+}
+
+/** OpenAI (and most compatible servers) accept this and nothing else as a function name. */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export function checkToolName(name: unknown): string {
+  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+    throw new ToolDefinitionError(
+      String(name),
+      "name",
+      "must be 1-64 characters of letters, digits, '_' or '-' (the model API rejects anything else)",
+    );
+  }
+  return name;
+}
+
+export interface ToolDefinition<P extends z.ZodObject> {
+  name: string;
+  description: string;
+  parameters: P;
+  execute(args: z.output<P>, ctx: ToolContext): unknown;
+  parallelSafe?: boolean;
+  effectTags?: readonly string[];
+  timeoutMs?: number;
+  returnDirect?: boolean;
+}
+
+/** Describe a zod validation failure in one line the model (and a person) can act on. */
+export function describeZodError(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(arguments)"}: ${issue.message}`)
+    .join("; ");
+}
+
+/** Build a tool from a zod object schema. Throws `ToolDefinitionError` for a bad definition. */
+export function defineTool<P extends z.ZodObject>(definition: ToolDefinition<P>): Tool {
+  const name = checkToolName(definition.name);
+  if (typeof definition.description !== "string" || definition.description.trim() === "") {
+    throw new ToolDefinitionError(name, "description", "must be a non-empty string: the model reads it to decide when to call the tool");
+  }
+  if (!(definition.parameters instanceof z.ZodObject)) {
+    throw new ToolDefinitionError(name, "parameters", "must be a zod object schema (z.object({...})): function arguments are always a JSON object");
+  }
+  if (typeof definition.execute !== "function") {
+    throw new ToolDefinitionError(name, "execute", "must be a function (args, ctx) => result");
+  }
+  if (definition.timeoutMs !== undefined && !(Number.isFinite(definition.timeoutMs) && definition.timeoutMs > 0)) {
+    throw new ToolDefinitionError(name, "timeoutMs", `must be a positive number of milliseconds, got ${String(definition.timeoutMs)}`);
+  }
+  const { $schema: _ignored, ...inputSchema } = z.toJSONSchema(definition.parameters, { io: "input", target: "draft-7" });
+  const parameters = definition.parameters;
+  const tool: Tool = {
+    name,
+    description: definition.description,
+    inputSchema,
+    parallelSafe: definition.parallelSafe ?? false,
+    effectTags: Object.freeze([...(definition.effectTags ?? [])]),
+    ...(definition.timeoutMs !== undefined ? { timeoutMs: definition.timeoutMs } : {}),
+    ...(definition.returnDirect ? { returnDirect: true } : {}),
+    validate(args) {
+      const parsed = parameters.safeParse(args);
+      return parsed.success ? { ok: true, value: parsed.data as Record<string, unknown> } : { ok: false, error: describeZodError(parsed.error) };
+    },
+    execute: (args, ctx) => definition.execute(args as z.output<P>, ctx),
+  };
+  return Object.freeze(tool);
+}
