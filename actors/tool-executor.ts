@@ -126,7 +126,12 @@ async function runWithLimits(
     });
     stopped.catch(() => undefined);
     const ctx: ToolContext = { signal: controller.signal, callId: call.id, state: readOnlyView(state) };
-    return await Promise.race([Promise.resolve().then(() => runner(tool, args, ctx)), stopped]);
+    const running = Promise.resolve().then(() => {
+      // Cancelled between validation and the call: do not start work nobody will read.
+      if (controller.signal.aborted) throw controller.signal.reason;
+      return runner(tool, args, ctx);
+    });
+    return await Promise.race([running, stopped]);
   } finally {
     if (timer) clearTimeout(timer);
     batchSignal.removeEventListener("abort", onAbort);
