@@ -243,6 +243,12 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         });
         enqueue.emit({ type: "tool.call.denied", ...base(context), callId: event.callId, name: decision.name, reason, decision: "rejected" });
       }),
+      /** guard.approve / guard.reject outside AwaitingApproval (e.g. a late second decision): report it, never drop it. */
+      refuseCommand: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== "guard.approve" && event.type !== "guard.reject") return;
+        const reason = commandProblem(context, event) ?? `call "${event.callId}" is not waiting for approval`;
+        enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: event.callId, reason });
+      }),
       announceReply: enqueueActions(({ context, event, enqueue }) => {
         const turn = (event as { output?: Partial<LLMOutput> }).output;
         if (!turn || !Array.isArray(turn.toolCalls)) return;
@@ -309,6 +315,9 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
     invoke: { id: childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
     on: {
       "agent.cancel": { target: ".Failed", actions: { type: "terminate", params: { reason: "cancelled" } } },
+      // AwaitingApproval handles these itself; anywhere else nothing waits for them.
+      "guard.approve": { actions: "refuseCommand" },
+      "guard.reject": { actions: "refuseCommand" },
       "tools.failed": {
         target: ".Failed",
         actions: assign({

@@ -1,0 +1,16 @@
+import type { JianmuFile } from "../machines/config.js";
+
+/** Where the CLI's model calls go: a configured endpoint, or the offline replay of a recording. */
+export type Endpoint = { kind: "configured"; baseURL?: string; apiKey?: string } | { kind: "offline" };
+
+/**
+ * A model endpoint counts as configured when a key or a base URL is given anywhere: flags, then
+ * the environment, then jianmu.yaml. With none, the CLI goes offline (replayed recordings).
+ */
+export function resolveEndpoint(flags: { baseURL?: string }, env: Record<string, string | undefined>, file: JianmuFile | undefined): Endpoint {
+  const keyVar = file?.llm?.api_key_env ?? "OPENAI_API_KEY";
+  const apiKey = env[keyVar] || undefined;
+  const baseURL = flags.baseURL ?? (env["OPENAI_BASE_URL"] || undefined) ?? file?.llm?.base_url;
+  if (apiKey === undefined && baseURL === undefined) return { kind: "offline" };
+  return { kind: "configured", ...(baseURL !== undefined ? { baseURL } : {}), ...(apiKey !== undefined ? { apiKey } : {}) };
+}
