@@ -1,0 +1,124 @@
+import OpenAI from "openai";
+import type { EndpointTuning } from "./openai-wire.js";
+import type { AttemptTarget } from "./resilience.js";
+import { publicEndpoint } from "./redact.js";
+
+export const OPENAI_BASE_URL = "https://api.openai.com/v1";
+
+/** Sent as the key to servers that need none (local vLLM, llama.cpp, Ollama): the SDK insists on one. */
+export const NO_KEY = "no-key";
+
+/** An endpoint+model the call may be sent to, with everything one attempt needs. */
+export interface CallTarget extends AttemptTarget {
+  client: OpenAI;
+  tuning: EndpointTuning;
+  /** Set when this target cannot be used as configured; the attempt fails with this reason. */
+  unavailable?: string;
+}
+
+/** Where one endpoint is and how to talk to it, before a model is chosen. */
+export interface EndpointSpec {
+  baseURL: string;
+  apiKey: string;
+  streamUsage?: boolean;
+  maxTokensParam?: EndpointTuning["maxTokensParam"];
+}
+
+export function defaultTuning(baseURL: string, spec: Partial<EndpointTuning> = {}): EndpointTuning {
+  let host = "";
+  try {
+    host = new URL(baseURL).hostname;
+  } catch {
+    // An unparsable URL fails on first use; tuning does not matter then.
+  }
+  return {
+    streamUsage: spec.streamUsage ?? true,
+    maxTokensParam: spec.maxTokensParam ?? (host === "api.openai.com" ? "max_completion_tokens" : "max_tokens"),
+  };
+}
+
+/**
+ * One SDK client per (base URL, key), built on first use and reused, so connections are pooled
+ * and request-level fallbacks (from `config.resilience`) cost nothing after the first call.
+ */
+export class ClientPool {
+  private readonly clients = new Map<string, OpenAI>();
+  constructor(private readonly defaultHeaders?: Record<string, string>) {}
+
+  /** Registers a pre-built client for its own base URL and key. */
+  adopt(client: OpenAI): void {
+    this.clients.set(poolKey(client.baseURL, client.apiKey ?? NO_KEY), client);
+  }
+
+  get(baseURL: string, apiKey: string): OpenAI {
+    const key = poolKey(baseURL, apiKey);
+    let client = this.clients.get(key);
+    if (!client) {
+      client = new OpenAI({
+        baseURL,
+        apiKey,
+        // We retry ourselves (events, backoff policy, fallbacks, the toolChoice rule).
+        maxRetries: 0,
+        ...(this.defaultHeaders ? { defaultHeaders: this.defaultHeaders } : {}),
+      });
+      this.clients.set(key, client);
+    }
+    return client;
+  }
+}
+
+function poolKey(baseURL: string, apiKey: string): string {
+  return `${baseURL.replace(/\/$/, "")}\u0000${apiKey}`;
+}
+
+export function targetFor(pool: ClientPool, spec: EndpointSpec, model: string, client?: OpenAI): CallTarget {
+  return {
+    endpoint: publicEndpoint(spec.baseURL),
+    model,
+    client: client ?? pool.get(spec.baseURL, spec.apiKey),
+    tuning: defaultTuning(spec.baseURL, {
+      ...(spec.streamUsage !== undefined ? { streamUsage: spec.streamUsage } : {}),
+      ...(spec.maxTokensParam !== undefined ? { maxTokensParam: spec.maxTokensParam } : {}),
+    }),
+  };
+}
+
+/** A fallback as written in options or config, before its key is looked up. */
+export interface FallbackSpec {
+  model?: string | undefined;
+  baseURL?: string | undefined;
+  apiKey?: string | undefined;
+  apiKeyEnv?: string | undefined;
+  streamUsage?: boolean | undefined;
+  maxTokensParam?: EndpointTuning["maxTokensParam"] | undefined;
+}
+
+/**
+ * The endpoint of a fallback. Its key: `apiKey`, else the variable named by `apiKeyEnv`, else
+ * (only when it is the primary's own base URL) the primary key. The primary key is never sent to
+ * another host: a fallback elsewhere without a key of its own gets none. Returns a reason
+ * string when the named variable is not set.
+ */
+export function fallbackEndpoint(
+  fallback: FallbackSpec,
+  primary: EndpointSpec,
+  env: Record<string, string | undefined>,
+): EndpointSpec | { unavailable: string; baseURL: string } {
+  const baseURL = fallback.baseURL ?? primary.baseURL;
+  let apiKey: string | undefined = fallback.apiKey;
+  if (apiKey === undefined && fallback.apiKeyEnv !== undefined) {
+    apiKey = env[fallback.apiKeyEnv];
+    if (apiKey === undefined || apiKey === "") {
+      return { unavailable: `environment variable ${fallback.apiKeyEnv} (apiKeyEnv) is not set`, baseURL };
+    }
+  }
+  if (apiKey === undefined) apiKey = sameEndpoint(baseURL, primary.baseURL) ? primary.apiKey : NO_KEY;
+  const spec: EndpointSpec = { baseURL, apiKey };
+  if (fallback.streamUsage !== undefined) spec.streamUsage = fallback.streamUsage;
+  if (fallback.maxTokensParam !== undefined) spec.maxTokensParam = fallback.maxTokensParam;
+  return spec;
+}
+
+function sameEndpoint(a: string, b: string): boolean {
+  return a.replace(/\/$/, "") === b.replace(/\/$/, "");
+}

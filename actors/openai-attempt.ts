@@ -1,0 +1,87 @@
+import type OpenAI from "openai";
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import { readCompletion } from "./completion-read.js";
+import { AttemptError, classifyFailure } from "./model-failure.js";
+import { ChunkSchema, CompletionSchema, describeWireIssue } from "./openai-wire-schemas.js";
+import { StreamMerger, type TurnParts } from "./stream-merge.js";
+
+export interface AttemptInput {
+  client: OpenAI;
+  body: Record<string, unknown>;
+  stream: boolean;
+  timeoutMs: number;
+  /** The caller's signal; aborting it cancels the HTTP request at once. */
+  signal?: AbortSignal;
+  onText: (delta: string) => void;
+}
+
+/**
+ * One HTTP request through the SDK, with its own AbortController: the caller's signal and the
+ * attempt's timer both abort it, and it is released when the attempt ends. (A fresh controller
+ * per request matters: the SDK adds an abort listener to whatever signal it is given and never
+ * removes it, so handing it a long-lived signal would leak one listener per request.)
+ * The timeout covers the whole attempt, streamed body included, not just the response headers.
+ */
+export async function attemptCompletion(input: AttemptInput): Promise<TurnParts> {
+  const controller = new AbortController();
+  let abortReason: "caller" | "timeout" | undefined;
+  const onCallerAbort = () => {
+    abortReason ??= "caller";
+    controller.abort();
+  };
+  const timer = setTimeout(() => {
+    abortReason ??= "timeout";
+    controller.abort();
+  }, input.timeoutMs);
+  input.signal?.addEventListener("abort", onCallerAbort, { once: true });
+  if (input.signal?.aborted) onCallerAbort();
+  const merger = new StreamMerger(input.onText);
+  try {
+    // The SDK must not retry on its own: retries, their events and the toolChoice rule are ours.
+    const requestOptions = { signal: controller.signal, maxRetries: 0 };
+    // The body is built by us (it may carry fields the SDK's types do not know, like `top_k`).
+    if (input.stream) {
+      const body = input.body as unknown as ChatCompletionCreateParamsStreaming;
+      const stream = await input.client.chat.completions.create(body, requestOptions);
+      for await (const raw of stream) {
+        const chunk = ChunkSchema.safeParse(raw);
+        if (!chunk.success) throw invalidResponse(`a stream chunk is malformed: ${describeWireIssue(chunk.error)}`, merger.delivered);
+        merger.push(chunk.data);
+      }
+      // The SDK ends the iteration quietly when its request is aborted, so look at why it ended.
+      if (abortReason !== undefined) throw new Error("aborted");
+      if (!merger.finished) {
+        // A body that ends without a finish_reason was cut off (a proxy closed it cleanly).
+        throw new AttemptError({
+          category: "connection",
+          kind: "stream",
+          message:
+            merger.chunks === 0 ? "the stream ended before any chunk arrived" : `the stream ended after ${merger.chunks} chunks without a finish_reason`,
+          delivered: merger.delivered,
+        });
+      }
+      return merger.finish();
+    }
+    const body = input.body as unknown as ChatCompletionCreateParamsNonStreaming;
+    const raw: unknown = await input.client.chat.completions.create(body, requestOptions);
+    const completion = CompletionSchema.safeParse(raw);
+    if (!completion.success) throw invalidResponse(`the response is not a chat completion: ${describeWireIssue(completion.error)}`, false);
+    const turn = readCompletion(completion.data);
+    if (!turn) throw invalidResponse("the response has no choices", false);
+    // A whole answer reaches the caller as one delta, so `streamingOutput` works either way.
+    if (turn.content !== "") input.onText(turn.content);
+    return turn;
+  } catch (error) {
+    const context = { timeoutMs: input.timeoutMs, delivered: merger.delivered };
+    throw new AttemptError(classifyFailure(error, abortReason === undefined ? context : { ...context, abortReason }));
+  } finally {
+    clearTimeout(timer);
+    input.signal?.removeEventListener("abort", onCallerAbort);
+    // Frees the connection if we stopped reading early (bad chunk, listener error); a no-op otherwise.
+    controller.abort();
+  }
+}
+
+function invalidResponse(message: string, delivered: boolean): AttemptError {
+  return new AttemptError({ category: "invalid_response", kind: "invalid-response", message, delivered });
+}

@@ -1,0 +1,197 @@
+import { ModelError, type ModelCallEvent, type ModelCallOptions, type ModelClient, type ModelRequest, type ModelTurn } from "./model-client.js";
+import {
+  ModelClientOptionsError,
+  parseModelClientOptions,
+  type ModelClientOptions,
+  type ParsedModelClientOptions,
+} from "./model-client-options.js";
+import {
+  ClientPool,
+  fallbackEndpoint,
+  NO_KEY,
+  OPENAI_BASE_URL,
+  targetFor,
+  type CallTarget,
+  type EndpointSpec,
+  type FallbackSpec,
+} from "./model-endpoints.js";
+import { AttemptError } from "./model-failure.js";
+import { attemptCompletion } from "./openai-attempt.js";
+import { buildRequestBody } from "./openai-wire.js";
+import { publicEndpoint, secretRedactor, urlSecrets } from "./redact.js";
+import { ResilienceSchema, type Resilience } from "./resilience-config.js";
+import { abortableSleep, callWithResilience, type ResilienceRuntime } from "./resilience.js";
+
+export type { ModelClientOptions } from "./model-client-options.js";
+
+/** Per-attempt limit when neither the request nor the options set one: the SDK's own default. */
+const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * The real model client: Chat Completions over the official `openai` SDK, against OpenAI or any
+ * compatible server. Validates `options` (a `ModelClientOptionsError` names each bad field).
+ *
+ * With `envOverride: true`, OPENAI_API_KEY, OPENAI_BASE_URL and JIANMU_MODEL are read from
+ * `options.env` (default `process.env`) and, when set and non-empty, take precedence over
+ * `apiKey`, `baseURL` and `model`.
+ */
+export function resolveModelClient(options: ModelClientOptions = {}): ModelClient {
+  return new OpenAIModelClient(parseModelClientOptions(options));
+}
+
+class OpenAIModelClient implements ModelClient {
+  readonly description: string;
+  private readonly pool: ClientPool;
+  private readonly primary: EndpointSpec;
+  private readonly primaryClient: ParsedModelClientOptions["client"];
+  private readonly defaultModel: string | undefined;
+  private readonly policy: Resilience;
+  private readonly fallbacks: readonly FallbackSpec[];
+  private readonly env: Record<string, string | undefined>;
+  private readonly stream: boolean;
+  private readonly timeoutMs: number;
+  private readonly runtime: ResilienceRuntime;
+  private readonly knownSecrets: string[];
+
+  constructor(options: ParsedModelClientOptions) {
+    this.env = options.env ?? process.env;
+    const fromEnv = options.envOverride ? readEnvironment(this.env) : {};
+    if (options.client && (options.baseURL !== undefined || options.apiKey !== undefined)) {
+      throw new ModelClientOptionsError([
+        "client: give either a pre-built client or baseURL/apiKey, not both (the client already has its own)",
+      ]);
+    }
+    this.pool = new ClientPool(options.defaultHeaders);
+    this.primaryClient = options.client;
+    if (options.client) {
+      this.pool.adopt(options.client);
+      this.primary = { baseURL: options.client.baseURL, apiKey: options.client.apiKey ?? NO_KEY };
+    } else {
+      const baseURL = fromEnv.baseURL ?? options.baseURL ?? OPENAI_BASE_URL;
+      const apiKey = fromEnv.apiKey ?? options.apiKey;
+      if (apiKey === undefined && new URL(baseURL).hostname === "api.openai.com") {
+        throw new ModelClientOptionsError([
+          `apiKey: ${baseURL} needs an API key: pass apiKey, or set OPENAI_API_KEY and envOverride: true`,
+        ]);
+      }
+      this.primary = { baseURL, apiKey: apiKey ?? NO_KEY };
+    }
+    if (options.streamUsage !== undefined) this.primary.streamUsage = options.streamUsage;
+    if (options.maxTokensParam !== undefined) this.primary.maxTokensParam = options.maxTokensParam;
+    this.defaultModel = fromEnv.model ?? options.model;
+    this.policy = options.resilience ?? ResilienceSchema.parse({});
+    this.fallbacks = options.fallbacks ?? this.policy.fallbacks;
+    // A fallback whose key variable is missing is a configuration mistake: say so now, not mid-run.
+    const problems: string[] = [];
+    this.fallbacks.forEach((fallback, index) => {
+      const endpoint = fallbackEndpoint(fallback, this.primary, this.env);
+      if ("unavailable" in endpoint) {
+        const field = options.fallbacks ? `fallbacks[${index}]` : `resilience.fallbacks[${index}]`;
+        problems.push(`${field}.apiKeyEnv: ${endpoint.unavailable}: set it, or give apiKey`);
+      }
+    });
+    if (problems.length > 0) throw new ModelClientOptionsError(problems);
+    this.stream = options.stream;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.runtime = {
+      sleep: options.sleep ?? abortableSleep,
+      random: options.random ?? Math.random,
+      now: () => performance.now(),
+    };
+    this.knownSecrets = [this.primary.apiKey, ...urlSecrets(this.primary.baseURL), ...this.fallbackSecrets(this.fallbacks)];
+    const extra = this.fallbacks.length > 0 ? ` (+${this.fallbacks.length} fallback${this.fallbacks.length > 1 ? "s" : ""})` : "";
+    this.description = `OpenAI-compatible endpoint ${publicEndpoint(this.primary.baseURL)}, model ${this.defaultModel ?? "(set per request)"}${extra}`;
+  }
+
+  async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelTurn> {
+    const model = request.model ?? this.defaultModel;
+    const endpoint = publicEndpoint(this.primary.baseURL);
+    if (model === undefined) {
+      throw new ModelError(
+        `model call to ${endpoint}: no model given: set config.model, pass model to ModelClient.resolve(), or set JIANMU_MODEL with envOverride`,
+        { kind: "config", endpoint },
+      );
+    }
+    // `config.resilience` replaces the client's settings, fallbacks included (ReActConfig says so).
+    const policy = request.resilience ?? this.policy;
+    const fallbacks = request.resilience ? request.resilience.fallbacks : this.fallbacks;
+    const targets = [targetFor(this.pool, this.primary, model, this.primaryClient), ...this.fallbackTargets(fallbacks, model)];
+    const redact = secretRedactor(request.resilience ? [...this.knownSecrets, ...this.fallbackSecrets(fallbacks)] : this.knownSecrets);
+    const emit = (event: ModelCallEvent) => {
+      try {
+        options.onEvent?.(event);
+      } catch {
+        // Telemetry must not break the call: a throwing listener loses its event, nothing more.
+      }
+    };
+    const timeoutMs = request.timeoutMs ?? this.timeoutMs;
+    const { turn, target } = await callWithResilience<CallTarget>({
+      targets,
+      policy,
+      runtime: this.runtime,
+      ...(options.signal ? { signal: options.signal } : {}),
+      emit,
+      redact,
+      attempt: async (target) => {
+        if (target.unavailable !== undefined) {
+          throw new AttemptError({ category: "config", kind: "config", message: target.unavailable, delivered: false });
+        }
+        // Built from the same request every time: retries and fallbacks send the same toolChoice.
+        const body = buildRequestBody(request, target.model, this.stream, target.tuning);
+        return attemptCompletion({
+          client: target.client,
+          body,
+          stream: this.stream,
+          timeoutMs,
+          ...(options.signal ? { signal: options.signal } : {}),
+          onText: (delta) => emit({ type: "text.delta", delta }),
+        });
+      },
+    });
+    return { ...turn, model: target.model };
+  }
+
+  private fallbackTargets(fallbacks: readonly FallbackSpec[], model: string): CallTarget[] {
+    return fallbacks.map((fallback) => {
+      const spec = fallbackEndpoint(fallback, this.primary, this.env);
+      const fallbackModel = fallback.model ?? model;
+      if ("unavailable" in spec) {
+        const target = targetFor(this.pool, { baseURL: spec.baseURL, apiKey: NO_KEY }, fallbackModel);
+        return { ...target, unavailable: spec.unavailable };
+      }
+      return targetFor(this.pool, spec, fallbackModel);
+    });
+  }
+
+  private fallbackSecrets(fallbacks: readonly FallbackSpec[]): string[] {
+    const secrets: string[] = [];
+    for (const fallback of fallbacks) {
+      if (fallback.apiKey !== undefined) secrets.push(fallback.apiKey);
+      if (fallback.baseURL !== undefined) secrets.push(...urlSecrets(fallback.baseURL));
+      if (fallback.apiKeyEnv !== undefined) {
+        const value = this.env[fallback.apiKeyEnv];
+        if (value) secrets.push(value);
+      }
+    }
+    return secrets;
+  }
+}
+
+/** The three variables `envOverride` reads; empty values count as unset. */
+function readEnvironment(env: Record<string, string | undefined>): { apiKey?: string; baseURL?: string; model?: string } {
+  const out: { apiKey?: string; baseURL?: string; model?: string } = {};
+  const apiKey = env["OPENAI_API_KEY"]?.trim();
+  const baseURL = env["OPENAI_BASE_URL"]?.trim();
+  const model = env["JIANMU_MODEL"]?.trim();
+  if (apiKey) out.apiKey = apiKey;
+  if (model) out.model = model;
+  if (baseURL) {
+    if (!URL.canParse(baseURL) || !/^https?:$/.test(new URL(baseURL).protocol)) {
+      throw new ModelClientOptionsError([
+        "OPENAI_BASE_URL (environment): must be an http(s) URL such as https://api.openai.com/v1 or http://127.0.0.1:11434/v1",
+      ]);
+    }
+    out.baseURL = baseURL;
+  }
+  return out;
+}

@@ -1,0 +1,143 @@
+import { z } from "zod";
+import type { Message } from "./messages.js";
+import type { ModelRequest } from "./model-client.js";
+
+/** Per-endpoint differences in what the server accepts. */
+export interface EndpointTuning {
+  /**
+   * Send `stream_options: {include_usage: true}` on streamed calls. On by default (OpenAI, vLLM,
+   * llama.cpp and Ollama only report usage in a stream when asked); turn it off for servers that
+   * reject the field.
+   */
+  streamUsage: boolean;
+  /**
+   * Which name carries `maxTokens`. OpenAI deprecated `max_tokens` and its reasoning models reject
+   * it ("Use 'max_completion_tokens' instead"), while many compatible servers only know
+   * `max_tokens`; so the default is `max_completion_tokens` for api.openai.com and `max_tokens`
+   * everywhere else.
+   */
+  maxTokensParam: "max_tokens" | "max_completion_tokens";
+}
+
+export type WireMessage =
+  | { role: "system" | "user"; content: string }
+  | {
+      role: "assistant";
+      content: string | null;
+      tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
+    }
+  | { role: "tool"; tool_call_id: string; content: string };
+
+/**
+ * Our messages in Chat Completions form. An assistant turn that only calls tools is sent with
+ * `content: null` (what OpenAI itself produces); one without tool calls always carries a string,
+ * because several servers reject a null content there. A tool message's `name` and `isError`
+ * stay on our side: the API has no such fields (the content already says what went wrong).
+ */
+export function toWireMessages(messages: readonly Message[]): WireMessage[] {
+  return messages.map((message): WireMessage => {
+    switch (message.role) {
+      case "system":
+      case "user":
+        return { role: message.role, content: message.content };
+      case "assistant": {
+        const calls = message.toolCalls ?? [];
+        if (calls.length === 0) return { role: "assistant", content: message.content ?? "" };
+        return {
+          role: "assistant",
+          content: message.content === "" ? null : message.content,
+          tool_calls: calls.map((call) => ({
+            id: call.id,
+            type: "function",
+            function: { name: call.name, arguments: call.arguments },
+          })),
+        };
+      }
+      case "tool":
+        return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+    }
+  });
+}
+
+/**
+ * The JSON body of one attempt. `extraParams` go in first so they can add anything the API
+ * knows (`response_format`, `seed`, `n`...) but cannot clobber the fields this request sets;
+ * a camelCase `toolChoice` among them is renamed to the API's `tool_choice`.
+ */
+export function buildRequestBody(
+  request: ModelRequest,
+  model: string,
+  stream: boolean,
+  tuning: EndpointTuning,
+): Record<string, unknown> {
+  const { toolChoice: extraToolChoice, ...extra } = request.extraParams ?? {};
+  const body: Record<string, unknown> = { ...extra };
+  if (extraToolChoice !== undefined && body["tool_choice"] === undefined) body["tool_choice"] = extraToolChoice;
+  body["model"] = model;
+  body["messages"] = toWireMessages(request.messages);
+  if (request.tools.length > 0) body["tools"] = request.tools;
+  if (request.toolChoice !== undefined) body["tool_choice"] = request.toolChoice;
+  if (request.temperature !== undefined) body["temperature"] = request.temperature;
+  if (request.maxTokens !== undefined) body[tuning.maxTokensParam] = request.maxTokens;
+  if (request.topP !== undefined) body["top_p"] = request.topP;
+  // Not an OpenAI parameter: only vLLM, llama.cpp, Ollama and the like read it.
+  if (request.topK !== undefined) body["top_k"] = request.topK;
+  body["stream"] = stream;
+  if (stream && tuning.streamUsage) body["stream_options"] = { include_usage: true };
+  return body;
+}
+
+/** Text content as servers and clients send it: a string, or an array of `{type: "text", text}` parts. */
+const WireContent = z.union([z.string(), z.array(z.object({ type: z.string(), text: z.string().optional() }).loose())]).nullish();
+
+const WireMessageSchema = z.discriminatedUnion("role", [
+  z.object({ role: z.enum(["system", "developer", "user"]), content: WireContent }).loose(),
+  z
+    .object({
+      role: z.literal("assistant"),
+      content: WireContent,
+      tool_calls: z
+        .array(z.object({ id: z.string(), function: z.object({ name: z.string(), arguments: z.string() }).loose() }).loose())
+        .nullish(),
+    })
+    .loose(),
+  z.object({ role: z.literal("tool"), tool_call_id: z.string(), content: WireContent }).loose(),
+]);
+
+function contentText(content: z.infer<typeof WireContent>): string | null {
+  if (content === null || content === undefined) return null;
+  if (typeof content === "string") return content;
+  return content.map((part) => part.text ?? "").join("");
+}
+
+/**
+ * The reverse mapping: Chat Completions messages (a stored transcript, a recorded request) as
+ * ours. `developer` becomes `system`; extra fields (`reasoning`, `name`) are dropped. Throws a
+ * ZodError naming the first message that does not fit.
+ */
+export function fromWireMessages(messages: unknown): Message[] {
+  return z
+    .array(WireMessageSchema)
+    .parse(messages)
+    .map((message): Message => {
+      switch (message.role) {
+        case "system":
+        case "developer":
+          return { role: "system", content: contentText(message.content) ?? "" };
+        case "user":
+          return { role: "user", content: contentText(message.content) ?? "" };
+        case "assistant": {
+          const calls = message.tool_calls ?? [];
+          const content = contentText(message.content);
+          if (calls.length === 0) return { role: "assistant", content };
+          return {
+            role: "assistant",
+            content,
+            toolCalls: calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })),
+          };
+        }
+        case "tool":
+          return { role: "tool", toolCallId: message.tool_call_id, content: contentText(message.content) ?? "" };
+      }
+    });
+}

@@ -1,0 +1,224 @@
+import { ModelError, type ModelAttemptFailure, type ModelCallEvent } from "./model-client.js";
+import { AttemptError, classifyFailure, type AttemptFailure } from "./model-failure.js";
+import { RETRYABLE, type Resilience } from "./resilience-config.js";
+import { redactedError } from "./redact.js";
+import type { TurnParts } from "./stream-merge.js";
+
+/** Clock, randomness and waiting, injectable so tests neither sleep for real nor depend on luck. */
+export interface ResilienceRuntime {
+  /** Waits `ms`; rejects when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** A number in [0, 1), for jitter. */
+  random(): number;
+  /** Milliseconds, for durations. */
+  now(): number;
+}
+
+export const defaultRuntime: ResilienceRuntime = {
+  sleep: abortableSleep,
+  random: Math.random,
+  now: () => performance.now(),
+};
+
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * Exponential backoff: `initialDelayMs * backoffMultiplier^retryIndex`, capped at `maxDelayMs`,
+ * with the `jitter` fraction of it randomized (0 = exact, 1 = anywhere between 0 and the delay).
+ */
+export function backoffDelay(policy: Resilience, retryIndex: number, random: () => number): number {
+  const base = Math.min(policy.maxDelayMs, policy.initialDelayMs * policy.backoffMultiplier ** retryIndex);
+  return base * (1 - policy.jitter) + base * policy.jitter * random();
+}
+
+/**
+ * The wait before the next try, or undefined when the server asks for longer than `maxDelayMs`:
+ * then waiting would stall the agent, so the call moves on to the next fallback instead.
+ */
+export function retryDelay(policy: Resilience, retryIndex: number, failure: AttemptFailure, random: () => number): number | undefined {
+  const backoff = backoffDelay(policy, retryIndex, random);
+  if (failure.retryAfterMs === undefined) return backoff;
+  if (failure.retryAfterMs > policy.maxDelayMs) return undefined;
+  return Math.max(backoff, failure.retryAfterMs);
+}
+
+export function isRetryable(policy: Resilience, failure: AttemptFailure): boolean {
+  if (failure.delivered) return false;
+  const category = failure.category as (typeof RETRYABLE)[number];
+  return RETRYABLE.includes(category) && policy.retryOn.includes(category);
+}
+
+/** One endpoint+model the call may use, in the order they are tried. */
+export interface AttemptTarget {
+  /** The base URL as shown in events and errors (no credentials). */
+  endpoint: string;
+  model: string;
+}
+
+export interface ResilientCall<T extends AttemptTarget> {
+  targets: readonly T[];
+  policy: Resilience;
+  runtime: ResilienceRuntime;
+  signal?: AbortSignal;
+  emit: (event: ModelCallEvent) => void;
+  /** Applied to every message that leaves the call. */
+  redact: (text: string) => string;
+  /** One HTTP attempt. Throws `AttemptError` (or anything `classifyFailure` understands). */
+  attempt: (target: T, attempt: number) => Promise<TurnParts>;
+}
+
+/**
+ * Runs one logical call: each target gets `1 + maxRetries` attempts for retryable failures, then
+ * the next target is tried. Output that already reached the caller ends the call (a retry or a
+ * fallback would send it twice); so does an abort. Events report every attempt.
+ */
+export async function callWithResilience<T extends AttemptTarget>(call: ResilientCall<T>): Promise<{ turn: TurnParts; target: T }> {
+  const { policy, runtime, emit, redact } = call;
+  const failures: { target: T; failure: AttemptFailure; record: ModelAttemptFailure }[] = [];
+  let attemptNo = 0;
+  for (const [targetIndex, target] of call.targets.entries()) {
+    const hasNextTarget = targetIndex < call.targets.length - 1;
+    for (let retryIndex = 0; ; retryIndex++) {
+      if (call.signal?.aborted) throw cancelled(target, failures.map((f) => f.record));
+      attemptNo += 1;
+      const started = runtime.now();
+      emit({ type: "model.call.started", attempt: attemptNo, model: target.model, endpoint: target.endpoint });
+      let failure: AttemptFailure;
+      try {
+        const turn = await call.attempt(target, attemptNo);
+        emit({
+          type: "model.call.completed",
+          attempt: attemptNo,
+          model: target.model,
+          endpoint: target.endpoint,
+          usage: turn.usage,
+          finishReason: turn.finishReason,
+          durationMs: runtime.now() - started,
+        });
+        return { turn, target };
+      } catch (error) {
+        failure = error instanceof AttemptError ? error.failure : classifyFailure(error, { timeoutMs: 0, delivered: false });
+      }
+      failure = { ...failure, message: redact(failure.message) };
+      const record: ModelAttemptFailure = {
+        attempt: attemptNo,
+        endpoint: target.endpoint,
+        model: target.model,
+        kind: failure.kind,
+        message: failure.message,
+      };
+      if (failure.status !== undefined) record.status = failure.status;
+      if (failure.code !== undefined) record.code = failure.code;
+      failures.push({ target, failure, record });
+
+      let delay: number | undefined;
+      if (failure.category !== "aborted" && isRetryable(policy, failure) && retryIndex < policy.maxRetries) {
+        delay = retryDelay(policy, retryIndex, failure, runtime.random);
+      }
+      const next =
+        failure.category === "aborted" || failure.delivered
+          ? "none"
+          : delay !== undefined
+            ? "retry"
+            : hasNextTarget
+              ? "fallback"
+              : "none";
+      const event: ModelCallEvent = {
+        type: "model.call.failed",
+        attempt: attemptNo,
+        model: target.model,
+        endpoint: target.endpoint,
+        message: failure.message,
+        willRetry: next !== "none",
+        durationMs: runtime.now() - started,
+        kind: failure.kind,
+        next,
+      };
+      if (failure.status !== undefined) event.status = failure.status;
+      if (failure.code !== undefined) event.code = failure.code;
+      emit(event);
+
+      if (failure.category === "aborted") throw cancelled(target, failures.map((f) => f.record));
+      if (next === "none") throw finalError(failures, policy, redact);
+      if (next === "fallback") break;
+      try {
+        await runtime.sleep(delay as number, call.signal);
+      } catch {
+        throw cancelled(target, failures.map((f) => f.record));
+      }
+    }
+  }
+  // Only reachable with no targets at all, which the client never builds.
+  throw new ModelError("model call failed: no endpoint configured", { kind: "config" });
+}
+
+function cancelled(target: AttemptTarget, attempts: ModelAttemptFailure[]): ModelError {
+  return new ModelError(`model call to ${target.endpoint} (model ${target.model}) was cancelled`, {
+    kind: "aborted",
+    endpoint: target.endpoint,
+    model: target.model,
+    attempts,
+  });
+}
+
+function describeFailure(failure: AttemptFailure): string {
+  const code = failure.code !== undefined && failure.code !== String(failure.status) ? ` [code ${failure.code}]` : "";
+  if (failure.kind === "http" && failure.status !== undefined) return `HTTP ${failure.status}: ${failure.message}${code}`;
+  if (failure.kind === "stream") {
+    const status = failure.status !== undefined ? ` (status ${failure.status})` : "";
+    return `error event in the stream${status}: ${failure.message}${code}`;
+  }
+  return `${failure.message}${code}`;
+}
+
+function finalError(
+  failures: { target: AttemptTarget; failure: AttemptFailure; record: ModelAttemptFailure }[],
+  policy: Resilience,
+  redact: (text: string) => string,
+): ModelError {
+  const last = failures[failures.length - 1] as (typeof failures)[number];
+  const attempts = failures.map((f) => f.record);
+  // The last failure of each endpoint+model, in the order they were tried.
+  const perTarget = new Map<string, (typeof failures)[number]>();
+  for (const f of failures) perTarget.set(`${f.target.endpoint}\u0000${f.target.model}`, f);
+  const tries = (t: AttemptTarget) => failures.filter((f) => f.target === t).length;
+  const where = (t: AttemptTarget) => `${t.endpoint} (model ${t.model})`;
+  let message: string;
+  if (last.failure.delivered) {
+    message = `model call failed: ${where(last.target)}: the response broke off after output had reached the caller, so it was not retried: ${describeFailure(last.failure)}`;
+  } else if (perTarget.size === 1) {
+    const n = tries(last.target);
+    message = `model call failed: ${where(last.target)}: ${describeFailure(last.failure)}${n > 1 ? ` (after ${n} attempts)` : ""}`;
+  } else {
+    const parts = [...perTarget.values()].map((f, i) => {
+      const n = tries(f.target);
+      return `${i + 1}) ${where(f.target)}: ${describeFailure(f.failure)}${n > 1 ? ` (after ${n} attempts)` : ""}`;
+    });
+    message = `model call failed on all ${perTarget.size} endpoints: ${parts.join("; ")}`;
+  }
+  const details: ConstructorParameters<typeof ModelError>[1] = {
+    kind: last.failure.kind,
+    endpoint: last.target.endpoint,
+    model: last.target.model,
+    retryable: isRetryable(policy, { ...last.failure, delivered: false }) && !last.failure.delivered,
+    attempts,
+    // The SDK error repeats the server's words (which may quote a key): keep a redacted copy.
+    cause: redactedError(last.failure.cause, redact),
+  };
+  if (last.failure.status !== undefined) details.status = last.failure.status;
+  if (last.failure.code !== undefined) details.code = last.failure.code;
+  return new ModelError(redact(message), details);
+}

@@ -1,0 +1,464 @@
+import { readdirSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { human } from "../../actors/messages.js";
+import { ModelError, type ModelRequest, type ModelTurn } from "../../actors/model-client.js";
+import { fromWireMessages } from "../../actors/openai-wire.js";
+import type { FunctionSchema } from "../../tools/toolset.js";
+import { loadRecording, replayInteractions, type RecordedInteraction } from "../../testing/recordings.js";
+import { bodies, caught, clientFor, closeServers, eventLog, FIXTURES, fixture, serve } from "./harness.js";
+
+afterEach(closeServers);
+
+/** What one recorded response must merge into. Values read off the fixture files by hand. */
+interface TurnExpectation {
+  content: string | { startsWith: string; length: number };
+  toolCalls?: { id: string | RegExp; name: string; args: unknown }[];
+  usage: [number, number, number] | "missing";
+  finishReason: string | null;
+  refusal?: string;
+  reasoningStartsWith?: string;
+  /** Number of `text.delta` events (streams only). */
+  textDeltas?: number;
+}
+
+interface ErrorExpectation {
+  error: { kind: string; status?: number; code?: string; messageContains: string[]; requests?: number };
+}
+
+type Expectation = TurnExpectation | ErrorExpectation;
+
+const SYNTHETIC_ID = /^call_[A-Za-z0-9]{24}$/;
+
+/** Single-response recordings. */
+const SINGLE: Record<string, Expectation> = {
+  "vercel-ai/openai/openai-text.chunks.txt": {
+    content: { startsWith: "**Holiday Name:** Harmony Day\n\n**Date:**", length: 1724 },
+    usage: [16, 300, 316],
+    finishReason: "stop",
+    textDeltas: 300,
+  },
+  "vercel-ai/openai/openai-text.json": {
+    content: { startsWith: "**Holiday Name:** Galaxy Day", length: 1842 },
+    usage: [16, 363, 379],
+    finishReason: "stop",
+  },
+  "vercel-ai/openai/azure-model-router.1.chunks.txt": {
+    content: "Capital of Denmark.",
+    usage: [15, 78, 93],
+    finishReason: "stop",
+    textDeltas: 4,
+  },
+  "vercel-ai/openai/reasoning-model-legacy-parameter-error.json": {
+    error: {
+      kind: "http",
+      status: 400,
+      code: "unsupported_parameter",
+      messageContains: ["HTTP 400", "Unsupported parameter: 'max_tokens' is not supported with this model"],
+      requests: 1,
+    },
+  },
+  "vercel-ai/openai-compatible/anthropic-fallback-tool-call.sse": {
+    content: "Reading it.",
+    toolCalls: [{ id: "toolu_sanitized", name: "read_file", args: { path: "a.txt" } }],
+    usage: "missing",
+    finishReason: "tool_calls",
+    textDeltas: 2,
+  },
+  "vercel-ai/openai-compatible/xai-tool-call.chunks.txt": {
+    content: "",
+    toolCalls: [{ id: "call_79382389", name: "weather", args: { location: "San Francisco" } }],
+    // total_tokens 560 != 307 + 26: the server's total counts reasoning tokens; we keep it.
+    usage: [307, 26, 560],
+    finishReason: "tool_calls",
+    reasoningStartsWith: "First, the user is asking about the weather in San",
+    textDeltas: 0,
+  },
+  "vercel-ai/openai-compatible/xai-tool-call.json": {
+    content: "",
+    toolCalls: [{ id: "call_46427107", name: "weather", args: { location: "San Francisco" } }],
+    usage: [307, 26, 588],
+    finishReason: "tool_calls",
+    reasoningStartsWith: "First, the user is asking about the weather in San Francisco.",
+  },
+  "vercel-ai/groq/groq-tool-call.chunks.txt": {
+    content: "",
+    toolCalls: [{ id: "tk85n1k4m", name: "weather", args: {} }],
+    usage: [210, 15, 225],
+    finishReason: "tool_calls",
+  },
+  "vercel-ai/groq/groq-tool-call.json": {
+    content: "",
+    toolCalls: [{ id: "ax9fskhev", name: "weather", args: {} }],
+    usage: [218, 15, 233],
+    finishReason: "tool_calls",
+  },
+  "vercel-ai/deepseek/deepseek-tool-call.chunks.txt": {
+    content: "",
+    toolCalls: [{ id: "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF", name: "weather", args: { location: "San Francisco" } }],
+    usage: [339, 83, 422],
+    finishReason: "tool_calls",
+    reasoningStartsWith: "The user is asking for the weather in San Francisc",
+  },
+  "vercel-ai/deepseek/deepseek-tool-call.json": {
+    content: "",
+    toolCalls: [{ id: "call_00_9V0vrf86Pc9aelHCJMZqnJBo", name: "weather", args: { location: "San Francisco" } }],
+    usage: [339, 92, 431],
+    finishReason: "tool_calls",
+    reasoningStartsWith: "The user is asking for the weather in San Francisco.",
+  },
+  "vercel-ai/alibaba/alibaba-tool-call.chunks.txt": {
+    content: "",
+    toolCalls: [{ id: "call_eee11723464a4b9eb8cee71d", name: "weather", args: { location: "San Francisco" } }],
+    usage: [295, 22, 317],
+    finishReason: "tool_calls",
+  },
+  "vercel-ai/alibaba/alibaba-tool-call.json": {
+    content: "",
+    toolCalls: [{ id: "call_962bfd2ab8f54b89a1161356", name: "weather", args: { location: "San Francisco" } }],
+    usage: [295, 22, 317],
+    finishReason: "tool_calls",
+  },
+  "vercel-ai/mistral/mistral-incremental-tool-call.chunks.txt": {
+    content: "",
+    toolCalls: [{ id: "chatcmpl-tool-9f149c74c42f265b", name: "webSearchTool", args: { query: "current Berlin weather" } }],
+    usage: [171, 14, 185],
+    finishReason: "tool_calls",
+  },
+  "openai-python/e2aad469b71d1d4894ff833ea147020a9d875eb7ce644a0ff355581690a4cbfd.bin": {
+    content:
+      "I'm unable to provide real-time weather updates. To get the current weather in San Francisco, I recommend checking a reliable weather website or a weather app.",
+    usage: [14, 30, 44],
+    finishReason: "stop",
+    textDeltas: 30,
+  },
+  "openai-python/c6aa7e397b7123c3501f25df3a05d4daf7e8ad6d61ffa406ab5361fe36a8d5b1.bin": {
+    content: "",
+    toolCalls: [{ id: "call_c91SqDXlYFuETYv8mUHzz6pp", name: "GetWeatherArgs", args: { city: "Edinburgh", country: "UK", units: "c" } }],
+    usage: [76, 24, 100],
+    finishReason: "tool_calls",
+  },
+  "openai-python/f82268f2fefd5cfbc7eeb59c297688be2f6ca0849a6e4f17851b517310841d9b.bin": {
+    content: "",
+    toolCalls: [
+      { id: "call_JMW1whyEaYG438VE1OIflxA2", name: "GetWeatherArgs", args: { city: "Edinburgh", country: "GB", units: "c" } },
+      { id: "call_DNYTawLBoN8fj3KN6qU9N1Ou", name: "get_stock_price", args: { ticker: "AAPL", exchange: "NASDAQ" } },
+    ],
+    usage: [149, 60, 209],
+    finishReason: "tool_calls",
+  },
+  "openai-python/2018feb66ae13fcf5333d61b95849decc68d3f63bd38172889367e1afb1e04f7.bin": {
+    content: "",
+    toolCalls: [{ id: "call_4XzlGBLtUe9dy3GVNV4jhq7h", name: "get_weather", args: { city: "New York City" } }],
+    usage: [44, 16, 60],
+    finishReason: "tool_calls",
+  },
+  "openai-python/173417d553406f034f643e5db3f8d591fb691ebac56f5ae39a22cc7d455c5353.bin": {
+    content: "",
+    refusal: "I'm sorry, I can't assist with that request.",
+    usage: [79, 11, 90],
+    finishReason: "stop",
+    textDeltas: 0,
+  },
+  "openai-python/4cc50a6135d254573a502310e6af1246f55edb6ad95fa24059f160996b68866d.bin": {
+    content: '{"',
+    usage: [79, 1, 80],
+    finishReason: "length",
+    textDeltas: 1,
+  },
+  // n = 3: only choice 0 counts (choices 1 and 2 say 61 and 59 degrees).
+  "openai-python/a491adda08c3d4fde95f5b2ee3f60f7f745f1a56d82e62f58031cc2add502380.bin": {
+    content: '{"city":"San Francisco","temperature":65,"units":"f"}',
+    usage: [79, 42, 121],
+    finishReason: "stop",
+  },
+};
+
+/** Cassettes: one expectation per interaction, in order. */
+const CASSETTES: Record<string, Expectation[]> = {
+  "pydantic-ai/test_openai/test_run_stream_sync_streams_real_model.yaml": [
+    {
+      content: "",
+      toolCalls: [{ id: "call_ZR5UUuTt3pf61kjwAJIYdVMj", name: "get_capital", args: { country: "UK" } }],
+      usage: [53, 15, 68],
+      finishReason: "tool_calls",
+    },
+    { content: "The capital of the UK is London.", usage: [78, 9, 87], finishReason: "stop", textDeltas: 8 },
+  ],
+  "pydantic-ai/test_temporal/test_complex_agent_run.yaml": [
+    {
+      content: "",
+      toolCalls: [
+        { id: "call_q2UyBRP7eXNTzAoR8lEhjc9Z", name: "get_country", args: {} },
+        { id: "call_b51ijcpFkDiTQG1bQzsrmtW5", name: "get_product_name", args: {} },
+      ],
+      usage: [364, 40, 404],
+      finishReason: "tool_calls",
+    },
+    {
+      content: "",
+      toolCalls: [{ id: "call_LwxJUB9KppVyogRRLQsamRJv", name: "get_weather", args: { city: "Mexico City" } }],
+      usage: [423, 15, 438],
+      finishReason: "tool_calls",
+    },
+    {
+      content: "",
+      toolCalls: [
+        {
+          id: "call_CCGIWaMeYWmxOQ91orkmTvzn",
+          name: "final_result",
+          args: {
+            answers: [
+              { label: "Capital", answer: "The capital of Mexico is Mexico City." },
+              { label: "Weather", answer: "The weather in Mexico City is currently sunny." },
+              { label: "Product Name", answer: "The product name is Pydantic AI." },
+            ],
+          },
+        },
+      ],
+      usage: [448, 62, 510],
+      finishReason: "tool_calls",
+    },
+  ],
+  "pydantic-ai/test_openai/test_compatible_api_with_tool_calls_without_id.yaml": [
+    // Gemini sent `id: ""`: we mint one, as pydantic-ai did (and the server accepted it).
+    { content: "", toolCalls: [{ id: SYNTHETIC_ID, name: "get_current_time", args: {} }], usage: [35, 12, 109], finishReason: "tool_calls" },
+    { content: "The current time is Noon.", usage: [66, 6, 100], finishReason: "stop" },
+  ],
+  "pydantic-ai/test_groq/test_tool_use_failed_error.yaml": [
+    {
+      error: {
+        kind: "http",
+        status: 400,
+        code: "tool_use_failed",
+        messageContains: ["HTTP 400", "Tool call validation failed", "did not match schema"],
+        requests: 1,
+      },
+    },
+    {
+      content: "",
+      toolCalls: [{ id: "fc_311ba17b-89f9-48d3-8fd9-7e74a1264855", name: "get_something_by_name", args: { name: "test" } }],
+      usage: [301, 52, 353],
+      finishReason: "tool_calls",
+      reasoningStartsWith: "We need to call with correct param: name field.",
+    },
+    {
+      content: { startsWith: "The first call failed due to missing and extra parameters, as expected.", length: 140 },
+      usage: [336, 96, 432],
+      finishReason: "stop",
+      reasoningStartsWith: "We need to respond to user request.",
+    },
+  ],
+  "pydantic-ai/test_groq/test_tool_use_failed_error_streaming.yaml": [
+    {
+      // HTTP 200, then `event: error` with a JSON error: no retry (status_code 400), typed error.
+      error: {
+        kind: "stream",
+        status: 400,
+        code: "tool_use_failed",
+        messageContains: ["error event in the stream", "Tool call validation failed", "'invalid_param' not allowed"],
+        requests: 1,
+      },
+    },
+    {
+      content: "",
+      toolCalls: [{ id: "fc_bfb39741-3748-4def-9886-a93fc9c64a90", name: "get_something_by_name", args: { name: "example" } }],
+      usage: [304, 49, 353],
+      finishReason: "tool_calls",
+      reasoningStartsWith: "We need to call the function with correct paramete",
+    },
+    {
+      content: "The tool returned the expected result for the valid call.",
+      usage: [339, 58, 397],
+      finishReason: "stop",
+      reasoningStartsWith: "The user wants to test error handling by calling t",
+    },
+  ],
+  "pydantic-ai/test_openrouter/test_openrouter_stream_error.yaml": [
+    // 17 keep-alive comments, reasoning, finish_reason "length", then an `error` chunk: typed error.
+    { error: { kind: "stream", status: 400, code: "400", messageContains: ["Token limit reached"], requests: 1 } },
+  ],
+  "pydantic-ai/test_openrouter/test_openrouter_errors_raised.yaml": [
+    // Three 429s: the first attempt and both retries use them up; the error keeps the upstream reason.
+    {
+      error: {
+        kind: "http",
+        status: 429,
+        code: "429",
+        messageContains: ["HTTP 429", "Provider returned error", "temporarily rate-limited upstream", "after 3 attempts"],
+        requests: 3,
+      },
+    },
+  ],
+  "pydantic-ai/test_crusoe/test_crusoe_tool_calling.yaml": [
+    {
+      content: "",
+      toolCalls: [{ id: "chatcmpl-tool-bbb91941bf76335c", name: "get_weather", args: { city: "Paris" } }],
+      usage: [167, 37, 204],
+      finishReason: "tool_calls",
+      reasoningStartsWith: "The user wants to know the weather in Paris.",
+    },
+    {
+      content: { startsWith: "The weather in Paris is currently **sunny** with a temperature of **25°C**.", length: 114 },
+      usage: [214, 54, 268],
+      finishReason: "stop",
+      reasoningStartsWith: "The weather in Paris is sunny and 25°C.",
+    },
+  ],
+  "pydantic-ai/test_crusoe/test_crusoe_model_streaming.yaml": [
+    { content: "1, 2, 3, 4, 5", usage: [46, 14, 60], finishReason: "stop", textDeltas: 13 },
+  ],
+  "pydantic-ai/test_ollama/test_ollama_cloud_tool_output.yaml": [
+    { content: "Paris.", usage: [134, 122, 256], finishReason: "stop", reasoningStartsWith: "We need to answer question" },
+    {
+      content: "",
+      toolCalls: [{ id: "call_o2vnpxrw", name: "final_result", args: { city: "Paris", country: "France" } }],
+      usage: [206, 194, 400],
+      finishReason: "tool_calls",
+      reasoningStartsWith: "The conversation: user asked",
+    },
+  ],
+  "pydantic-ai/test_ollama/test_ollama_local_native_output_uses_json_schema.yaml": [
+    {
+      content: '{ "city": "Paris", "country": "France" }',
+      usage: [136, 15, 151],
+      finishReason: "stop",
+      reasoningStartsWith: "Okay, the user is asking for the capital of France.",
+    },
+  ],
+};
+
+function allRecordingFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return allRecordingFiles(path);
+    return name === "SOURCES.md" ? [] : [relative(FIXTURES, path)];
+  });
+}
+
+it("covers every recording in the fixtures folder", () => {
+  const covered = [...Object.keys(SINGLE), ...Object.keys(CASSETTES)].sort();
+  expect(allRecordingFiles(FIXTURES).sort()).toEqual(covered);
+});
+
+async function checkTurn(turn: ModelTurn, expected: TurnExpectation, deltas: string[]): Promise<void> {
+  if (typeof expected.content === "string") expect(turn.content).toBe(expected.content);
+  else {
+    expect(turn.content.startsWith(expected.content.startsWith)).toBe(true);
+    expect(turn.content).toHaveLength(expected.content.length);
+  }
+  const calls = turn.toolCalls.map((call) => ({ id: call.id, name: call.name, args: JSON.parse(call.arguments) as unknown }));
+  expect(calls).toEqual(
+    (expected.toolCalls ?? []).map((call) => ({ ...call, id: typeof call.id === "string" ? call.id : expect.stringMatching(call.id) })),
+  );
+  if (expected.usage === "missing") {
+    expect(turn.usage).toEqual({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });
+    expect(turn.usageMissing).toBe(true);
+  } else {
+    const [promptTokens, completionTokens, totalTokens] = expected.usage;
+    expect(turn.usage).toEqual({ promptTokens, completionTokens, totalTokens });
+    expect(turn.usageMissing).toBeUndefined();
+  }
+  expect(turn.finishReason).toBe(expected.finishReason);
+  expect(turn.refusal).toBe(expected.refusal);
+  if (expected.reasoningStartsWith === undefined) expect(turn.reasoning).toBeUndefined();
+  else expect(turn.reasoning?.startsWith(expected.reasoningStartsWith)).toBe(true);
+  // Streamed text reaches the caller piece by piece and adds up to the content.
+  expect(deltas.join("")).toBe(turn.content);
+  if (expected.textDeltas !== undefined) expect(deltas).toHaveLength(expected.textDeltas);
+}
+
+function checkError(error: unknown, expected: ErrorExpectation["error"]): void {
+  expect(error).toBeInstanceOf(ModelError);
+  const modelError = error as ModelError;
+  expect(modelError.kind).toBe(expected.kind);
+  expect(modelError.status).toBe(expected.status);
+  expect(modelError.code).toBe(expected.code);
+  for (const part of expected.messageContains) expect(modelError.message).toContain(part);
+  // The message says where: endpoint and model.
+  expect(modelError.message).toMatch(/http:\/\/127\.0\.0\.1:\d+\/v1 \(model [^)]+\)/);
+}
+
+/** A request that reproduces what the recording client sent, so both sides can be compared. */
+function requestFromRecording(recorded: Record<string, unknown> | undefined): ModelRequest {
+  if (!recorded) return { messages: [human("hello")], tools: [] };
+  const { model, messages, tools, tool_choice, stream, stream_options, ...rest } = recorded;
+  const request: ModelRequest = {
+    model: String(model),
+    messages: fromWireMessages(messages),
+    tools: (tools as FunctionSchema[] | undefined) ?? [],
+    extraParams: rest,
+  };
+  void stream;
+  void stream_options;
+  if (tool_choice !== undefined) request.toolChoice = tool_choice as NonNullable<ModelRequest["toolChoice"]>;
+  return request;
+}
+
+/**
+ * The recorded request body as our client must send it. Differences that carry no meaning are
+ * normalized: an assistant turn's `content` absent vs null, and fields we do not send back
+ * (`reasoning` on a past assistant turn, the SDK-specific `stream_options` of a Groq client).
+ */
+function normalizeBody(body: Record<string, unknown>): Record<string, unknown> {
+  const { stream_options, ...rest } = body;
+  void stream_options;
+  const messages = (rest["messages"] as Record<string, unknown>[]).map((message) => {
+    const { reasoning, ...kept } = message;
+    void reasoning;
+    if (kept["role"] === "assistant" && kept["content"] === undefined) kept["content"] = null;
+    return kept;
+  });
+  return { ...rest, messages };
+}
+
+/** Replays the interactions in order; an expectation of a failure with retries consumes several. */
+async function replay(interactions: RecordedInteraction[], expectations: Expectation[]): Promise<void> {
+  let next = 0;
+  for (const expected of expectations) {
+    const consumed = "error" in expected ? (expected.error.requests ?? 1) : 1;
+    const slice = interactions.slice(next, next + consumed);
+    next += consumed;
+    const interaction = slice[0] as RecordedInteraction;
+    // A fresh server per logical call, so one call can never eat the next one's reply.
+    const server = await serve(replayInteractions(slice));
+    const client = clientFor(server, { stream: interaction.stream });
+    const log = eventLog();
+    const request = requestFromRecording(interaction.request);
+    if ("error" in expected) {
+      checkError(await caught(() => client.complete(request, { onEvent: log.onEvent })), expected.error);
+      expect(server.requests).toHaveLength(consumed);
+      expect(log.ofType("model.call.failed").map((event) => event.next)).toEqual([...Array(consumed - 1).fill("retry"), "none"]);
+    } else {
+      const turn = await client.complete(request, { onEvent: log.onEvent });
+      await checkTurn(turn, expected, log.ofType("text.delta").map((event) => event.delta));
+      expect(turn.model).toBe(request.model ?? "test-model");
+      expect(log.ofType("model.call.completed")).toHaveLength(1);
+    }
+    // Our client sent what the recording client sent (same messages, tools, tool_choice, extras).
+    server.requests.forEach((received, i) => {
+      const recorded = slice[i]?.request;
+      if (!recorded) return;
+      const sent = received.body as Record<string, unknown>;
+      expect(normalizeBody(sent)).toEqual(normalizeBody(recorded));
+      if (interaction.stream) expect(sent["stream_options"]).toEqual({ include_usage: true });
+    });
+  }
+  expect(next).toBe(interactions.length);
+}
+
+describe("single recorded responses, replayed over HTTP through the openai SDK", () => {
+  for (const [file, expected] of Object.entries(SINGLE)) {
+    it(file, async () => {
+      await replay(loadRecording(fixture(file)).interactions, [expected]);
+    });
+  }
+});
+
+describe("recorded cassettes, every interaction in order", () => {
+  for (const [file, expected] of Object.entries(CASSETTES)) {
+    it(file, async () => {
+      await replay(loadRecording(fixture(file)).interactions, expected);
+    });
+  }
+});

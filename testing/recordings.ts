@@ -1,0 +1,141 @@
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { replies, type Reply, type Respond } from "./openai-server.js";
+
+/*
+ * Recorded Chat Completions responses (test/fixtures/openai, see its SOURCES.md) as replies
+ * for the test server. Five formats:
+ * - `*.chunks.txt`: one chunk JSON per line, no `data:` prefix, no [DONE]: wrapped into SSE;
+ * - `*.sse`, `*.bin`: raw SSE bodies, replayed byte for byte;
+ * - `*.json`: one whole response body (or an `{"error": ...}` body);
+ * - `*.yaml`: VCR cassettes, one or more request/response interactions.
+ */
+
+export type RecordingFormat = "chunks" | "sse" | "bin" | "json" | "cassette";
+
+export interface RecordedInteraction {
+  /** The JSON body the recording client sent, when the recording kept it (cassettes). */
+  request?: Record<string, unknown>;
+  reply: Reply;
+  /** True when the reply is a stream: the client must ask for `stream: true` to read it. */
+  stream: boolean;
+}
+
+export interface Recording {
+  path: string;
+  format: RecordingFormat;
+  interactions: RecordedInteraction[];
+}
+
+export interface LoadOptions {
+  /**
+   * Status for a `.json` body. Default: 200, or 400 when the body is an `{"error": ...}` body
+   * (the file does not say; 400 is what the one such recording was answered with).
+   */
+  status?: number;
+}
+
+export function formatOf(path: string): RecordingFormat {
+  if (path.endsWith(".chunks.txt")) return "chunks";
+  if (path.endsWith(".sse")) return "sse";
+  if (path.endsWith(".bin")) return "bin";
+  if (path.endsWith(".json")) return "json";
+  if (path.endsWith(".yaml") || path.endsWith(".yml")) return "cassette";
+  throw new Error(`${path}: not a known recording format (.chunks.txt, .sse, .bin, .json, .yaml)`);
+}
+
+export function loadRecording(path: string, options: LoadOptions = {}): Recording {
+  const format = formatOf(path);
+  const text = readFileSync(path, "utf8");
+  switch (format) {
+    case "chunks": {
+      const lines = text.split(/\r?\n/).filter((line) => line.trim() !== "");
+      const body = lines.map((line) => `data: ${line}\n\n`).join("") + "data: [DONE]\n\n";
+      return { path, format, interactions: [{ reply: replies.sse(body), stream: true }] };
+    }
+    case "sse":
+    case "bin":
+      return { path, format, interactions: [{ reply: replies.sse(text), stream: true }] };
+    case "json": {
+      const body: unknown = JSON.parse(text);
+      const isError = typeof body === "object" && body !== null && "error" in body;
+      return { path, format, interactions: [{ reply: replies.json(body, options.status ?? (isError ? 400 : 200)), stream: false }] };
+    }
+    case "cassette":
+      return { path, format, interactions: readCassette(path, text) };
+  }
+}
+
+const HeaderValues = z.union([z.array(z.string()), z.string()]);
+const CassetteSchema = z.object({
+  interactions: z.array(
+    z.object({
+      request: z.object({ parsed_body: z.record(z.string(), z.unknown()).optional() }).loose(),
+      response: z
+        .object({
+          status: z.object({ code: z.number().int() }).loose(),
+          headers: z.record(z.string(), HeaderValues).optional(),
+          parsed_body: z.unknown().optional(),
+          body: z.object({ string: z.string() }).loose().optional(),
+        })
+        .loose(),
+    }),
+  ),
+});
+
+/** Only these recorded headers matter to a client; the rest (cookies, CF ids...) are left behind. */
+const KEPT_HEADERS = ["content-type", "retry-after", "retry-after-ms"];
+
+function readCassette(path: string, text: string): RecordedInteraction[] {
+  const parsed = CassetteSchema.safeParse(parseYaml(text));
+  if (!parsed.success) throw new Error(`${path}: not a VCR cassette: ${parsed.error.issues[0]?.message ?? "bad shape"}`);
+  return parsed.data.interactions.map((interaction) => {
+    const { response } = interaction;
+    const headers: Record<string, string> = {};
+    for (const name of KEPT_HEADERS) {
+      const value = response.headers?.[name];
+      const first = Array.isArray(value) ? value[0] : value;
+      if (first !== undefined) headers[name] = first;
+    }
+    const status = response.status.code;
+    let reply: Reply;
+    let stream = false;
+    if (response.parsed_body !== undefined) {
+      reply = { kind: "json", status, headers, body: response.parsed_body };
+    } else {
+      const body = response.body?.string ?? "";
+      if ((headers["content-type"] ?? "").startsWith("text/event-stream")) {
+        reply = { kind: "sse", status, headers, body };
+        stream = true;
+      } else {
+        reply = { kind: "text", status, headers, body };
+      }
+    }
+    const recorded: RecordedInteraction = { reply, stream };
+    if (interaction.request.parsed_body !== undefined) recorded.request = interaction.request.parsed_body;
+    return recorded;
+  });
+}
+
+export interface ReplayOptions {
+  /** Reply once the recording is used up. Default: a 500 saying so (the test then fails loudly). */
+  whenExhausted?: Respond;
+}
+
+/** A `respond` function that answers with the interactions' replies, one per request, in order. */
+export function replayInteractions(interactions: readonly RecordedInteraction[], options: ReplayOptions = {}): Respond {
+  let next = 0;
+  return (request) => {
+    const interaction = interactions[next];
+    next += 1;
+    if (interaction) return interaction.reply;
+    if (options.whenExhausted) return options.whenExhausted(request);
+    return replies.error(500, `test server: the recording has only ${interactions.length} interaction(s); request ${request.index} has none`);
+  };
+}
+
+/** Shorthand: load a recording file and replay it. */
+export function replayRecording(path: string, options: LoadOptions & ReplayOptions = {}): Respond {
+  return replayInteractions(loadRecording(path, options).interactions, options);
+}
