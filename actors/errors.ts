@@ -6,6 +6,8 @@ export interface ErrorInfo {
   status?: number;
   model?: string;
   endpoint?: string;
+  /** The server's error code, e.g. `rate_limit_exceeded` or `tool_use_failed`. */
+  code?: string;
   /** The tool provider (e.g. MCP server) that failed. */
   provider?: string;
 }
@@ -15,7 +17,7 @@ export function toErrorInfo(error: unknown): ErrorInfo {
   if (error instanceof Error) {
     const info: ErrorInfo = { name: error.name, message: error.message };
     const extra = error as Error & Partial<Record<keyof ErrorInfo, unknown>>;
-    for (const key of ["kind", "model", "endpoint", "provider"] as const) {
+    for (const key of ["kind", "code", "model", "endpoint", "provider"] as const) {
       const value = extra[key];
       if (typeof value === "string") info[key] = value;
     }

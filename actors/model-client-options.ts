@@ -15,7 +15,7 @@ const TuningFields = {
 
 /** A fallback as given in code: the config-file shape plus the per-server tuning. */
 export const FallbackOptionSchema = FallbackSchema.extend({
-  baseURL: z.url({ error: URL_FIX }).optional(),
+  baseURL: z.url({ protocol: /^https?$/, error: URL_FIX }).optional(),
   ...TuningFields,
 }).strict();
 export type FallbackOption = z.input<typeof FallbackOptionSchema>;
@@ -26,7 +26,7 @@ export const ModelClientOptionsSchema = z
   .object({
     /** Read OPENAI_API_KEY, OPENAI_BASE_URL and JIANMU_MODEL; when set they override the options below. */
     envOverride: z.boolean({ error: "must be true or false" }).default(false),
-    baseURL: z.url({ error: URL_FIX }).optional(),
+    baseURL: z.url({ protocol: /^https?$/, error: URL_FIX }).optional(),
     apiKey: z.string({ error: "must be a non-empty string (or leave it out and use envOverride with OPENAI_API_KEY)" }).min(1, {
       error: "must be a non-empty string (or leave it out and use envOverride with OPENAI_API_KEY)",
     }).optional(),

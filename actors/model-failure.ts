@@ -110,10 +110,16 @@ function serverMessage(error: APIError, body: Record<string, unknown> | undefine
   return message;
 }
 
+/** The chain of messages down to the root cause ("fetch failed: connect ECONNREFUSED ..."), minus the SDK's generic one. */
 function connectionMessage(error: unknown): string {
-  if (!(error instanceof Error)) return `connection failed: ${String(error)}`;
-  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-  return `connection failed: ${error.message}${cause}`;
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
+    const message = current instanceof Error ? current.message : String(current);
+    if (message !== "" && message !== "Connection error." && !parts.includes(message)) parts.push(message);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return `connection failed: ${parts.join(": ") || "no details"}`;
 }
 
 /** `retry-after-ms` (OpenAI's, milliseconds) wins over `retry-after` (seconds or an HTTP date). */

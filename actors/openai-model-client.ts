@@ -68,6 +68,11 @@ class OpenAIModelClient implements ModelClient {
       this.primary = { baseURL: options.client.baseURL, apiKey: options.client.apiKey ?? NO_KEY };
     } else {
       const baseURL = fromEnv.baseURL ?? options.baseURL ?? OPENAI_BASE_URL;
+      if (urlHasCredentials(baseURL)) {
+        throw new ModelClientOptionsError([
+          `${fromEnv.baseURL ? "OPENAI_BASE_URL" : "baseURL"}: must not contain a user or password (fetch refuses such URLs): pass the key as apiKey`,
+        ]);
+      }
       const apiKey = fromEnv.apiKey ?? options.apiKey;
       if (apiKey === undefined && new URL(baseURL).hostname === "api.openai.com") {
         throw new ModelClientOptionsError([
@@ -84,6 +89,9 @@ class OpenAIModelClient implements ModelClient {
     // A fallback whose key variable is missing is a configuration mistake: say so now, not mid-run.
     const problems: string[] = [];
     this.fallbacks.forEach((fallback, index) => {
+      if (fallback.baseURL !== undefined && urlHasCredentials(fallback.baseURL)) {
+        problems.push(`${options.fallbacks ? "fallbacks" : "resilience.fallbacks"}[${index}].baseURL: must not contain a user or password: give apiKey instead`);
+      }
       const endpoint = fallbackEndpoint(fallback, this.primary, this.env);
       if ("unavailable" in endpoint) {
         const field = options.fallbacks ? `fallbacks[${index}]` : `resilience.fallbacks[${index}]`;
@@ -194,4 +202,9 @@ function readEnvironment(env: Record<string, string | undefined>): { apiKey?: st
     out.baseURL = baseURL;
   }
   return out;
+}
+
+function urlHasCredentials(baseURL: string): boolean {
+  const url = new URL(baseURL);
+  return url.username !== "" || url.password !== "";
 }

@@ -4,11 +4,22 @@ import type { ToolSet } from "../tools/toolset.js";
 import type { CallDecision } from "./guard.js";
 import { parseArgs } from "./guard.js";
 import type { ToolCall } from "./messages.js";
+import type { JournalEntry, JournalKey, ToolJournal } from "./tool-journal.js";
 
 /** Replaces how one validated call is run (e.g. in a sandbox). The default calls `tool.execute`. */
 export type ToolRunner = (tool: Tool, args: Record<string, unknown>, ctx: ToolContext) => unknown;
 
-export type ToolErrorKind = "unknown_tool" | "invalid_json" | "invalid_arguments" | "threw" | "timeout" | "aborted";
+export type ToolErrorKind =
+  | "unknown_tool"
+  | "invalid_json"
+  | "invalid_arguments"
+  | "threw"
+  | "timeout"
+  | "aborted"
+  /** The call started before a crash and never reported back; it was not run again (see ToolJournal). */
+  | "outcome_unknown"
+  /** The journal could not be read or written, so the call was not run (at most once comes first). */
+  | "journal_unavailable";
 
 /** What became of one call of the batch. JSON-safe; becomes exactly one tool message. */
 export interface ToolOutcome {
@@ -33,6 +44,8 @@ export type ToolProgress =
 
 export interface ExecutorInput {
   runId: string;
+  /** Scopes call ids in the journal (they are only unique within one model reply). */
+  iteration?: number;
   calls: ToolCall[];
   decisions: CallDecision[];
   mode: "serial" | "parallel" | "auto";
@@ -49,6 +62,8 @@ export interface ExecutorDeps {
   toolset(runId: string): Promise<ToolSet>;
   runner?: ToolRunner;
   now?: () => number;
+  /** Consulted before each call and written before each result is returned: at most once across restarts. */
+  journal?: ToolJournal;
 }
 
 const defaultRunner: ToolRunner = (tool, args, ctx) => tool.execute(args, ctx);
@@ -138,6 +153,10 @@ async function runWithLimits(
   }
 }
 
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 function failure(call: ToolCall, errorKind: ToolErrorKind, message: string, durationMs?: number): ToolOutcome {
   return {
     callId: call.id,
@@ -160,9 +179,23 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
   const now = deps.now ?? Date.now;
   return fromPromise<ExecutorOutput, ExecutorInput>(async ({ input, signal, self }) => {
     const parent: AnyActorRef | undefined = self._parent;
-    const report = (event: ToolProgress) => parent?.send({ type: "tool.progress", event });
+    // Once stopped (cancel, final state, actor.stop) the parent is gone: calls winding down report to no one.
+    const report = (event: ToolProgress) => {
+      if (!signal.aborted) parent?.send({ type: "tool.progress", event });
+    };
     const toolset = await deps.toolset(input.runId);
     const decisionOf = new Map(input.decisions.map((d) => [d.callId, d]));
+    /** Tell the agent how a call ended (after the journal has it). */
+    const reportOutcome = (outcome: ToolOutcome): ToolOutcome => {
+      const durationMs = outcome.durationMs ?? 0;
+      if (outcome.status === "ok") {
+        report({ type: "tool.call.completed", callId: outcome.callId, name: outcome.name, durationMs, output: outcome.content });
+      } else {
+        const error = outcome.content.replace(/^Error: /, "");
+        report({ type: "tool.call.failed", callId: outcome.callId, name: outcome.name, durationMs, error, errorKind: outcome.errorKind ?? "threw" });
+      }
+      return outcome;
+    };
 
     const runOne = async (call: ToolCall): Promise<ToolOutcome> => {
       const decision = decisionOf.get(call.id);
@@ -182,6 +215,18 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
         report({ type: "tool.call.failed", callId: call.id, name: call.name, durationMs, error: message, errorKind: kind });
         return failure(call, kind, message, durationMs);
       };
+      const journal = deps.journal;
+      const key: JournalKey = { runId: input.runId, iteration: input.iteration ?? 0, callId: call.id };
+      let journaled: JournalEntry | undefined;
+      if (journal) {
+        try {
+          journaled = await journal.lookup(key);
+        } catch (error) {
+          return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be read (${errorText(error)})`);
+        }
+      }
+      // Already ran before a restart: the model gets the recorded outcome, the tool is not run again.
+      if (journaled?.state === "completed") return reportOutcome(journaled.outcome);
       const tool = toolset.get(call.name);
       if (!tool) {
         const known = toolset.list().map((t) => t.name).join(", ") || "none";
@@ -193,25 +238,54 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       }
       const checked = tool.validate(parsed);
       if (!checked.ok) return fail("invalid_arguments", `invalid arguments for ${call.name}: ${checked.error}`);
+      /** Journal the outcome before anyone sees it, then report it. */
+      const finish = async (outcome: ToolOutcome): Promise<ToolOutcome> => {
+        try {
+          await journal?.completed(key, outcome);
+        } catch {
+          // The outcome is real and the run goes on with it; only a crash before the next
+          // checkpoint would now turn this call into an unknown outcome.
+        }
+        return reportOutcome(outcome);
+      };
+      if (journaled?.state === "started" && !tool.idempotent) {
+        return finish(
+          failure(
+            call,
+            "outcome_unknown",
+            `${call.name} was interrupted: the run restarted after this call began and before its result was recorded, ` +
+              "so it may or may not have taken effect. It was not run again because the tool is not declared idempotent. " +
+              "Check whether it took effect before calling it again.",
+            0,
+          ),
+        );
+      }
+      if (journal) {
+        try {
+          await journal.started(key, call.name);
+        } catch (error) {
+          return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be written (${errorText(error)})`);
+        }
+      }
+      let outcome: ToolOutcome;
       try {
         const value = await runWithLimits(tool, checked.value, call, input.state, signal, runner);
-        const durationMs = now() - started;
-        const content = truncateOutput(renderToolOutput(value), input.maxOutputChars);
-        report({ type: "tool.call.completed", callId: call.id, name: call.name, durationMs, output: content });
-        return {
+        outcome = {
           callId: call.id,
           name: call.name,
           status: "ok",
-          content,
-          durationMs,
+          content: truncateOutput(renderToolOutput(value), input.maxOutputChars),
+          durationMs: now() - started,
           effectTags: [...tool.effectTags],
           ...(tool.returnDirect ? { returnDirect: true } : {}),
         };
       } catch (error) {
-        if (error instanceof ToolTimeoutError) return fail("timeout", `${call.name} ${error.message}`);
-        if (signal.aborted) return fail("aborted", `${call.name} was cancelled`);
-        return fail("threw", `${call.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+        if (error instanceof ToolTimeoutError) outcome = failure(call, "timeout", `${call.name} ${error.message}`, now() - started);
+        // Not journaled: the run is being stopped, and whether the tool got to act is unknown.
+        else if (signal.aborted) return fail("aborted", `${call.name} was cancelled`);
+        else outcome = failure(call, "threw", `${call.name} failed: ${errorText(error)}`, now() - started);
       }
+      return finish(outcome);
     };
 
     const runnable = input.calls.filter((call) => {

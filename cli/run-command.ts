@@ -50,7 +50,13 @@ function approvalGuards(items: readonly string[]): Guard[] {
   if (items.length === 0) return [];
   const effectTags = items.filter((item) => item.startsWith("tag:")).map((item) => item.slice(4));
   const tools = items.filter((item) => !item.startsWith("tag:"));
-  return [requireApproval({ tools, effectTags, reason: "you asked to approve these calls (--require-approval)" })];
+  return [
+    requireApproval({
+      ...(tools.length > 0 ? { tools } : {}),
+      ...(effectTags.length > 0 ? { effectTags } : {}),
+      reason: "you asked to approve these calls (--require-approval)",
+    }),
+  ];
 }
 
 /** `jianmu run`: resolves to the process exit code (0 succeeded, 1 agent failed, 2 usage). */
@@ -64,65 +70,71 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
   if (model !== undefined) overrides.model = model;
   const config = loadConfig(overrides, { cwd: ctx.cwd, env: ctx.env });
 
+  const constraints = approvalGuards(args.requireApproval);
   const endpoint = resolveEndpoint(args, ctx.env, file);
   let server: OpenAIServer | undefined;
   let tools: Tool[];
   let task = args.task;
   let modelClient;
-  if (endpoint.kind === "offline") {
-    const demo = task === undefined ? DEFAULT_DEMO : recordedDemoFor(task);
-    if (!demo) {
-      throw new UsageError(
-        `no model endpoint is configured (set OPENAI_API_KEY or OPENAI_BASE_URL, or llm.base_url in jianmu.yaml), and offline replay only knows the recorded tasks:\n${demoTasks()
-          .map((t) => `  jianmu run "${t}"`)
-          .join("\n")}`,
-      );
-    }
-    task = demo.task;
-    server = await startOpenAIServer({ respond: replayRecording(recordingPath(demo)) });
-    progress.line(`offline demo: no model endpoint configured, so real recorded ${demo.model} turns are replayed from ${server.baseURL} (${demo.recording})`);
-    tools = demo.tools();
-    modelClient = resolveModelClient({ baseURL: server.baseURL, apiKey: "offline-replay", model: demo.model, stream: true });
-    config.model = demo.model;
-  } else {
-    const demo = task === undefined ? DEFAULT_DEMO : undefined;
-    task ??= DEFAULT_DEMO.task;
-    tools = [...(demo ? demo.tools() : []), ...builtinTools(args.tools ?? DEFAULT_TOOLS, resolve(ctx.cwd, args.root ?? "."))];
-    modelClient = resolveModelClient({
-      ...(endpoint.baseURL !== undefined ? { baseURL: endpoint.baseURL } : {}),
-      ...(endpoint.apiKey !== undefined ? { apiKey: endpoint.apiKey } : {}),
-      model: config.model ?? "gpt-4o-mini",
-      stream: file?.llm?.stream ?? true,
-    });
-    progress.note(`model ${config.model ?? "gpt-4o-mini"} at ${endpoint.baseURL ?? "https://api.openai.com/v1"}`);
-  }
-
-  const machine = createReactMachine({ modelClient, tools, constraints: approvalGuards(args.requireApproval), config });
-  const actor = createActor(machine, { input: { messages: [human(task)] } });
-  progress.note(`task: ${task}`);
-  actor.on("*", (event) => progress.event(event as AgentEmitted));
-  let lastState = "";
-  actor.subscribe((snapshot) => {
-    const value = JSON.stringify(snapshot.value);
-    if (value !== lastState) progress.state(snapshot.value);
-    lastState = value;
-  });
-  const approver = attachApprover(actor, progress, { yes: args.yes, input: ctx.input, output: ctx.err });
-  const observer = ctx.observe ? await ctx.observe(args, actor) : undefined;
-  const onSigint = () => actor.send({ type: "agent.cancel", reason: "interrupted (Ctrl-C)" });
-  process.once("SIGINT", onSigint);
   try {
-    const output = await new Promise<AgentOutput>((resolveOutput, reject) => {
-      actor.subscribe({ complete: () => resolveOutput(actor.getSnapshot().output as AgentOutput), error: reject });
-      actor.start();
+    if (endpoint.kind === "offline") {
+      const demo = task === undefined ? DEFAULT_DEMO : recordedDemoFor(task);
+      if (!demo) {
+        throw new UsageError(
+          `no model endpoint is configured (set OPENAI_API_KEY or OPENAI_BASE_URL, or llm.base_url in jianmu.yaml), and offline replay only knows the recorded tasks:\n${demoTasks()
+            .map((t) => `  jianmu run "${t}"`)
+            .join("\n")}`,
+        );
+      }
+      task = demo.task;
+      server = await startOpenAIServer({ respond: replayRecording(recordingPath(demo)) });
+      progress.line(`offline demo: no model endpoint configured, so real recorded ${demo.model} turns are replayed from ${server.baseURL} (${demo.recording})`);
+      tools = demo.tools();
+      modelClient = resolveModelClient({ baseURL: server.baseURL, apiKey: "offline-replay", model: demo.model, stream: true });
+      config.model = demo.model;
+    } else {
+      const demo = task === undefined ? DEFAULT_DEMO : undefined;
+      task ??= DEFAULT_DEMO.task;
+      tools = [...(demo ? demo.tools() : []), ...builtinTools(args.tools ?? DEFAULT_TOOLS, resolve(ctx.cwd, args.root ?? "."))];
+      modelClient = resolveModelClient({
+        ...(endpoint.baseURL !== undefined ? { baseURL: endpoint.baseURL } : {}),
+        ...(endpoint.apiKey !== undefined ? { apiKey: endpoint.apiKey } : {}),
+        model: config.model ?? "gpt-4o-mini",
+        stream: file?.llm?.stream ?? true,
+      });
+      progress.note(`model ${config.model ?? "gpt-4o-mini"} at ${endpoint.baseURL ?? "https://api.openai.com/v1"}`);
+    }
+
+    const machine = createReactMachine({ modelClient, tools, constraints, config });
+    const actor = createActor(machine, { input: { messages: [human(task)] } });
+    progress.note(`task: ${task}`);
+    actor.on("*", (event) => progress.event(event as AgentEmitted));
+    let lastState = "";
+    actor.subscribe((snapshot) => {
+      const value = JSON.stringify(snapshot.value);
+      if (value !== lastState) progress.state(snapshot.value);
+      lastState = value;
     });
-    progress.finish(output);
-    return output.status === "succeeded" ? 0 : 1;
+    const approver = attachApprover(actor, progress, { yes: args.yes, input: ctx.input, output: ctx.err });
+    const observer = ctx.observe ? await ctx.observe(args, actor) : undefined;
+    const onSigint = () => actor.send({ type: "agent.cancel", reason: "interrupted (Ctrl-C)" });
+    process.once("SIGINT", onSigint);
+    try {
+      const output = await new Promise<AgentOutput>((resolveOutput, reject) => {
+        actor.subscribe({ complete: () => resolveOutput(actor.getSnapshot().output as AgentOutput), error: reject });
+        actor.start();
+      });
+      progress.finish(output);
+      return output.status === "succeeded" ? 0 : 1;
+    } finally {
+      process.removeListener("SIGINT", onSigint);
+      progress.stopSpinner();
+      approver.close();
+      await observer?.close();
+    }
+
   } finally {
-    process.removeListener("SIGINT", onSigint);
-    progress.stopSpinner();
-    approver.close();
-    await observer?.close();
+    // The replay server must go whatever failed, or the process would never exit.
     await server?.close();
   }
 }

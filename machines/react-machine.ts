@@ -7,6 +7,7 @@ import { createLLMActor, type LLMInput, type LLMOutput } from "../actors/llm-ste
 import type { Message, ToolCall } from "../actors/messages.js";
 import type { ModelClient, Usage } from "../actors/model-client.js";
 import { createToolExecutorActor, type ToolRunner } from "../actors/tool-executor.js";
+import type { ToolJournal } from "../actors/tool-journal.js";
 import { createToolProvidersActor, ToolRegistry } from "../actors/tool-providers.js";
 import type { ToolProvider } from "../tools/provider.js";
 import type { Tool } from "../tools/tool.js";
@@ -38,6 +39,8 @@ export interface ReactMachineOptions<C = unknown> {
   stateSchema?: StateSchema;
   /** The clock used for deadlines, durations and timestamps (tests pin it). */
   now?: () => number;
+  /** Records tool calls before their results are applied, so a restored run never runs one twice. */
+  journal?: ToolJournal;
 }
 
 /** Stable names of the invoked actors, for `machine.provide({ actors: { ... } })`. */
@@ -76,6 +79,9 @@ function checkOptions<C>(options: ReactMachineOptions<C>): void {
     ["constraints", options.constraints],
   ] as const) {
     if (value !== undefined && !Array.isArray(value)) throw new MachineOptionsError(field, "must be an array");
+  }
+  if (options.journal !== undefined && !["started", "completed", "lookup", "forget"].every((m) => typeof (options.journal as unknown as Record<string, unknown>)[m] === "function")) {
+    throw new MachineOptionsError("journal", "must implement ToolJournal { started, completed, lookup, forget }, e.g. a SqliteCheckpointStore");
   }
   options.constraints?.forEach((guard, index) => {
     if (typeof guard !== "function") throw new MachineOptionsError(`constraints[${index}]`, "must be a guard function (call, ctx) => decision");
@@ -170,7 +176,8 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
     types: {
       context: {} as AgentContext,
       events: {} as AgentEvent,
-      input: {} as AgentInput,
+      // Optional, so that `createActor(machine, { snapshot })` restores a run without a dummy input.
+      input: {} as AgentInput | void,
       output: {} as AgentOutput,
       emitted: {} as AgentEmitted,
     },
@@ -183,6 +190,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       toolExecutor: createToolExecutorActor({
         toolset: (runId) => registry.toolset(runId),
         ...(options.toolRunner ? { runner: options.toolRunner } : {}),
+        ...(options.journal ? { journal: options.journal } : {}),
         now,
       }),
       toolProviders: createToolProvidersActor(registry, providers, options.tools ?? [], options.toolProviderContext as C),
@@ -441,6 +449,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
                       src: "toolExecutor",
                       input: ({ context }) => ({
                         runId: context.loop.runId,
+                        iteration: context.loop.iteration,
                         calls: read<ToolCall[]>(context, "actions"),
                         decisions: context.loop.decisions,
                         mode: config.toolExecution,
@@ -488,7 +497,23 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
     },
   });
   registries.set(machine.config, registry);
+  stateAccesses.set(machine.config, access);
+  resolvedConfigs.set(machine.config, config);
   return machine;
+}
+
+/** Each machine's resolved config (model-based tests read maxIterations, the token budget and toolChoice). */
+const resolvedConfigs = new WeakMap<object, ReActConfig>();
+
+export function reactConfigOf(machine: { config: object }): ReActConfig | undefined {
+  return resolvedConfigs.get(machine.config);
+}
+
+/** How each machine reads its state (restoring a snapshot checks the saved state against its schema). */
+const stateAccesses = new WeakMap<object, StateAccess>();
+
+export function stateAccessOf(machine: { config: object }): StateAccess | undefined {
+  return stateAccesses.get(machine.config);
 }
 
 /** Each machine's tool registry, keyed by its config (shared by the machines `provide()` derives). */

@@ -1,4 +1,6 @@
 import { createActor, type InspectionEvent, type Observer, type Snapshot } from "xstate";
+import { checkpointAgent } from "./checkpoints/checkpoint-agent.js";
+import type { CheckpointStore } from "./checkpoints/store.js";
 import type { AgentInput, AgentOutput } from "./context.js";
 import type { AgentEmitted } from "./events.js";
 import { toolProvidersClosed, type ReactMachine } from "./react-machine.js";
@@ -12,6 +14,11 @@ export interface RunOptions {
   snapshot?: Snapshot<unknown>;
   /** Passed to `createActor` (e.g. the Stately inspector's `inspect`). */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * Save the run at every stable state (see `checkpointAgent`). Give the machine the same store as
+   * its `journal` so a restored run never runs a tool twice. A failed save makes the run reject.
+   */
+  checkpoints?: CheckpointStore;
 }
 
 /**
@@ -32,6 +39,7 @@ export function runAgent(machine: ReactMachine, input: AgentInput = {}, options:
       reject(error);
       return;
     }
+    const checkpoints = options.checkpoints ? checkpointAgent(actor, options.checkpoints) : undefined;
     const onAbort = () => actor.send({ type: "agent.cancel", reason: "the caller's signal was aborted" });
     const cleanup = () => options.signal?.removeEventListener("abort", onAbort);
     if (options.onEvent) {
@@ -42,7 +50,9 @@ export function runAgent(machine: ReactMachine, input: AgentInput = {}, options:
       complete: () => {
         cleanup();
         const output = actor.getSnapshot().output as AgentOutput;
-        toolProvidersClosed(machine, output.runId).then(() => resolve(output), reject);
+        toolProvidersClosed(machine, output.runId)
+          .then(() => checkpoints?.flush())
+          .then(() => resolve(output), reject);
       },
       error: (error) => {
         cleanup();

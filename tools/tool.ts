@@ -39,6 +39,11 @@ export interface Tool {
   readonly timeoutMs?: number;
   /** When true, a successful call ends the run with its output as the final answer. */
   readonly returnDirect?: boolean;
+  /**
+   * Running it twice has the same effect as running it once. Only such a tool is run again when a
+   * restart interrupted it mid-call; any other gets an "outcome unknown" observation instead.
+   */
+  readonly idempotent?: boolean;
   /** Checks (and may coerce or default) parsed arguments before the call. */
   validate(args: unknown): ArgsCheck;
   execute(args: Record<string, unknown>, ctx: ToolContext): unknown;
@@ -103,6 +108,8 @@ export interface ToolDefinition<P extends z.ZodObject> {
   effectTags?: readonly string[];
   timeoutMs?: number;
   returnDirect?: boolean;
+  /** Safe to run again after a crash interrupted it (default false; see `Tool.idempotent`). */
+  idempotent?: boolean;
 }
 
 /** Describe a zod validation failure in one line the model (and a person) can act on. */
@@ -137,6 +144,7 @@ export function defineTool<P extends z.ZodObject>(definition: ToolDefinition<P>)
     effectTags: Object.freeze([...(definition.effectTags ?? [])]),
     ...(definition.timeoutMs !== undefined ? { timeoutMs: definition.timeoutMs } : {}),
     ...(definition.returnDirect ? { returnDirect: true } : {}),
+    ...(definition.idempotent ? { idempotent: true } : {}),
     validate(args) {
       const parsed = parameters.safeParse(args);
       return parsed.success ? { ok: true, value: parsed.data as Record<string, unknown> } : { ok: false, error: describeZodError(parsed.error) };

@@ -1,0 +1,91 @@
+import { z } from "zod";
+import type { ToolErrorKind, ToolOutcome } from "./tool-executor.js";
+
+/**
+ * The tool journal: a durable record of which calls of a run started and which completed, written
+ * by the executor *before* a call's result reaches the machine. A run restored from an older
+ * checkpoint asks it first, so a call whose outcome is journaled is answered from the journal
+ * instead of running again (at most once across crashes).
+ */
+
+/** Identifies one call. The iteration is part of it: call ids are only unique within one model reply
+ *  (some servers reuse `call_0` every round, and `scriptedModel` numbers calls per process). */
+export interface JournalKey {
+  runId: string;
+  iteration: number;
+  callId: string;
+}
+
+export type JournalEntry =
+  /** The call was about to run and never reported back: it may or may not have taken effect. */
+  | { state: "started"; name: string }
+  | { state: "completed"; outcome: ToolOutcome };
+
+type MaybePromise<T> = T | Promise<T>;
+
+export interface ToolJournal {
+  /** Written right before the tool runs. */
+  started(key: JournalKey, name: string): MaybePromise<void>;
+  /** Written after the tool returned (or failed, or timed out), before the machine sees the outcome. */
+  completed(key: JournalKey, outcome: ToolOutcome): MaybePromise<void>;
+  lookup(key: JournalKey): MaybePromise<JournalEntry | undefined>;
+  /** Drop every entry of a run (once it is finished and its checkpoint deleted). */
+  forget(runId: string): MaybePromise<void>;
+}
+
+const ERROR_KINDS = [
+  "unknown_tool",
+  "invalid_json",
+  "invalid_arguments",
+  "threw",
+  "timeout",
+  "aborted",
+  "outcome_unknown",
+  "journal_unavailable",
+] as const satisfies readonly ToolErrorKind[];
+// Fails to compile when ToolErrorKind gains a kind this list does not have.
+const _everyKindListed: readonly (typeof ERROR_KINDS)[number][] = [] as ToolErrorKind[];
+
+/** A journaled outcome, checked when it is read back from storage. */
+export const ToolOutcomeSchema = z.object({
+  callId: z.string(),
+  name: z.string(),
+  status: z.enum(["ok", "error", "denied", "rejected"]),
+  content: z.string(),
+  errorKind: z.enum(ERROR_KINDS).optional(),
+  durationMs: z.number().optional(),
+  effectTags: z.array(z.string()),
+  returnDirect: z.boolean().optional(),
+});
+
+export function journalKeyText(key: JournalKey): string {
+  return JSON.stringify([key.runId, key.iteration, key.callId]);
+}
+
+/** A journal in memory: survives restoring a snapshot in the same process, not a crash. For tests. */
+export class MemoryToolJournal implements ToolJournal {
+  private readonly entries = new Map<string, { runId: string; entry: string }>();
+
+  started(key: JournalKey, name: string): void {
+    this.entries.set(journalKeyText(key), { runId: key.runId, entry: JSON.stringify({ state: "started", name }) });
+  }
+
+  completed(key: JournalKey, outcome: ToolOutcome): void {
+    // Stored as JSON so that what comes back is a copy, as from a real store.
+    this.entries.set(journalKeyText(key), { runId: key.runId, entry: JSON.stringify({ state: "completed", outcome }) });
+  }
+
+  lookup(key: JournalKey): JournalEntry | undefined {
+    const found = this.entries.get(journalKeyText(key));
+    return found ? (JSON.parse(found.entry) as JournalEntry) : undefined;
+  }
+
+  forget(runId: string): void {
+    for (const [text, { runId: owner }] of this.entries) if (owner === runId) this.entries.delete(text);
+  }
+
+  /** How many calls are journaled (tests). */
+  get size(): number {
+    return this.entries.size;
+  }
+}

@@ -1,0 +1,61 @@
+import type { PersistedAgent, RunStatus } from "../persistence.js";
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** What `list()` tells about a saved run, without reading its snapshot. */
+export interface CheckpointSummary {
+  runId: string;
+  machine: string;
+  /** Dotted path of the state it was saved in. */
+  state: string;
+  status: RunStatus;
+  iteration: number;
+  /** Epoch milliseconds. */
+  savedAt: number;
+}
+
+/**
+ * Where runs are checkpointed: the latest saved snapshot of each run, by run id. Methods may be
+ * synchronous (SQLite, memory) or return promises (a remote store); callers await them.
+ */
+export interface CheckpointStore {
+  /** Replace the run's checkpoint with this one. */
+  save(runId: string, record: PersistedAgent): MaybePromise<void>;
+  /** The run's latest checkpoint (envelope checked), or undefined when there is none. */
+  load(runId: string): MaybePromise<PersistedAgent | undefined>;
+  /** Every saved run, most recently saved first. */
+  list(): MaybePromise<CheckpointSummary[]>;
+  /** Remove the run's checkpoint (and its tool journal, when the store keeps one). True when one existed. */
+  delete(runId: string): MaybePromise<boolean>;
+}
+
+/** A checkpoint could not be saved, or a store was used wrongly. Names the run. */
+export class CheckpointError extends Error {
+  override name = "CheckpointError";
+  constructor(
+    readonly runId: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export function summaryOf(record: PersistedAgent): CheckpointSummary {
+  return {
+    runId: record.runId,
+    machine: record.machine,
+    state: record.state,
+    status: record.status,
+    iteration: record.iteration,
+    savedAt: record.savedAt,
+  };
+}
+
+/** A store keeps one run's checkpoint under that run's id: refuse a record filed under another. */
+export function checkRecordId(runId: string, record: PersistedAgent): void {
+  if (typeof runId !== "string" || runId === "") throw new CheckpointError(String(runId), "save: runId must be a non-empty string");
+  if (record?.runId !== runId) {
+    throw new CheckpointError(runId, `save: the record belongs to run ${JSON.stringify(record?.runId)}, not ${JSON.stringify(runId)}; save it as save(record.runId, record)`);
+  }
+}

@@ -1,0 +1,311 @@
+import type { Actor, AnyStateMachine, Snapshot } from "xstate";
+import { z } from "zod";
+import type { TerminationReason } from "./events.js";
+import { stateAccessOf, type ReactMachine } from "./react-machine.js";
+
+/**
+ * Saving a run and restoring it, possibly in another process. XState's persisted snapshot is
+ * wrapped in an envelope that says what it is (format, version, machine id) and summarises the run
+ * (run id, state, status), so a store can list runs without reading snapshots, and a snapshot
+ * from another machine, another version or a damaged file is refused with a reason instead of
+ * resuming into nonsense.
+ */
+
+export const SNAPSHOT_FORMAT = "jianmu.snapshot";
+/** Bumped whenever a saved run of the previous version could not be restored correctly. */
+export const SNAPSHOT_VERSION = 1;
+
+/** Where a saved run stands. */
+export type RunStatus = "running" | "awaitingApproval" | "succeeded" | "failed";
+
+export interface PersistedAgent {
+  format: typeof SNAPSHOT_FORMAT;
+  version: typeof SNAPSHOT_VERSION;
+  /** The machine id (`createReactMachine({ name })`) that can restore it. */
+  machine: string;
+  runId: string;
+  /** Dotted path of the active state, e.g. `Evaluating.ChildRunning.ToolExecutor.AwaitingApproval`. */
+  state: string;
+  status: RunStatus;
+  /** Completed loop iterations when it was saved. */
+  iteration: number;
+  /** Epoch milliseconds. */
+  savedAt: number;
+  /** XState's `getPersistedSnapshot()`, plain JSON. */
+  snapshot: Record<string, unknown>;
+}
+
+export type SnapshotProblem = "json" | "format" | "version" | "machine" | "shape" | "context" | "state" | "actors";
+
+/** A saved run that cannot be restored (or a run that cannot be saved). Says what is wrong and what to do. */
+export class SnapshotError extends Error {
+  override name = "SnapshotError";
+  constructor(
+    readonly problem: SnapshotProblem,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+// ---- Schemas: the envelope and the context shape -----------------------------------------------
+
+const TERMINATION_REASONS = [
+  "maxIterations",
+  "tokenBudget",
+  "modelError",
+  "cancelled",
+  "approvalTimeout",
+  "toolProviderError",
+  "internalError",
+] as const satisfies readonly TerminationReason[];
+// Fails to compile when TerminationReason gains a reason this list does not have.
+const _everyReasonListed: readonly (typeof TERMINATION_REASONS)[number][] = [] as TerminationReason[];
+
+const ToolInfoSchema = z.object({
+  name: z.string().min(1),
+  description: z.string(),
+  inputSchema: z.record(z.string(), z.unknown()),
+  parallelSafe: z.boolean(),
+  effectTags: z.array(z.string()),
+  timeoutMs: z.number().optional(),
+  returnDirect: z.boolean().optional(),
+});
+
+const CallDecisionSchema = z.object({
+  callId: z.string(),
+  name: z.string(),
+  status: z.enum(["allowed", "denied", "pending", "approved", "rejected"]),
+  reason: z.string().optional(),
+  editedArguments: z.string().optional(),
+  deadline: z.number().optional(),
+  onTimeout: z.enum(["reject", "fail"]).optional(),
+});
+
+/** The shape of `AgentContext` (machines/context.ts) as it must come back from storage. */
+const ContextSchema = z.object({
+  state: z.record(z.string(), z.unknown()),
+  loop: z.object({
+    runId: z.string().min(1),
+    iteration: z.number().int().min(0),
+    tools: z.array(ToolInfoSchema),
+    decisions: z.array(CallDecisionSchema),
+    history: z.array(z.object({ callId: z.string(), name: z.string(), at: z.number() })),
+    termination: z
+      .object({
+        reason: z.enum(TERMINATION_REASONS),
+        iterations: z.number().int().min(0),
+        error: z.object({ name: z.string(), message: z.string() }).loose().optional(),
+        detail: z.string().optional(),
+      })
+      .nullable(),
+  }),
+});
+
+const ChildSchema = z.object({ src: z.string().min(1), snapshot: z.object({ status: z.string() }).loose() }).loose();
+
+const EnvelopeSchema = z.object({
+  format: z.literal(SNAPSHOT_FORMAT),
+  version: z.literal(SNAPSHOT_VERSION),
+  machine: z.string().min(1),
+  runId: z.string().min(1),
+  state: z.string().min(1),
+  status: z.enum(["running", "awaitingApproval", "succeeded", "failed"]),
+  iteration: z.number().int().min(0),
+  savedAt: z.number().int().min(0),
+  snapshot: z
+    .object({
+      status: z.enum(["active", "done", "error", "stopped"]),
+      value: z.union([z.string(), z.record(z.string(), z.unknown())]),
+      context: z.unknown(),
+      children: z.record(z.string(), ChildSchema),
+    })
+    .loose(),
+});
+
+/** `a.b[0].c` from a zod issue path. */
+function pathText(prefix: string, path: readonly PropertyKey[]): string {
+  return path.reduce<string>((text, key) => (typeof key === "number" ? `${text}[${key}]` : `${text}.${String(key)}`), prefix);
+}
+
+const FRESH_RUN = "restore an earlier checkpoint or start a fresh run";
+
+// ---- Saving ---------------------------------------------------------------------------------------
+
+/** `{ Evaluating: { ChildRunning: "AgentLLM" } }` → `Evaluating.ChildRunning.AgentLLM`. */
+export function statePath(value: unknown): string {
+  const parts: string[] = [];
+  let node = value;
+  while (node !== null && typeof node === "object") {
+    const [key] = Object.keys(node);
+    if (key === undefined) break;
+    parts.push(key);
+    node = (node as Record<string, unknown>)[key];
+  }
+  if (typeof node === "string") parts.push(node);
+  return parts.join(".");
+}
+
+interface SnapshotLike {
+  status: string;
+  value: unknown;
+  output?: unknown;
+  context?: unknown;
+}
+
+export function runStatusOf(snapshot: SnapshotLike): RunStatus {
+  if (snapshot.status === "done") {
+    return (snapshot.output as { status?: unknown } | undefined)?.status === "succeeded" ? "succeeded" : "failed";
+  }
+  if (snapshot.status !== "active") return "failed";
+  return statePath(snapshot.value).endsWith(".AwaitingApproval") ? "awaitingApproval" : "running";
+}
+
+/**
+ * Save a running (or finished) agent: `JSON.stringify(persistAgent(actor))` is what to store.
+ * Restore it with `createActor(machine, { snapshot: restoreAgent(machine, saved) })`.
+ */
+export function persistAgent<M extends AnyStateMachine>(actor: Actor<M>, now: () => number = Date.now): PersistedAgent {
+  let snapshot: Record<string, unknown>;
+  try {
+    // A JSON round trip: what is returned is exactly what a store will give back.
+    snapshot = JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as Record<string, unknown>;
+  } catch (error) {
+    throw new SnapshotError(
+      "shape",
+      `persistAgent: the snapshot is not plain JSON (${error instanceof Error ? error.message : String(error)}); keep only JSON values in the agent's state`,
+    );
+  }
+  const loop = (snapshot.context as { loop?: { runId?: unknown; iteration?: unknown } } | undefined)?.loop;
+  if (typeof loop?.runId !== "string" || typeof loop.iteration !== "number") {
+    throw new SnapshotError("context", "persistAgent: this actor is not a jianmu agent (its context has no loop.runId); pass an actor of createReactMachine(...)");
+  }
+  const live = actor.getSnapshot() as SnapshotLike;
+  return {
+    format: SNAPSHOT_FORMAT,
+    version: SNAPSHOT_VERSION,
+    machine: actor.logic.id,
+    runId: loop.runId,
+    state: statePath(snapshot.value),
+    status: runStatusOf({ status: String(snapshot.status), value: snapshot.value, output: live.output }),
+    iteration: loop.iteration,
+    savedAt: now(),
+    snapshot,
+  };
+}
+
+// ---- Restoring ----------------------------------------------------------------------------------
+
+/**
+ * Check that a saved run is a jianmu snapshot of a version this code reads and has the envelope's
+ * shape (not yet that it fits a particular machine). Accepts the object or its JSON text.
+ */
+export function readPersisted(saved: unknown): PersistedAgent {
+  let value = saved;
+  if (typeof saved === "string") {
+    try {
+      value = JSON.parse(saved);
+    } catch (error) {
+      throw new SnapshotError(
+        "json",
+        `cannot restore the run: the saved snapshot is not valid JSON (${error instanceof Error ? error.message : String(error)}); the file or row is damaged or truncated: ${FRESH_RUN}`,
+      );
+    }
+  }
+  if (value === undefined) {
+    throw new SnapshotError("format", "cannot restore the run: nothing was given (store.load(runId) returns undefined for a run it does not have: check the run id with store.list())");
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new SnapshotError("format", `cannot restore the run: expected a saved jianmu snapshot (an object from persistAgent), got ${describe(value)}`);
+  }
+  const record = value as Record<string, unknown>;
+  if (record.format !== SNAPSHOT_FORMAT) {
+    const bare = "value" in record && "context" in record && "children" in record;
+    throw new SnapshotError(
+      "format",
+      bare
+        ? `cannot restore the run: this is a bare XState snapshot without the "${SNAPSHOT_FORMAT}" envelope; save runs with persistAgent(actor), which wraps it`
+        : `cannot restore the run: not a jianmu snapshot (format is ${describe(record.format)}, expected "${SNAPSHOT_FORMAT}"); pass what persistAgent(actor) returned`,
+    );
+  }
+  if (record.version !== SNAPSHOT_VERSION) {
+    const newer = typeof record.version === "number" && record.version > SNAPSHOT_VERSION;
+    throw new SnapshotError(
+      "version",
+      `cannot restore the run: it was saved with snapshot format version ${describe(record.version)} and this jianmu reads version ${SNAPSHOT_VERSION}; ` +
+        (newer ? "restore it with the newer jianmu that saved it, or start a fresh run" : "finish it with the jianmu version that saved it, or start a fresh run"),
+    );
+  }
+  const parsed = EnvelopeSchema.safeParse(record);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new SnapshotError("shape", `cannot restore the run: ${pathText("saved", issue.path)} ${issue.message}; the saved snapshot is damaged: ${FRESH_RUN}`);
+  }
+  return record as unknown as PersistedAgent;
+}
+
+/**
+ * Validate a saved run against the machine that is to continue it and return the snapshot for
+ * `createActor(machine, { snapshot })`. Throws `SnapshotError` naming what does not fit.
+ *
+ * The restored actor restarts the invoked children the snapshot holds, with their saved input:
+ * the root's `toolProviders` opens the providers again, the approval timer waits for what is left
+ * of the absolute deadline kept in context, and an `llm` or `toolExecutor` child runs again (the
+ * tool journal keeps the executor from repeating calls).
+ */
+export function restoreAgent(machine: ReactMachine, saved: unknown): Snapshot<unknown> {
+  const envelope = readPersisted(saved);
+  if (envelope.machine !== machine.id) {
+    throw new SnapshotError(
+      "machine",
+      `cannot restore run ${envelope.runId}: it was saved by machine "${envelope.machine}" but this machine is "${machine.id}"; ` +
+        `create the machine with createReactMachine({ name: "${envelope.machine}", ... }) to continue it`,
+    );
+  }
+  const snapshot = structuredClone(envelope.snapshot);
+  const context = ContextSchema.safeParse(snapshot.context);
+  if (!context.success) {
+    const issue = context.error.issues[0]!;
+    throw new SnapshotError("context", `cannot restore run ${envelope.runId}: ${pathText("snapshot.context", issue.path)} ${issue.message}; the saved context is damaged: ${FRESH_RUN}`);
+  }
+  const access = stateAccessOf(machine);
+  if (access) {
+    const state = access.schema.safeParse(access.view(context.data.state));
+    if (!state.success) {
+      const issue = state.error.issues[0]!;
+      const [field, ...rest] = issue.path.map(String);
+      const where = field !== undefined ? [...access.pathOf(field), ...rest].join(".") : "(root)";
+      throw new SnapshotError(
+        "context",
+        `cannot restore run ${envelope.runId}: state.${where} ${issue.message}; the saved state does not fit this machine's state schema (was it saved with another stateSchema, namespace or config.keys?)`,
+      );
+    }
+  }
+  try {
+    machine.resolveState({ value: snapshot.value as never, context: context.data as never });
+  } catch {
+    throw new SnapshotError(
+      "state",
+      `cannot restore run ${envelope.runId}: state "${envelope.state}" does not exist in machine "${machine.id}" (its statechart changed since the run was saved): ${FRESH_RUN}`,
+    );
+  }
+  const known = new Set(Object.keys(machine.implementations.actors));
+  for (const [id, child] of Object.entries(snapshot.children as Record<string, { src: string }>)) {
+    if (!known.has(child.src)) {
+      // XState would silently drop the child and the run would wait for it forever.
+      throw new SnapshotError(
+        "actors",
+        `cannot restore run ${envelope.runId}: its invoked actor "${id}" uses logic "${child.src}", which this machine does not provide; provide it with machine.provide({ actors: { ${child.src}: ... } })`,
+      );
+    }
+  }
+  return snapshot as unknown as Snapshot<unknown>;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return JSON.stringify(value) ?? String(value);
+}

@@ -1,0 +1,157 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
+import { cleanEnv, runCli, runCliInTerminal } from "./cli-harness.js";
+
+const DEMO_TASK = "Tell me: the capital of the country; the weather there; the product name";
+
+describe("jianmu run, offline (no endpoint configured)", () => {
+  it("announces the replay on the first line and reaches the recorded final answer", async () => {
+    const result = await runCli(["run"]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split("\n");
+    expect(lines[0]).toMatch(/^offline demo: no model endpoint configured, so real recorded gpt-4o turns are replayed from http:\/\/127\.0\.0\.1:\d+\/v1/);
+    expect(result.stdout).toContain("→ get_country {}");
+    expect(result.stdout).toMatch(/✓ get_weather → sunny \(\d+ ms\)/);
+    expect(result.stdout).toContain("Answer:\nCapital: The capital of Mexico is Mexico City.\nWeather: The weather in Mexico City is currently sunny.\nProduct Name: The product name is Pydantic AI.");
+    expect(result.stderr).toContain(`task: ${DEMO_TASK}`);
+    expect(result.stderr).toMatch(/succeeded: 3 model replies, 1352 tokens/);
+  });
+
+  it("replays the second recorded task too", async () => {
+    const result = await runCli(["run", "What is the capital of the UK? Use the tool, then answer."]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('✓ get_capital → London');
+    expect(result.stdout).toMatch(/Answer:\nThe capital of the UK is London/);
+  });
+
+  it("refuses a task it has no recording for, saying how to configure a model (exit 2)", async () => {
+    const result = await runCli(["run", "Write me a poem"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/no model endpoint is configured \(set OPENAI_API_KEY or OPENAI_BASE_URL/);
+    expect(result.stderr).toContain(`jianmu run "${DEMO_TASK}"`);
+  });
+
+  it("exits 1 with the termination reason when the agent fails", async () => {
+    const result = await runCli(["run", "--max-iterations", "1"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/Agent failed \(maxIterations\)/);
+  });
+
+  it("--json prints one JSON object per line, ending with the output", async () => {
+    const result = await runCli(["run", "--json"]);
+    expect(result.code).toBe(0);
+    const records = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as { type: string; output?: { status: string; rounds: number } });
+    expect(records[0]!.type).toBe("cli.message");
+    expect(records.some((r) => r.type === "tool.call.completed")).toBe(true);
+    expect(records.some((r) => r.type === "state")).toBe(true);
+    expect(records.at(-1)).toMatchObject({ type: "output", output: { status: "succeeded", rounds: 3 } });
+  });
+
+  it("asks for approval without a terminal: refuses clearly, and the model reads the rejection", async () => {
+    const result = await runCli(["run", "--require-approval", "get_weather"]);
+    expect(result.stdout).toMatch(/\? get_weather \{"city":"Mexico City"\} needs approval/);
+    expect(result.stdout).toContain("approval is required but there is no terminal to ask on (stdin is not a TTY)");
+    expect(result.stdout).toMatch(/⊘ get_weather rejected/);
+    expect(result.stdout).not.toContain("✓ get_weather");
+  });
+
+  it("--yes approves without asking", async () => {
+    const result = await runCli(["run", "--require-approval", "get_weather", "--yes"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("approved (--yes)");
+    expect(result.stdout).toContain("✓ get_weather → sunny");
+  });
+});
+
+describe("interactive approval under a pseudo-terminal", () => {
+  it("approve", async () => {
+    const result = await runCliInTerminal(["run", "--require-approval", "get_weather"], ["y"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("approve get_weather? [y]es / [n]o / [e]dit arguments:");
+    expect(result.stdout).toContain("✓ get_weather → sunny");
+  });
+
+  it("reject with a reason", async () => {
+    const result = await runCliInTerminal(["run", "--require-approval", "get_weather"], ["n", "not today"]);
+    expect(result.stdout).toContain("⊘ get_weather rejected: not today");
+    expect(result.stdout).not.toContain("✓ get_weather");
+  });
+
+  it("edit: an invalid edit is refused and asked again, a valid one is what the tool gets", async () => {
+    const result = await runCliInTerminal(["run", "--require-approval", "get_weather"], ["e", '{"town":"Paris"}', "e", '{"city":"Paris"}']);
+    expect(result.stdout).toMatch(/edit refused: the edited arguments do not fit get_weather: city: /);
+    expect(result.stdout).toContain("✓ get_weather → sunny");
+    expect(result.code).toBe(0);
+  });
+});
+
+describe("jianmu run against a configured endpoint", () => {
+  let server: OpenAIServer;
+  beforeAll(async () => {
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+      id: "c",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "local-model",
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+    const usage = (prompt: number, completion: number) => ({ id: "c", object: "chat.completion.chunk", created: 1, model: "local-model", choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } });
+    const turns = [
+      replies.sseFromChunks([
+        chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "calculator", arguments: "" } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"expression":"25 * 4 + 10"}' } }] }),
+        chunk({}, "tool_calls"),
+        usage(100, 20),
+      ]),
+      replies.sseFromChunks([chunk({ role: "assistant", content: "25 * 4 + 10 " }), chunk({ content: "= 110" }), chunk({}, "stop"), usage(150, 8)]),
+    ];
+    server = await startOpenAIServer({ respond: (request) => turns[request.index] ?? replies.error(500, "script exhausted") });
+  });
+  afterAll(() => server.close());
+
+  it("uses the endpoint from OPENAI_BASE_URL with the built-in tools, and streams the answer", async () => {
+    const result = await runCli(["run", "What is 25 * 4 + 10?", "--model", "local-model"], { env: cleanEnv({ OPENAI_BASE_URL: server.baseURL }) });
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toContain("offline demo");
+    expect(result.stdout).toContain('→ calculator {"expression":"25 * 4 + 10"}');
+    expect(result.stdout).toMatch(/✓ calculator → \{"expression":"25 \* 4 \+ 10","result":110\}/);
+    expect(result.stdout).toContain("Answer:\n25 * 4 + 10 = 110");
+    const first = server.requests[0]!.body as { model: string; tools: { function: { name: string } }[]; stream: boolean };
+    expect(first.model).toBe("local-model");
+    expect(first.stream).toBe(true);
+    expect(first.tools.map((t) => t.function.name)).toEqual(["calculator", "current_time"]);
+  });
+});
+
+describe("bad input", () => {
+  it("an unknown flag is a usage error (exit 2) pointing at help", async () => {
+    const result = await runCli(["run", "--frobnicate"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/jianmu: Unknown option '--frobnicate'[\s\S]*jianmu help/);
+  });
+
+  it("bad flag values are usage errors naming the flag", async () => {
+    expect((await runCli(["run", "--max-iterations", "zero"])).stderr).toContain('--max-iterations must be a whole number of at least 1, got "zero"');
+    expect((await runCli(["run", "--base-url", "not a url"])).code).toBe(2);
+    expect((await runCli(["run", "--tools", "calculator,teleport"], { env: cleanEnv({ OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }) })).stderr).toContain('--tools: unknown tool "teleport"');
+    expect((await runCli(["launch"])).stderr).toContain('unknown command "launch"');
+  });
+
+  it("a bad jianmu.yaml is a configuration error naming field, value and file (exit 2)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "jianmu-cli-"));
+    writeFileSync(join(dir, "jianmu.yaml"), "limits:\n  max_iterations: lots\n");
+    const result = await runCli(["run"], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${join(dir, "jianmu.yaml")}: limits.max_iterations = "lots" is invalid`);
+  });
+
+  it("help prints the usage and exits 0", async () => {
+    const result = await runCli(["help"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("jianmu run");
+    expect(result.stdout).toContain("Exit codes: 0 the agent succeeded, 1 the agent failed");
+  });
+});

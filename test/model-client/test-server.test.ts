@@ -1,0 +1,105 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { startOpenAIServer, replies, splitEvents, toSse, type OpenAIServer } from "../../testing/openai-server.js";
+import { formatOf, loadRecording, replayRecording } from "../../testing/recordings.js";
+import { fixture } from "./harness.js";
+
+const opened: OpenAIServer[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((server) => server.close()));
+});
+
+async function start(respond: Parameters<typeof startOpenAIServer>[0]["respond"]) {
+  const server = await startOpenAIServer({ respond });
+  opened.push(server);
+  return server;
+}
+
+describe("the OpenAI-compatible test server", () => {
+  it("records requests and answers JSON", async () => {
+    const server = await start(({ index }) => replies.json({ n: index }, 201, { "x-test": "yes" }));
+    const response = await fetch(`${server.baseURL}/chat/completions`, { method: "POST", body: JSON.stringify({ a: 1 }), headers: { "content-type": "application/json" } });
+    expect(response.status).toBe(201);
+    expect(response.headers.get("x-test")).toBe("yes");
+    expect(await response.json()).toEqual({ n: 0 });
+    expect(server.requests[0]).toMatchObject({ index: 0, method: "POST", path: "/v1/chat/completions", body: { a: 1 } });
+    expect(await server.outcome(0)).toBe("completed");
+  });
+
+  it("streams SSE event by event with a delay", async () => {
+    const body = toSse([{ a: 1 }, { b: 2 }]);
+    const server = await start(() => replies.sse(body, { delayMs: 30 }));
+    const started = performance.now();
+    const text = await (await fetch(server.baseURL)).text();
+    expect(text).toBe(body);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(55);
+  });
+
+  it("turns a throwing respond into a 500 that says so", async () => {
+    const server = await start(() => {
+      throw new Error("oops");
+    });
+    const response = await fetch(server.baseURL);
+    expect(response.status).toBe(500);
+    expect(await response.text()).toContain("respond() threw: oops");
+  });
+
+  it("close() ends hanging requests and leaves no socket open", async () => {
+    const server = await start(() => replies.hang());
+    const pending = fetch(server.baseURL).catch((error: unknown) => error);
+    while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await server.close();
+    opened.splice(0);
+    expect(await server.outcome(0)).toBe("server-closed");
+    expect(await pending).toBeInstanceOf(Error);
+  });
+
+  it("splits SSE bodies so the pieces re-join exactly", () => {
+    const body = ": comment\n\ndata: {}\n\nevent: error\ndata: {}\n\ndata: [DONE]\n\n";
+    expect(splitEvents(body)).toEqual([": comment\n\n", "data: {}\n\n", "event: error\ndata: {}\n\n", "data: [DONE]\n\n"]);
+    expect(splitEvents(body).join("")).toBe(body);
+  });
+});
+
+describe("recordings", () => {
+  it("knows the five formats", () => {
+    expect(["a.chunks.txt", "a.sse", "a.bin", "a.json", "a.yaml"].map(formatOf)).toEqual(["chunks", "sse", "bin", "json", "cassette"]);
+    expect(() => formatOf("a.txt")).toThrow(/not a known recording format/);
+  });
+
+  it("wraps chunk lines as SSE ending in [DONE]", () => {
+    const { interactions } = loadRecording(fixture("vercel-ai/groq/groq-tool-call.chunks.txt"));
+    const reply = interactions[0]!.reply;
+    expect(reply.kind).toBe("sse");
+    if (reply.kind !== "sse") return;
+    expect(splitEvents(reply.body)).toHaveLength(4);
+    expect(reply.body.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(reply.body.startsWith('data: {"id":"chatcmpl-b610d559')).toBe(true);
+  });
+
+  it("reads a cassette's statuses, content types and request bodies", () => {
+    const { format, interactions } = loadRecording(fixture("pydantic-ai/test_groq/test_tool_use_failed_error.yaml"));
+    expect(format).toBe("cassette");
+    expect(interactions.map((i) => [i.reply.kind, "status" in i.reply ? i.reply.status : undefined, i.stream])).toEqual([
+      ["json", 400, false],
+      ["json", 200, false],
+      ["json", 200, false],
+    ]);
+    expect(interactions[0]!.request?.["model"]).toBe("openai/gpt-oss-120b");
+    const streamed = loadRecording(fixture("pydantic-ai/test_openrouter/test_openrouter_stream_error.yaml")).interactions[0]!;
+    expect(streamed.stream).toBe(true);
+    expect(streamed.reply).toMatchObject({ kind: "sse", headers: { "content-type": "text/event-stream" } });
+  });
+
+  it("gives an error body status 400 unless told otherwise", () => {
+    const path = fixture("vercel-ai/openai/reasoning-model-legacy-parameter-error.json");
+    expect(loadRecording(path).interactions[0]!.reply).toMatchObject({ kind: "json", status: 400 });
+    expect(loadRecording(path, { status: 422 }).interactions[0]!.reply).toMatchObject({ status: 422 });
+  });
+
+  it("replays interactions in order, then answers 500", async () => {
+    const server = await start(replayRecording(fixture("pydantic-ai/test_openai/test_compatible_api_with_tool_calls_without_id.yaml")));
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await fetch(server.baseURL, { method: "POST" })).status);
+    expect(statuses).toEqual([200, 200, 500]);
+  });
+});

@@ -1,0 +1,166 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createActor } from "xstate";
+import { human } from "../../actors/messages.js";
+import type { ToolOutcome } from "../../actors/tool-executor.js";
+import type { ToolJournal } from "../../actors/tool-journal.js";
+import { MemoryCheckpointStore } from "../../machines/checkpoints/memory-store.js";
+import { SqliteCheckpointStore } from "../../machines/checkpoints/sqlite-store.js";
+import { CheckpointError, type CheckpointStore } from "../../machines/checkpoints/store.js";
+import { createReactMachine } from "../../machines/react-machine.js";
+import { persistAgent, SnapshotError, type PersistedAgent } from "../../machines/persistence.js";
+import { scriptedModel } from "../../testing/scripted-model.js";
+import { approvalFor, awaitingApproval, countingTool, done, waitFor } from "./helpers.js";
+
+const dir = mkdtempSync(join(tmpdir(), "jianmu-stores-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let parked: PersistedAgent;
+let finished: PersistedAgent;
+
+beforeAll(async () => {
+  const machine = createReactMachine({
+    modelClient: scriptedModel([{ toolCalls: [{ id: "c1", name: "record", arguments: { note: "n" } }] }]),
+    tools: [countingTool().tool],
+    constraints: [approvalFor("record")],
+  });
+  const actor = createActor(machine, { input: { messages: [human("go")], runId: "run-parked" } });
+  actor.start();
+  await waitFor(actor, awaitingApproval);
+  parked = persistAgent(actor, () => 1_000);
+  actor.stop();
+
+  const other = createReactMachine({ name: "Summariser", modelClient: scriptedModel([{ content: "short" }]) });
+  const summariser = createActor(other, { input: { messages: [human("summarise")], runId: "run-done" } });
+  summariser.start();
+  await waitFor(summariser, done);
+  finished = persistAgent(summariser, () => 2_000);
+});
+
+const outcome: ToolOutcome = { callId: "c1", name: "record", status: "ok", content: "recorded n", durationMs: 3, effectTags: ["write"] };
+
+const stores: [string, () => CheckpointStore & ToolJournal & { close?: () => void }][] = [
+  ["MemoryCheckpointStore", () => new MemoryCheckpointStore()],
+  ["SqliteCheckpointStore (file)", () => new SqliteCheckpointStore({ path: join(dir, `contract-${Math.random().toString(36).slice(2)}.db`) })],
+  ["SqliteCheckpointStore (:memory:)", () => new SqliteCheckpointStore({ path: ":memory:" })],
+];
+
+describe.each(stores)("%s", (_name, make) => {
+  it("saves, loads, lists (newest first) and deletes runs", async () => {
+    const store = make();
+    expect(await store.load("run-parked")).toBeUndefined();
+    expect(await store.list()).toEqual([]);
+
+    await store.save("run-parked", parked);
+    await store.save("run-done", finished);
+    expect(await store.load("run-parked")).toEqual(parked);
+    expect(await store.list()).toEqual([
+      { runId: "run-done", machine: "Summariser", state: "Succeeded", status: "succeeded", iteration: 0, savedAt: 2_000 },
+      {
+        runId: "run-parked",
+        machine: "ReActAgent",
+        state: "Evaluating.ChildRunning.ToolExecutor.AwaitingApproval",
+        status: "awaitingApproval",
+        iteration: 0,
+        savedAt: 1_000,
+      },
+    ]);
+
+    // A later save of the same run replaces it.
+    const later = { ...parked, savedAt: 3_000 };
+    await store.save("run-parked", later);
+    expect((await store.load("run-parked"))?.savedAt).toBe(3_000);
+    expect((await store.list()).map((s) => s.runId)).toEqual(["run-parked", "run-done"]);
+
+    expect(await store.delete("run-parked")).toBe(true);
+    expect(await store.delete("run-parked")).toBe(false);
+    expect(await store.load("run-parked")).toBeUndefined();
+    expect((await store.list()).map((s) => s.runId)).toEqual(["run-done"]);
+    store.close?.();
+  });
+
+  it("refuses a record filed under another run id", () => {
+    const store = make();
+    expect(() => store.save("run-other", parked)).toThrow(CheckpointError);
+    expect(() => store.save("run-other", parked)).toThrow(/belongs to run "run-parked", not "run-other"/);
+    store.close?.();
+  });
+
+  it("journals calls: started, then completed with the outcome; keyed by run, iteration and call id", async () => {
+    const store = make();
+    const key = { runId: "r1", iteration: 0, callId: "c1" };
+    expect(await store.lookup(key)).toBeUndefined();
+    await store.started(key, "record");
+    expect(await store.lookup(key)).toEqual({ state: "started", name: "record" });
+    await store.completed(key, outcome);
+    expect(await store.lookup(key)).toEqual({ state: "completed", outcome });
+    // The same call id in another iteration or run is another call.
+    expect(await store.lookup({ ...key, iteration: 1 })).toBeUndefined();
+    expect(await store.lookup({ ...key, runId: "r2" })).toBeUndefined();
+    store.close?.();
+  });
+
+  it("deleting a run forgets its journal too", async () => {
+    const store = make();
+    await store.save("run-parked", parked);
+    await store.completed({ runId: "run-parked", iteration: 0, callId: "c1" }, outcome);
+    await store.completed({ runId: "run-done", iteration: 0, callId: "c1" }, outcome);
+    await store.delete("run-parked");
+    expect(await store.lookup({ runId: "run-parked", iteration: 0, callId: "c1" })).toBeUndefined();
+    expect(await store.lookup({ runId: "run-done", iteration: 0, callId: "c1" })).toEqual({ state: "completed", outcome });
+    store.close?.();
+  });
+});
+
+describe("SqliteCheckpointStore", () => {
+  it("keeps checkpoints and journal in one WAL-mode file that another connection (process) reads", () => {
+    const path = join(dir, "nested", "dirs", "runs.db");
+    const writer = new SqliteCheckpointStore({ path });
+    writer.save("run-parked", parked);
+    writer.completed({ runId: "run-parked", iteration: 0, callId: "c1" }, outcome);
+
+    const reader = new SqliteCheckpointStore({ path });
+    expect(reader.load("run-parked")).toEqual(parked);
+    expect(reader.lookup({ runId: "run-parked", iteration: 0, callId: "c1" })).toEqual({ state: "completed", outcome });
+    writer.close();
+    reader.close();
+    reader.close(); // idempotent
+
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
+    const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+    expect(tables).toEqual([{ name: "jianmu_checkpoints" }, { name: "jianmu_tool_journal" }]);
+    const row = raw.prepare("SELECT body FROM jianmu_checkpoints").get() as { body: string };
+    expect(JSON.parse(row.body)).toEqual(parked);
+    raw.close();
+  });
+
+  it("reports a damaged row as such instead of restoring garbage", () => {
+    const path = join(dir, "damaged.db");
+    const store = new SqliteCheckpointStore({ path });
+    store.save("run-parked", parked);
+    store.completed({ runId: "run-parked", iteration: 0, callId: "c1" }, outcome);
+    const raw = new Database(path);
+    raw.prepare("UPDATE jianmu_checkpoints SET body = substr(body, 1, 100)").run();
+    raw.prepare("UPDATE jianmu_tool_journal SET outcome = '{\"status\":\"ok\"}'").run();
+    raw.close();
+    expect(() => store.load("run-parked")).toThrow(SnapshotError);
+    expect(() => store.load("run-parked")).toThrow(/not valid JSON/);
+    expect(() => store.lookup({ runId: "run-parked", iteration: 0, callId: "c1" })).toThrow(/outcome of call c1 \(iteration 0\) is damaged/);
+    store.close();
+  });
+
+  it("refuses a database written by a newer layout, and bad options, by name", () => {
+    const path = join(dir, "newer.db");
+    const raw = new Database(path);
+    raw.pragma("user_version = 9");
+    raw.close();
+    expect(() => new SqliteCheckpointStore({ path })).toThrow(/written by a newer jianmu \(database layout 9, this one knows 1\)/);
+    expect(() => new SqliteCheckpointStore({ path: "" })).toThrow(/options\.path must name the database file/);
+    expect(() => new SqliteCheckpointStore({ path: join(dir, "x.db"), busyTimeoutMs: -1 })).toThrow(/options\.busyTimeoutMs/);
+    expect(() => new SqliteCheckpointStore({ path: join(dir, "y.db"), extra: 1 } as never)).toThrow(/options/);
+  });
+});
