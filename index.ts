@@ -2,6 +2,9 @@
  * jianmu: ReAct agents as explicit XState v5 statecharts.
  * The library's public surface; test doubles and model-based testing helpers live in `jianmu/testing`.
  */
+import type { ModelClient as ModelClientShape } from "./actors/model-client.js";
+import { resolveModelClient } from "./actors/openai-model-client.js";
+
 export { createReactMachine, ACTOR_NAMES, MachineOptionsError, toolProvidersClosed } from "./machines/react-machine.js";
 export type { ReactMachine, ReactMachineOptions, ReactAgentRef } from "./machines/react-machine.js";
 export { runAgent } from "./machines/runner.js";
@@ -61,3 +64,32 @@ export { ToolSet } from "./tools/toolset.js";
 export type { FunctionSchema } from "./tools/toolset.js";
 export { ToolProviderError } from "./tools/provider.js";
 export type { ToolProvider } from "./tools/provider.js";
+
+// ---- the real model client ----
+/** A model endpoint the LLM step can call: `ModelClient.resolve({...})` builds one on the `openai` SDK. */
+export type ModelClient = ModelClientShape;
+export const ModelClient = { resolve: resolveModelClient } as const;
+export { resolveModelClient };
+export type { ModelClientOptions } from "./actors/openai-model-client.js";
+export { ModelClientOptionsError } from "./actors/model-client-options.js";
+
+// ---- guards ----
+export { allowTools, denyTools, requireApproval, callBudget, rateLimit, GuardOptionsError } from "./actors/guards/index.js";
+export type { ToolListOptions, RequireApprovalOptions, CallBudgetOptions, RateLimitOptions } from "./actors/guards/index.js";
+
+// ---- durable runs ----
+export { persistAgent, restoreAgent, readPersisted, statePath, runStatusOf, SnapshotError, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from "./machines/persistence.js";
+export type { PersistedAgent, RunStatus, SnapshotProblem } from "./machines/persistence.js";
+export { CheckpointError } from "./machines/checkpoints/store.js";
+export type { CheckpointStore, CheckpointSummary } from "./machines/checkpoints/store.js";
+export { MemoryCheckpointStore } from "./machines/checkpoints/memory-store.js";
+export { SqliteCheckpointStore } from "./machines/checkpoints/sqlite-store.js";
+export type { SqliteCheckpointStoreOptions } from "./machines/checkpoints/sqlite-store.js";
+export { checkpointAgent } from "./machines/checkpoints/checkpoint-agent.js";
+export type { CheckpointHandle, CheckpointOptions } from "./machines/checkpoints/checkpoint-agent.js";
+export { MemoryToolJournal, ToolOutcomeSchema } from "./actors/tool-journal.js";
+export type { ToolJournal, JournalEntry, JournalKey } from "./actors/tool-journal.js";
+
+// ---- tools: built-ins and MCP ----
+export { builtinTools, BUILTIN_TOOL_NAMES, calculatorTool, currentTimeTool, createCurrentTimeTool, createReadFileTool, createListFilesTool, evaluateExpression, ExpressionError, SandboxError } from "./tools/builtin/index.js";
+export * from "./tools/mcp/index.js";
