@@ -3,6 +3,7 @@ import { human } from "../../actors/messages.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
+import { calculatorTool } from "../../tools/builtin/index.js";
 import { add, multiply, startAgent } from "./helpers.js";
 
 describe("the ReAct loop", () => {
@@ -29,18 +30,22 @@ describe("the ReAct loop", () => {
 
   it("matches the design note's integration case: rounds 2 and 4 messages (user, assistant+call, tool, assistant)", async () => {
     const model = scriptedModel([
-      { toolCalls: [{ name: "multiply", arguments: { a: 25, b: 4 } }] },
+      { toolCalls: [{ name: "calculator", arguments: { expression: "25 * 4 + 10" } }] },
       { content: "The answer is 110." },
     ]);
-    const machine = createReactMachine({ modelClient: model, tools: [multiply] });
+    const machine = createReactMachine({ modelClient: model, tools: [calculatorTool] });
     const output = await runAgent(machine, { messages: [human("What is 25 * 4 + 10?")] });
     expect(output.rounds).toBe(2);
     expect(output.state["done"]).toBe(true);
     expect(output.messages).toHaveLength(4);
     const [user, call, observation, answer] = output.messages;
     expect(user).toEqual({ role: "user", content: "What is 25 * 4 + 10?" });
-    expect(call).toMatchObject({ role: "assistant", content: null, toolCalls: [{ name: "multiply", arguments: '{"a":25,"b":4}' }] });
-    expect(observation).toMatchObject({ role: "tool", content: "100", toolCallId: (call as { toolCalls: { id: string }[] }).toolCalls[0]!.id });
+    expect(call).toMatchObject({ role: "assistant", content: null, toolCalls: [{ name: "calculator", arguments: '{"expression":"25 * 4 + 10"}' }] });
+    expect(observation).toMatchObject({
+      role: "tool",
+      content: '{"expression":"25 * 4 + 10","result":110}',
+      toolCallId: (call as { toolCalls: { id: string }[] }).toolCalls[0]!.id,
+    });
     expect(answer).toEqual({ role: "assistant", content: "The answer is 110." });
   });
 
