@@ -5,3 +5,21 @@ export { startOpenAIServer, replies, toSse, splitEvents } from "./testing/openai
 export type { OpenAIServer, OpenAIServerOptions, Reply, Respond, ReceivedRequest, RequestOutcome } from "./testing/openai-server.js";
 export { loadRecording, replayInteractions, replayRecording, formatOf } from "./testing/recordings.js";
 export type { Recording, RecordedInteraction, RecordingFormat } from "./testing/recordings.js";
+export { generateAgentPaths, InvariantViolation, ReplayDivergence, ModelTooLargeError, ModelInconsistencyError } from "./testing/model-based.js";
+export type {
+  AgentPaths,
+  AgentPath,
+  AgentPathsOptions,
+  PathStepInfo,
+  FinalState,
+  CoverageSummary,
+  ModelTurnScript,
+  Policy,
+  PolicyCall,
+  PolicyDecision,
+  EventKind,
+  InvariantName,
+  Violation,
+  ReplayOptions,
+  ReplayResult,
+} from "./testing/model-based.js";

@@ -1,0 +1,204 @@
+import type { AnyEventObject } from "xstate";
+import type { ApprovalTimerInput } from "../actors/approval-timer.js";
+import type { CallDecision, PreflightInput, PreflightOutput } from "../actors/guard.js";
+import type { LLMInput } from "../actors/llm-step.js";
+import type { ToolCall } from "../actors/messages.js";
+import { ModelError, type Usage } from "../actors/model-client.js";
+import type { ExecutorInput } from "../actors/tool-executor.js";
+import type { ReActConfig } from "../machines/config.js";
+import type { StateAccess } from "../machines/state-access.js";
+import { decisionsUnder, predictOutcomes, PURE_CLOCK, scriptLabel, turnOf, type ModelTurnScript, type Policy, type PolicyDecision } from "./model-based-inputs.js";
+import { childInput, childrenOf, type AgentSnapshot } from "./model-based-pure.js";
+
+/**
+ * The abstraction the traversal works on, and what can happen in each of its states.
+ *
+ * `modelKey` is the coarse state: the state value plus the few counters that change what can
+ * happen next (iteration, rounds, whether the token budget is spent, the batch of calls and
+ * where each call's decision stands). Everything else in context (messages, history, texts)
+ * is left out, so the state space stays small and finite.
+ *
+ * `EventCatalogue.eventsFor` lists what may arrive in a snapshot: the done/error events of the
+ * invoked actor that is running (with realistic outputs, see model-based-inputs.ts: model turns
+ * from the scripts, guard verdicts from the policy, tool outcomes predicted from the
+ * decisions), its progress events,
+ * and the commands a person can send (cancel, approve, reject). Events depend only on what the
+ * key holds, so replaying a path's events reproduces its keys exactly.
+ */
+
+const UNKNOWN_CALL_ID = "no-such-call";
+
+export type ActorSrc = "llm" | "guard" | "toolExecutor" | "approvalTimer" | "toolProviders";
+
+/** What an event is, for driving a live replay and for describing a path. */
+export type EventKind =
+  | { kind: "toolsReady" }
+  | { kind: "toolsFailed" }
+  | { kind: "cancel" }
+  | { kind: "approve"; callId: string }
+  | { kind: "reject"; callId: string }
+  | { kind: "progress"; src: ActorSrc }
+  | { kind: "done"; src: ActorSrc; output: unknown }
+  | { kind: "error"; src: ActorSrc; error: unknown };
+
+export function classifyEvent(event: AnyEventObject, machineId: string): EventKind {
+  const srcOf = (id: string): ActorSrc => id.slice(machineId.length + 1) as ActorSrc;
+  switch (event.type) {
+    case "tools.ready":
+      return { kind: "toolsReady" };
+    case "tools.failed":
+      return { kind: "toolsFailed" };
+    case "agent.cancel":
+      return { kind: "cancel" };
+    case "guard.approve":
+      return { kind: "approve", callId: String(event["callId"]) };
+    case "guard.reject":
+      return { kind: "reject", callId: String(event["callId"]) };
+    case "llm.progress":
+      return { kind: "progress", src: "llm" };
+    case "tool.progress":
+      return { kind: "progress", src: "toolExecutor" };
+  }
+  if (event.type.startsWith("xstate.done.actor.")) return { kind: "done", src: srcOf(event.type.slice("xstate.done.actor.".length)), output: event["output"] };
+  if (event.type.startsWith("xstate.error.actor.")) return { kind: "error", src: srcOf(event.type.slice("xstate.error.actor.".length)), error: event["error"] };
+  throw new Error(`model-based testing: no replay is defined for event "${event.type}"`);
+}
+
+/** The coarse state of a snapshot (see the file comment). */
+export function modelKey(snapshot: AgentSnapshot, access: StateAccess, config: ReActConfig): string {
+  const { loop, state } = snapshot.context;
+  const usage = access.read<Usage>(state, "usage");
+  return JSON.stringify({
+    value: snapshot.value,
+    status: snapshot.status,
+    iteration: loop.iteration,
+    rounds: access.read<number>(state, "rounds"),
+    spent: config.maxBudgetTokens !== undefined && usage.totalTokens >= config.maxBudgetTokens,
+    calls: access.read<ToolCall[]>(state, "actions").map((call) => call.name),
+    decisions: loop.decisions.map((d) => `${d.status}${d.deadline !== undefined ? `/${d.onTimeout ?? "reject"}` : ""}`),
+    termination: loop.termination?.reason ?? null,
+  });
+}
+
+/** JSON for event identity in the traversal: errors keep their name and message. */
+export function serializeEvent(event: AnyEventObject): string {
+  return JSON.stringify(event, (_key, value: unknown) => (value instanceof Error ? { error: value.name, message: value.message } : value));
+}
+
+/** Without a policy every batch gets each of these verdicts in turn (by the call's index in the batch). */
+const ENUMERATED_VERDICTS: readonly ((index: number) => PolicyDecision)[] = [
+  () => ({ decision: "allow" }),
+  () => ({ decision: "deny", reason: "denied by the model-based test" }),
+  () => ({ decision: "pending", reason: "needs approval" }),
+  (index) => (index === 0 ? { decision: "pending", timeoutMs: 60_000, onTimeout: "reject" } : { decision: "allow" }),
+  (index) => (index === 0 ? { decision: "pending", timeoutMs: 60_000, onTimeout: "fail" } : { decision: "allow" }),
+];
+
+export interface CatalogueOptions {
+  machineId: string;
+  access: StateAccess;
+  config: ReActConfig;
+  scripts: readonly ModelTurnScript[];
+  policy?: Policy;
+}
+
+export class EventCatalogue {
+  /** Descriptions of generated events, for path descriptions. */
+  private readonly labels = new WeakMap<object, string>();
+  private readonly scripts: readonly ModelTurnScript[];
+
+  constructor(private readonly options: CatalogueOptions) {
+    const budget = options.config.maxBudgetTokens;
+    const spender = options.scripts.find((script) => (script.toolCalls?.length ?? 0) > 0) ?? options.scripts[0];
+    // With a token budget, one more turn spends it all (it must call tools for the loop to go on and notice).
+    this.scripts =
+      budget !== undefined && spender
+        ? [...options.scripts, { ...spender, label: `${scriptLabel(spender)}, spending the whole token budget`, usage: { promptTokens: budget, completionTokens: 0 } }]
+        : options.scripts;
+  }
+
+  labelOf(event: AnyEventObject): string {
+    return this.labels.get(event) ?? event.type;
+  }
+
+  eventsFor(snapshot: AgentSnapshot): AnyEventObject[] {
+    if (snapshot.status !== "active") return [];
+    const actionsOf = (s: AgentSnapshot) => this.options.access.read<ToolCall[]>(s.context.state, "actions");
+    const events: AnyEventObject[] = [];
+    const add = (event: AnyEventObject, label: string) => {
+      this.labels.set(event, label);
+      events.push(event);
+    };
+    for (const child of childrenOf(snapshot)) {
+      const done = (output: unknown, label: string) => add({ type: `xstate.done.actor.${child.id}`, output }, label);
+      const error = (message: string, label: string) => add({ type: `xstate.error.actor.${child.id}`, error: new Error(message) }, label);
+      switch (child.src) {
+        case "toolProviders":
+          if (snapshot.matches("Initialising")) add({ type: "tools.ready", tools: snapshot.context.loop.tools }, "tools ready");
+          break;
+        case "llm": {
+          const input = childInput<LLMInput>(child.ref)!;
+          for (const script of this.scripts) done(turnOf(script, input.rounds + 1), `model ${scriptLabel(script)}`);
+          add({ type: "llm.progress", event: { type: "text.delta", delta: "Thinking " } }, "model streams text");
+          add(
+            { type: `xstate.error.actor.${child.id}`, error: new ModelError("the model call failed (scripted)", { kind: "script", model: "scripted" }) },
+            "model call fails",
+          );
+          break;
+        }
+        case "guard": {
+          const input = childInput<PreflightInput>(child.ref)!;
+          for (const { label, decisions } of this.verdicts(input.calls)) done({ decisions } satisfies PreflightOutput, `guard: ${label}`);
+          error("the guard step crashed (scripted)", "guard step crashes");
+          break;
+        }
+        case "toolExecutor": {
+          const input = childInput<ExecutorInput>(child.ref)!;
+          const output = predictOutcomes(input, snapshot.context.loop.tools);
+          done(output, `tools run: ${output.outcomes.map((o) => `${o.name} ${o.status}`).join(", ")}`);
+          const first = output.outcomes.find((o) => o.status === "ok" || o.status === "error");
+          const call = first && input.calls.find((c) => c.id === first.callId);
+          if (call) {
+            add({ type: "tool.progress", event: { type: "tool.call.started", callId: call.id, name: call.name, arguments: call.arguments, at: PURE_CLOCK } }, `${call.name} starts`);
+          }
+          error("the tool executor crashed (scripted)", "tool executor crashes");
+          break;
+        }
+        case "approvalTimer": {
+          const input = childInput<ApprovalTimerInput>(child.ref)!;
+          if (input.deadline !== null) done({ firedAt: input.deadline }, "the approval deadline passes");
+          break;
+        }
+      }
+    }
+    if (snapshot.matches({ Evaluating: { ChildRunning: { ToolExecutor: "AwaitingApproval" } } })) {
+      for (const d of snapshot.context.loop.decisions.filter((d) => d.status === "pending")) {
+        add({ type: "guard.approve", callId: d.callId }, `approve ${d.name}`);
+        add({ type: "guard.reject", callId: d.callId, reason: "rejected by the model-based test" }, `reject ${d.name}`);
+      }
+      add({ type: "guard.approve", callId: UNKNOWN_CALL_ID }, "approve a call that is not waiting (refused)");
+    } else {
+      // A late or stray decision (e.g. for a call that already ran): the machine must refuse it, not drop it.
+      const late = actionsOf(snapshot).at(-1);
+      const callId = late?.id ?? UNKNOWN_CALL_ID;
+      add({ type: "guard.approve", callId }, `approve ${late ? late.name : "an unknown call"} late (refused)`);
+      add({ type: "guard.reject", callId, reason: "too late" }, `reject ${late ? late.name : "an unknown call"} late (refused)`);
+    }
+    add({ type: "agent.cancel", reason: "cancelled by the model-based test" }, "cancel");
+    add({ type: "tools.failed", error: { name: "ToolProviderError", message: "a tool provider failed (scripted)" } }, "tool providers fail");
+    return events;
+  }
+
+  private verdicts(calls: readonly ToolCall[]): { label: string; decisions: CallDecision[] }[] {
+    const describe = (decisions: CallDecision[]) => decisions.map((d) => `${d.name} ${d.status}${d.deadline !== undefined ? ` (deadline, ${d.onTimeout})` : ""}`).join(", ");
+    const policy = this.options.policy;
+    if (policy) {
+      const decisions = decisionsUnder(policy, calls, PURE_CLOCK);
+      return [{ label: describe(decisions), decisions }];
+    }
+    return ENUMERATED_VERDICTS.map((verdict) => {
+      const decisions = decisionsUnder((call) => verdict(calls.findIndex((c) => c.id === call.id)), calls, PURE_CLOCK);
+      return { label: describe(decisions), decisions };
+    });
+  }
+}

@@ -1,0 +1,215 @@
+import type { AnyActorRef } from "xstate";
+import type { z } from "zod";
+import type { CallDecision } from "../actors/guard.js";
+import type { LLMInput } from "../actors/llm-step.js";
+import type { ModelRequest } from "../actors/model-client.js";
+import type { ExecutorInput } from "../actors/tool-executor.js";
+import type { ReActConfig } from "../machines/config.js";
+import type { AgentOutput } from "../machines/context.js";
+import type { TerminationReason } from "../machines/events.js";
+import type { StateAccess } from "../machines/state-access.js";
+import { fieldMeta } from "../machines/state.js";
+import { childInput, childrenOf, type AgentSnapshot, type Microstep } from "./model-based-pure.js";
+
+/**
+ * The loop's safety rules, checked on every microstep of a run, pure or live:
+ * - `onlyAuthorizedCallsRun`: when Executing starts, every call the executor would run was
+ *   allowed by the guard verdicts the test expects, or approved by a `guard.approve` for that
+ *   call while it was pending; no call is still pending; live, every `tool.call.started` is one
+ *   of those calls.
+ * - `iterationsWithinLimit`: `loop.iteration` never exceeds `maxIterations`, nor do model calls.
+ * - `failedHasReason`: `Failed` always carries a termination reason (and `Succeeded` none).
+ * - `iterationStartsClean`: entering `Evaluating.CheckAbort`, every step field is back to its
+ *   default (so old calls never run twice) and no decision is left over.
+ * - `toolChoiceOnFirstRoundOnly`: the model step gets `toolChoice` (and `toolChoice`/`tool_choice`
+ *   extra params) only with `rounds === 0`, and always then when one is configured.
+ */
+
+export type InvariantName = "onlyAuthorizedCallsRun" | "iterationsWithinLimit" | "failedHasReason" | "iterationStartsClean" | "toolChoiceOnFirstRoundOnly";
+
+export interface Violation {
+  readonly invariant: InvariantName;
+  readonly message: string;
+  /** Index of the path event during which it happened (0 is the start). */
+  readonly step: number;
+}
+
+/** A run broke one of the loop's invariants. */
+export class InvariantViolation extends Error {
+  override name = "InvariantViolation";
+  constructor(
+    readonly violations: readonly Violation[],
+    where: string,
+  ) {
+    super(`${where}: ${violations.length} invariant violation(s):\n${violations.map((v) => `  - [${v.invariant}] at step ${v.step}: ${v.message}`).join("\n")}`);
+  }
+}
+
+const TERMINATION_REASONS: ReadonlySet<TerminationReason> = new Set([
+  "maxIterations",
+  "tokenBudget",
+  "modelError",
+  "cancelled",
+  "approvalTimeout",
+  "toolProviderError",
+  "internalError",
+]);
+const TOOL_CHOICE_KEYS = ["toolChoice", "tool_choice"];
+
+const CHECK_ABORT = { Evaluating: "CheckAbort" } as const;
+const EXECUTING = { Evaluating: { ChildRunning: { ToolExecutor: "Executing" } } } as const;
+
+function isDeepEqual(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export class InvariantChecker {
+  readonly violations: Violation[] = [];
+  /** Set by the runner: the path event being processed. */
+  step = 0;
+  private last: AgentSnapshot | undefined;
+  private readonly seenChildren = new WeakSet<AnyActorRef>();
+  private modelCalls = 0;
+  /** The guard verdicts the test expects for the current batch, by call id. */
+  private expected = new Map<string, CallDecision>();
+  /** Calls approved by a `guard.approve` while pending, in the current batch. */
+  private approved = new Set<string>();
+  /** Calls the executor may run in the current batch. */
+  private authorized = new Set<string>();
+  /** Every call authorized in this run (for checks on what tools really ran). */
+  readonly everAuthorized = new Set<string>();
+
+  constructor(
+    private readonly access: StateAccess,
+    private readonly config: ReActConfig,
+  ) {}
+
+  /** The verdicts the guard step is expected to give for the batch about to be decided. */
+  expectDecisions(decisions: readonly CallDecision[]): void {
+    this.expected = new Map(decisions.map((d) => [d.callId, d]));
+  }
+
+  observe(microstep: Microstep): void {
+    const { snapshot, event } = microstep;
+    const previous = this.last;
+    this.last = snapshot;
+    const { loop, state } = snapshot.context;
+
+    if (loop.iteration > this.config.maxIterations) {
+      this.fail("iterationsWithinLimit", `loop.iteration is ${loop.iteration}, above maxIterations ${this.config.maxIterations}`);
+    }
+    if (snapshot.matches("Failed")) {
+      if (!loop.termination) this.fail("failedHasReason", "the run is Failed without a termination");
+      else if (!TERMINATION_REASONS.has(loop.termination.reason)) this.fail("failedHasReason", `Failed with unknown reason ${JSON.stringify(loop.termination.reason)}`);
+    }
+    if (snapshot.matches("Succeeded") && loop.termination) this.fail("failedHasReason", `Succeeded but carries termination ${loop.termination.reason}`);
+
+    if (snapshot.matches(CHECK_ABORT) && !previous?.matches(CHECK_ABORT)) {
+      for (const field of this.access.fields) {
+        const schema = this.access.schema.shape[field] as z.ZodType | undefined;
+        if (!schema || fieldMeta(schema).lifetime !== "step") continue;
+        const fresh = schema.safeParse(undefined);
+        const value = this.access.read(state, field);
+        if (!fresh.success || !isDeepEqual(value, fresh.data)) {
+          this.fail("iterationStartsClean", `step field "${field}" is ${JSON.stringify(value)} at the start of iteration ${loop.iteration}`);
+        }
+      }
+      if (loop.decisions.length > 0) this.fail("iterationStartsClean", `${loop.decisions.length} decision(s) left over at the start of iteration ${loop.iteration}`);
+      this.expected = new Map();
+      this.approved = new Set();
+      this.authorized = new Set();
+    }
+
+    this.trackApprovals(previous, snapshot, microstep);
+
+    for (const child of childrenOf(snapshot)) {
+      if (this.seenChildren.has(child.ref)) continue;
+      this.seenChildren.add(child.ref);
+      if (child.src === "llm") this.checkModelCall(childInput<LLMInput>(child.ref), snapshot);
+      if (child.src === "toolExecutor") this.checkExecution(childInput<ExecutorInput>(child.ref), snapshot);
+    }
+  }
+
+  /** Live: the executor reported that a call started. */
+  toolStarted(callId: string, name: string): void {
+    if (!this.authorized.has(callId)) this.fail("onlyAuthorizedCallsRun", `tool ${name} (call ${callId}) started although the call was not allowed or approved`);
+  }
+
+  /** Live: the run's output agrees with how it ended. */
+  checkOutput(output: AgentOutput): void {
+    if (output.status === "failed" && !output.termination) this.fail("failedHasReason", "the failed run's output has no termination");
+    if (output.status === "succeeded" && output.termination) this.fail("failedHasReason", `the succeeded run's output carries termination ${output.termination.reason}`);
+  }
+
+  /** Live: what the model really received; request `i` of a fresh run is round `i`. */
+  checkModelRequests(requests: readonly ModelRequest[]): void {
+    requests.forEach((request, round) => {
+      if (round === 0) return;
+      if (request.toolChoice !== undefined) this.fail("toolChoiceOnFirstRoundOnly", `model request #${round + 1} carried toolChoice ${JSON.stringify(request.toolChoice)}`);
+      for (const key of TOOL_CHOICE_KEYS) {
+        if (request.extraParams && key in request.extraParams) this.fail("toolChoiceOnFirstRoundOnly", `model request #${round + 1} carried extraParams.${key}`);
+      }
+    });
+  }
+
+  private trackApprovals(previous: AgentSnapshot | undefined, snapshot: AgentSnapshot, microstep: Microstep): void {
+    if (!previous) return;
+    const before = new Map(previous.context.loop.decisions.map((d) => [d.callId, d]));
+    for (const d of snapshot.context.loop.decisions) {
+      const was = before.get(d.callId);
+      if (d.status !== "approved" || !was || was.status === "approved") continue;
+      const event = microstep.event as { type: string; callId?: string };
+      if (was.status === "pending" && event.type === "guard.approve" && event.callId === d.callId) this.approved.add(d.callId);
+      else this.fail("onlyAuthorizedCallsRun", `call ${d.callId} (${d.name}) became approved from "${was.status}" on ${event.type}, not by its guard.approve`);
+    }
+  }
+
+  private checkModelCall(input: LLMInput | undefined, snapshot: AgentSnapshot): void {
+    this.modelCalls += 1;
+    if (this.modelCalls > this.config.maxIterations) {
+      this.fail("iterationsWithinLimit", `model call #${this.modelCalls} started, above maxIterations ${this.config.maxIterations}`);
+    }
+    if (!input) return;
+    const rounds = this.access.read<number>(snapshot.context.state, "rounds");
+    if (input.rounds !== rounds) this.fail("toolChoiceOnFirstRoundOnly", `the model step was told rounds=${input.rounds} while the state holds ${rounds}`);
+    if (input.rounds !== 0) {
+      if (input.toolChoice !== undefined) this.fail("toolChoiceOnFirstRoundOnly", `toolChoice ${JSON.stringify(input.toolChoice)} sent with rounds=${input.rounds}`);
+      for (const key of TOOL_CHOICE_KEYS) {
+        if (key in input.extraParams) this.fail("toolChoiceOnFirstRoundOnly", `extraParams.${key} sent with rounds=${input.rounds}`);
+      }
+    } else if (this.config.toolChoice !== undefined && !isDeepEqual(input.toolChoice, this.config.toolChoice)) {
+      this.fail("toolChoiceOnFirstRoundOnly", `the configured toolChoice was not sent on the first round (got ${JSON.stringify(input.toolChoice)})`);
+    }
+  }
+
+  private checkExecution(input: ExecutorInput | undefined, snapshot: AgentSnapshot): void {
+    if (!input) return;
+    if (!snapshot.matches(EXECUTING)) return;
+    const decisionOf = new Map(input.decisions.map((d) => [d.callId, d]));
+    this.authorized = new Set();
+    for (const call of input.calls) {
+      const decision = decisionOf.get(call.id);
+      if (!decision) continue;
+      if (decision.status === "pending") {
+        this.fail("onlyAuthorizedCallsRun", `call ${call.id} (${call.name}) reached Executing still pending approval`);
+        continue;
+      }
+      if (decision.status !== "allowed" && decision.status !== "approved") continue;
+      const expected = this.expected.get(call.id)?.status;
+      if (decision.status === "allowed" && expected !== "allowed") {
+        this.fail("onlyAuthorizedCallsRun", `call ${call.id} (${call.name}) would run as "allowed" but the guard verdict expected for it is ${expected ?? "none"}`);
+        continue;
+      }
+      if (decision.status === "approved" && !this.approved.has(call.id)) {
+        this.fail("onlyAuthorizedCallsRun", `call ${call.id} (${call.name}) would run as "approved" but no guard.approve for it was sent while it was pending`);
+        continue;
+      }
+      this.authorized.add(call.id);
+      this.everAuthorized.add(call.id);
+    }
+  }
+
+  private fail(invariant: InvariantName, message: string): void {
+    this.violations.push({ invariant, message, step: this.step });
+  }
+}
