@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { main } from "./research-assistant.js";
+
+type Body = { tool_choice?: unknown; temperature?: unknown; messages: { role: string; content: string | null }[]; tools: { function: { name: string } }[] };
+const quiet = () => {};
+
+describe("examples/research-assistant", () => {
+  it("reads the source, converts and computes with tools, and answers within budget", async () => {
+    const lines: string[] = [];
+    const { output, toolCalls, sent } = await main({ mode: "offline", log: (line) => lines.push(line) });
+
+    expect(output.status).toBe("succeeded");
+    expect(output.finalAnswer).toContain("USD 1,490,400");
+    expect(output.rounds).toBe(4);
+    expect(output.usage.totalTokens).toBe(940 + 1220 + 1350 + 1510);
+    expect(toolCalls.map((call) => call.name)).toEqual(["read_file", "current_time", "exchange_rate", "calculator", "calculator"]);
+
+    // The tools really ran: the sandboxed file and the computed figures are what the model read.
+    const observations = output.messages.filter((message) => message.role === "tool").map((message) => message.content);
+    expect(observations.some((text) => text.includes("1,380,000"))).toBe(true);
+    expect(observations).toContainEqual(expect.stringContaining('"result":1490400'));
+    expect(observations).toContainEqual(expect.stringContaining('"result":15'));
+    expect(observations).toContainEqual(expect.stringContaining('"rate":1.08'));
+    expect(observations).toContainEqual(expect.stringContaining("2026-11-02T09:30:00"));
+
+    const bodies = sent.map((request) => request.body as Body);
+    expect(bodies).toHaveLength(4);
+    // toolChoice goes out on the first round only; the custom system prompt leads every request.
+    expect(bodies.map((body) => body.tool_choice)).toEqual(["required", undefined, undefined, undefined]);
+    for (const body of bodies) {
+      expect(body.messages[0]!.role).toBe("system");
+      expect(body.messages[0]!.content).toMatch(/^You are a financial research assistant\./);
+      expect(body.temperature).toBe(0);
+      expect(body.tools.map((tool) => tool.function.name).sort()).toEqual(["calculator", "current_time", "exchange_rate", "read_file"]);
+    }
+    // onEvent printed each call with its arguments.
+    expect(lines).toContain('  → read_file {"path":"q3-sales.md"}');
+  });
+
+  it("stops with tokenBudget once the spent tokens reach maxBudgetTokens", async () => {
+    // Rounds 1 and 2 spend 940 + 1220 = 2160 tokens: at the start of round 3 the budget of 2000 is gone.
+    const { output, sent } = await main({ mode: "offline", maxBudgetTokens: 2_000, log: quiet });
+    expect(output.status).toBe("failed");
+    expect(output.termination?.reason).toBe("tokenBudget");
+    expect(output.rounds).toBe(2);
+    expect(sent).toHaveLength(2);
+  });
+
+  it("stops with maxIterations when the rounds run out before the answer", async () => {
+    const { output } = await main({ mode: "offline", maxIterations: 3, log: quiet });
+    expect(output.status).toBe("failed");
+    expect(output.termination?.reason).toBe("maxIterations");
+    expect(output.finalAnswer).toBeNull();
+    expect(output.rounds).toBe(3);
+  });
+});

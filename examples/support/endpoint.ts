@@ -1,0 +1,63 @@
+/**
+ * Where an example's model calls go. Two modes, one code path (the real `openai` client over HTTP):
+ *
+ * - offline (the default, and what the tests force): a loopback OpenAI-compatible server on
+ *   127.0.0.1 answers with scripted turns or a recording of real model turns;
+ * - live: when OPENAI_API_KEY or OPENAI_BASE_URL is set, the real model (JIANMU_MODEL picks it,
+ *   default gpt-4o-mini). OPENAI_BASE_URL alone works for keyless local servers (Ollama, vLLM...).
+ */
+import { ModelClient } from "../../index.js";
+import { startOpenAIServer, type OpenAIServer, type Respond } from "../../testing.js";
+
+export type EndpointMode = "auto" | "offline" | "live";
+
+export interface EndpointOptions {
+  /** "auto" (default): live when OPENAI_API_KEY or OPENAI_BASE_URL is set, offline otherwise. Tests pass "offline". */
+  mode?: EndpointMode;
+  /** The environment to read (default process.env). */
+  env?: Record<string, string | undefined>;
+}
+
+export interface ExampleEndpoint {
+  modelClient: ModelClient;
+  mode: "offline" | "live";
+  /** One line saying where the model calls go; examples print it first. */
+  banner: string;
+  /** The loopback server in offline mode: what the client really sent is in `server.requests`. */
+  server?: OpenAIServer;
+  /** Stops the loopback server (a no-op live). */
+  close(): Promise<void>;
+}
+
+const DEFAULT_MODEL = "gpt-4o-mini";
+
+function isSet(value: string | undefined): boolean {
+  return value !== undefined && value.trim() !== "";
+}
+
+/** How the loopback server answers when no real endpoint is used, and a few words saying what it replays. */
+export interface OfflineReplay {
+  respond: Respond;
+  /** e.g. "scripted turns" or "real gpt-4o-mini turns recorded by pydantic-ai's tests". */
+  source: string;
+}
+
+export async function connectModel(offline: OfflineReplay, options: EndpointOptions = {}): Promise<ExampleEndpoint> {
+  const env = options.env ?? process.env;
+  const configured = isSet(env["OPENAI_API_KEY"]) || isSet(env["OPENAI_BASE_URL"]);
+  const mode = options.mode ?? "auto";
+  if (mode === "live" || (mode === "auto" && configured)) {
+    // envOverride: OPENAI_API_KEY, OPENAI_BASE_URL and JIANMU_MODEL are read from the environment.
+    const modelClient = ModelClient.resolve({ envOverride: true, env, model: DEFAULT_MODEL });
+    return { modelClient, mode: "live", banner: `live: ${modelClient.description}`, close: async () => {} };
+  }
+  const server = await startOpenAIServer({ respond: offline.respond });
+  const modelClient = ModelClient.resolve({ baseURL: server.baseURL, apiKey: "offline-example", model: DEFAULT_MODEL });
+  return {
+    modelClient,
+    mode: "offline",
+    banner: `offline: ${offline.source}, replayed over HTTP by a loopback server at ${server.baseURL} (set OPENAI_API_KEY or OPENAI_BASE_URL for a real model)`,
+    server,
+    close: () => server.close(),
+  };
+}
