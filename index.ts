@@ -5,9 +5,11 @@
 import type { ModelClient as ModelClientShape } from "./actors/model-client.js";
 import { resolveModelClient } from "./actors/openai-model-client.js";
 
-export { createReactMachine, ACTOR_NAMES, MachineOptionsError, toolProvidersClosed } from "./machines/react-machine.js";
+export { createReactMachine, ACTOR_NAMES, MachineOptionsError, reactConfigOf, toolProvidersClosed } from "./machines/react-machine.js";
 export type { ReactMachine, ReactMachineOptions, ReactAgentRef } from "./machines/react-machine.js";
 export { runAgent } from "./machines/runner.js";
+export { pendingApprovals } from "./machines/approvals.js";
+export type { ApprovalAnswer, PendingApproval } from "./machines/approvals.js";
 export type { RunOptions } from "./machines/runner.js";
 export { AgentInputError } from "./machines/context.js";
 export type { AgentContext, AgentInput, AgentOutput, LoopContext } from "./machines/context.js";

@@ -53,6 +53,8 @@ export type Guard = (call: GuardCall, ctx: GuardContext) => GuardDecision | Prom
 export interface CallDecision {
   callId: string;
   name: string;
+  /** The model's arguments (raw JSON), kept so an approver can see them from a snapshot alone. */
+  arguments?: string;
   status: "allowed" | "denied" | "pending" | "approved" | "rejected";
   reason?: string;
   /** Arguments edited by the approver (raw JSON), used instead of the model's. */
@@ -145,6 +147,7 @@ export function createPreflightActor(guards: readonly Guard[], now: () => number
         return {
           callId: call.id,
           name: call.name,
+          arguments: call.arguments,
           status: "pending",
           ...(verdict.reason ? { reason: verdict.reason } : {}),
           ...(verdict.timeoutMs !== undefined ? { deadline: startedAt + verdict.timeoutMs, onTimeout: verdict.onTimeout ?? "reject" } : {}),

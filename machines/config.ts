@@ -137,14 +137,15 @@ function toConfigError(error: z.ZodError, input: unknown, source: string): Confi
 }
 
 export interface LoadConfigOptions {
-  /** Path of the YAML file; defaults to `$JIANMU_CONFIG`, then `./jianmu.yaml` when it exists. */
-  path?: string;
+  /** Path of the YAML file; defaults to `$JIANMU_CONFIG`, then `./jianmu.yaml` when it exists. `false`: read no file. */
+  path?: string | false;
   cwd?: string;
   env?: Record<string, string | undefined>;
 }
 
 /** Locate and parse `jianmu.yaml`. Returns undefined when there is none (and none was asked for). */
 export function readConfigFile(options: LoadConfigOptions = {}): { path: string; file: JianmuFile } | undefined {
+  if (options.path === false) return undefined;
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const explicit = options.path ?? env["JIANMU_CONFIG"];

@@ -75,6 +75,7 @@ const ToolInfoSchema = z.object({
 const CallDecisionSchema = z.object({
   callId: z.string(),
   name: z.string(),
+  arguments: z.string().optional(),
   status: z.enum(["allowed", "denied", "pending", "approved", "rejected"]),
   reason: z.string().optional(),
   editedArguments: z.string().optional(),

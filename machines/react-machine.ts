@@ -35,6 +35,11 @@ export interface ReactMachineOptions<C = unknown> {
   contextBuilder?: ContextBuilder;
   /** Merged over `jianmu.yaml` and the built-in defaults. */
   config?: ReActConfigInput;
+  /**
+   * Which `jianmu.yaml` supplies the defaults: a path, or `false` for none (library code that must not
+   * depend on the working directory). Default: `$JIANMU_CONFIG`, then `./jianmu.yaml` when it exists.
+   */
+  configFile?: string | false;
   /** `ReActState` or an extension of it. */
   stateSchema?: StateSchema;
   /** The clock used for deadlines, durations and timestamps (tests pin it). */
@@ -99,7 +104,7 @@ const TOOL_CHOICE_KEYS = new Set(["toolChoice", "tool_choice"]);
 export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>) {
   checkOptions(options);
   const name = options.name ?? "ReActAgent";
-  const config: ReActConfig = loadConfig(options.config ?? {});
+  const config: ReActConfig = loadConfig(options.config ?? {}, options.configFile === undefined ? {} : { path: options.configFile });
   const now = options.now ?? Date.now;
   const access = new StateAccess(options.stateSchema ?? (ReActState as unknown as StateSchema), options.namespace, config.keys);
   const providers = options.toolProviders ?? [];

@@ -1,7 +1,8 @@
 import { createActor, type InspectionEvent, type Observer, type Snapshot } from "xstate";
 import { checkpointAgent } from "./checkpoints/checkpoint-agent.js";
 import type { CheckpointStore } from "./checkpoints/store.js";
-import type { AgentInput, AgentOutput } from "./context.js";
+import { pendingApprovals, type ApprovalAnswer, type PendingApproval } from "./approvals.js";
+import type { AgentContext, AgentInput, AgentOutput } from "./context.js";
 import type { AgentEmitted } from "./events.js";
 import { toolProvidersClosed, type ReactMachine } from "./react-machine.js";
 
@@ -19,6 +20,11 @@ export interface RunOptions {
    * its `journal` so a restored run never runs a tool twice. A failed save makes the run reject.
    */
   checkpoints?: CheckpointStore;
+  /**
+   * Decide calls that need approval. Called for each request, and, for a run resumed from a snapshot,
+   * for each call already waiting. A callback that throws rejects the call with its message.
+   */
+  onApproval?: (request: PendingApproval) => ApprovalAnswer | Promise<ApprovalAnswer>;
 }
 
 /**
@@ -46,6 +52,23 @@ export function runAgent(machine: ReactMachine, input: AgentInput = {}, options:
       const onEvent = options.onEvent;
       actor.on("*", (event) => onEvent(event as AgentEmitted));
     }
+    const onApproval = options.onApproval;
+    const send = (event: Parameters<typeof actor.send>[0]) => {
+      if (actor.getSnapshot().status === "active") actor.send(event);
+    };
+    const ask = (request: PendingApproval) => {
+      Promise.resolve()
+        .then(() => onApproval!(request))
+        .then(
+          (answer) =>
+            answer.approve
+              ? send({ type: "guard.approve", callId: request.callId, ...(answer.args !== undefined ? { args: answer.args } : {}) })
+              : send({ type: "guard.reject", callId: request.callId, ...(answer.reason !== undefined ? { reason: answer.reason } : {}) }),
+          (error: unknown) =>
+            send({ type: "guard.reject", callId: request.callId, reason: `the approver failed: ${error instanceof Error ? error.message : String(error)}` }),
+        );
+    };
+    if (onApproval) actor.on("guard.approval.requested", (event) => ask(event));
     actor.subscribe({
       complete: () => {
         cleanup();
@@ -60,6 +83,8 @@ export function runAgent(machine: ReactMachine, input: AgentInput = {}, options:
       },
     });
     actor.start();
+    // A restored run may already be waiting: its requests were emitted in the process that saved it.
+    if (onApproval && options.snapshot) for (const request of pendingApprovals(actor.getSnapshot() as { context: AgentContext })) ask(request);
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener("abort", onAbort, { once: true });
   });

@@ -15,7 +15,15 @@ import type { StateAccess } from "./state-access.js";
 export function applyReply(context: AgentContext, access: StateAccess, turn: LLMOutput): AgentContext {
   const rounds = access.read<number>(context.state, "rounds") + 1;
   // Some servers send empty ids; every call needs one so that its tool message can answer it.
-  const calls: ToolCall[] = turn.toolCalls.map((call, index) => (call.id ? call : { ...call, id: `call_${rounds}_${index}` }));
+  // Ids must also be unique within the reply: decisions, approvals and tool messages are keyed by
+  // them, so a repeated id would let one call run on its twin's "allow".
+  const seen = new Set<string>();
+  const calls: ToolCall[] = turn.toolCalls.map((call, index) => {
+    let id = call.id || `call_${rounds}_${index}`;
+    while (seen.has(id)) id = `${id}_${index}`;
+    seen.add(id);
+    return id === call.id ? call : { ...call, id };
+  });
   const done = calls.length === 0;
   let state = access.write(context.state, {
     actions: calls,
