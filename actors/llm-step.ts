@@ -77,7 +77,10 @@ export function createLLMActor(deps: LLMActorDeps) {
     const request = await buildModelRequest(input, deps.contextBuilder);
     return deps.modelClient.complete(request, {
       signal,
-      onEvent: (event) => parent?.send({ type: "llm.progress", event } satisfies LLMProgressEvent),
+      // Once stopped (cancel, actor.stop) the parent is gone: late attempt events report to no one.
+      onEvent: (event) => {
+        if (!signal.aborted) parent?.send({ type: "llm.progress", event } satisfies LLMProgressEvent);
+      },
     });
   });
 }

@@ -283,7 +283,8 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
         if (error instanceof ToolTimeoutError) outcome = failure(call, "timeout", `${call.name} ${error.message}`, now() - started);
         // Not journaled: the run is being stopped, and whether the tool got to act is unknown.
         else if (signal.aborted) return fail("aborted", `${call.name} was cancelled`);
-        else outcome = failure(call, "threw", `${call.name} failed: ${errorText(error)}`, now() - started);
+        // An error message is an observation too: cut it like an output so it cannot blow the context.
+        else outcome = failure(call, "threw", truncateOutput(`${call.name} failed: ${errorText(error)}`, input.maxOutputChars), now() - started);
       }
       return finish(outcome);
     };
