@@ -95,3 +95,25 @@ export type { ToolJournal, JournalEntry, JournalKey } from "./actors/tool-journa
 // ---- tools: built-ins and MCP ----
 export { builtinTools, BUILTIN_TOOL_NAMES, calculatorTool, currentTimeTool, createCurrentTimeTool, createReadFileTool, createListFilesTool, evaluateExpression, ExpressionError, SandboxError } from "./tools/builtin/index.js";
 export * from "./tools/mcp/index.js";
+
+// ---- visualize: inspector, recordings, viewer, diagrams ----
+export { inspectAgent, combineInspectors, inspectionSanitizer } from "./visualize/inspector.js";
+export type { InspectAgentOptions, AgentInspector } from "./visualize/inspector.js";
+export { InspectorAdapterError } from "./visualize/guarded-websocket.js";
+export { RunRecorder, recordRun, recordActor } from "./visualize/recorder.js";
+export type { RecorderOptions, RecordRunOptions, RecordingSummary } from "./visualize/recorder.js";
+export { RecordingError } from "./visualize/jsonl-writer.js";
+export { readRecording, RecordingFormatError } from "./visualize/recording-reader.js";
+export type { RecordingContents } from "./visualize/recording-reader.js";
+export { RECORDING_FORMAT, RECORDING_VERSION } from "./visualize/recording-format.js";
+export type { RecordLine, RecordingHeader } from "./visualize/recording-format.js";
+export { replayRecording as replayRecordingInto } from "./visualize/replay.js";
+export type { ReplayTarget, ReplayedEvent, ReplaySummary, InspectorAdapterLike } from "./visualize/replay.js";
+export { writeViewer, renderViewer, defaultViewerPath } from "./visualize/viewer.js";
+export type { WriteViewerResult } from "./visualize/viewer.js";
+export { analyzeRecording } from "./visualize/analysis.js";
+export type { RunAnalysis, TimelineEntry } from "./visualize/analysis.js";
+export { toMermaid } from "./visualize/mermaid.js";
+export type { MermaidOptions } from "./visualize/mermaid.js";
+export { describeMachine } from "./visualize/chart.js";
+export type { Chart, ChartState, ChartTransition } from "./visualize/chart.js";

@@ -12,6 +12,8 @@ import { startOpenAIServer, type OpenAIServer } from "../testing/openai-server.j
 import { replayRecording } from "../testing/recordings.js";
 import { BUILTIN_TOOL_NAMES, createListFilesTool, createReadFileTool, calculatorTool, currentTimeTool } from "../tools/builtin/index.js";
 import type { Tool } from "../tools/tool.js";
+import { combineInspectors, inspectAgent } from "../visualize/inspector.js";
+import { RunRecorder } from "../visualize/recorder.js";
 import { attachApprover } from "./approvals.js";
 import { UsageError, type RunArgs } from "./args.js";
 import { DEFAULT_DEMO, demoTasks, recordedDemoFor, recordingPath } from "./demos.js";
@@ -22,8 +24,6 @@ export interface RunContext extends Terminal {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
   env: Record<string, string | undefined>;
   cwd: string;
-  /** Hooks for --record and --inspect (they live in visualize/, which builds on this layer's callers). */
-  observe?: (args: RunArgs, actor: ReturnType<typeof createActor>) => Promise<{ close(): Promise<void> }>;
 }
 
 const DEFAULT_TOOLS = ["calculator", "current_time"];
@@ -106,7 +106,15 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
     }
 
     const machine = createReactMachine({ modelClient, tools, constraints, config });
-    const actor = createActor(machine, { input: { messages: [human(task)] } });
+    // The recorder and the inspector must see the actor from its first event, so they come first.
+    const secrets = [endpoint.kind === "configured" ? endpoint.apiKey : undefined];
+    const recorder = args.record ? new RunRecorder({ path: resolve(ctx.cwd, args.record), machine, secrets }) : undefined;
+    const inspector = args.inspect ? inspectAgent({ mode: "websocket", secrets }) : undefined;
+    if (inspector && !inspector.enabled) progress.note(`--inspect: ${inspector.reason ?? "the inspector is disabled"}`);
+    else if (inspector) progress.note("--inspect: sending the run to the Stately inspector at ws://localhost:8080 (see docs/visualize.md)");
+    const inspect = recorder || inspector ? combineInspectors(recorder?.inspect, inspector?.inspect) : undefined;
+    const actor = createActor(machine, { input: { messages: [human(task)] }, ...(inspect ? { inspect } : {}) });
+    recorder?.attach(actor);
     progress.note(`task: ${task}`);
     actor.on("*", (event) => progress.event(event as AgentEmitted));
     let lastState = "";
@@ -116,7 +124,6 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
       lastState = value;
     });
     const approver = attachApprover(actor, progress, { yes: args.yes, input: ctx.input, output: ctx.err });
-    const observer = ctx.observe ? await ctx.observe(args, actor) : undefined;
     const onSigint = () => actor.send({ type: "agent.cancel", reason: "interrupted (Ctrl-C)" });
     process.once("SIGINT", onSigint);
     try {
@@ -130,7 +137,11 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
       process.removeListener("SIGINT", onSigint);
       progress.stopSpinner();
       approver.close();
-      await observer?.close();
+      inspector?.stop();
+      if (recorder) {
+        const summary = await recorder.close();
+        progress.note(`recorded ${summary.lines} lines to ${summary.path}; view it with: jianmu view ${args.record}`);
+      }
     }
 
   } finally {

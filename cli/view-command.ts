@@ -1,7 +1,20 @@
-import type { ViewArgs } from "./args.js";
+import { resolve } from "node:path";
+import { RecordingFormatError } from "../visualize/recording-reader.js";
+import { defaultViewerPath, writeViewer } from "../visualize/viewer.js";
+import { UsageError, type ViewArgs } from "./args.js";
 import type { Terminal } from "./progress.js";
 
-export async function viewCommand(_args: ViewArgs, ctx: Terminal & { cwd: string }): Promise<number> {
-  ctx.err.write("jianmu view: not available yet\n");
-  return 2;
+/** `jianmu view run.jsonl [--out run.html]`: one self-contained HTML file, nothing fetched at view time. */
+export async function viewCommand(args: ViewArgs, ctx: Terminal & { cwd: string }): Promise<number> {
+  const recording = resolve(ctx.cwd, args.recording);
+  const out = resolve(ctx.cwd, args.out ?? defaultViewerPath(args.recording));
+  try {
+    const result = await writeViewer(recording, out);
+    ctx.out.write(`wrote ${result.outPath} (${result.bytes} bytes, run ${result.status}); open it in a browser\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof RecordingFormatError) throw new UsageError(`cannot read the recording: ${error.message}`);
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new UsageError(`no such recording: ${recording} (make one with: jianmu run --record ${args.recording})`);
+    throw error;
+  }
 }

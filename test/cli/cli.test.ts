@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -123,6 +123,30 @@ describe("jianmu run against a configured endpoint", () => {
     expect(first.model).toBe("local-model");
     expect(first.stream).toBe(true);
     expect(first.tools.map((t) => t.function.name)).toEqual(["calculator", "current_time"]);
+  });
+});
+
+describe("jianmu run --record, then jianmu view", () => {
+  it("records the run and writes a self-contained HTML viewer of it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "jianmu-view-"));
+    const recorded = await runCli(["run", "--record", "run.jsonl"], { cwd: dir });
+    expect(recorded.code).toBe(0);
+    expect(recorded.stderr).toMatch(/recorded \d+ lines to .*run\.jsonl; view it with: jianmu view run\.jsonl/);
+    const lines = readFileSync(join(dir, "run.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { k: string });
+    expect(lines[0]!.k).toBe("header");
+    expect(lines.at(-1)!.k).toBe("end");
+    const viewed = await runCli(["view", "run.jsonl"], { cwd: dir });
+    expect(viewed.code).toBe(0);
+    expect(viewed.stdout).toMatch(/wrote .*run\.html \(\d+ bytes, run succeeded\)/);
+    const html = readFileSync(join(dir, "run.html"), "utf8");
+    expect(html).toContain("<svg");
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href="http/);
+  });
+
+  it("a missing recording is a usage error", async () => {
+    const result = await runCli(["view", "missing.jsonl"], { cwd: mkdtempSync(join(tmpdir(), "jianmu-view-")) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/cannot read the recording: .*missing\.jsonl/);
   });
 });
 

@@ -1,0 +1,414 @@
+import { activeStateIds, allStates, type Chart, type ChartTransition } from "./chart.js";
+import { applyDiff } from "./context-diff.js";
+import { isPlainObject, type Plain } from "./plain.js";
+import { readRecording } from "./recording-reader.js";
+import type { EmitLine, MicrostepLine, RecordingHeader, SnapshotLine } from "./recording-format.js";
+
+/** Everything the viewer shows, computed from a recording in one streaming pass. */
+export interface RunAnalysis {
+  header: RecordingHeader;
+  chart: Chart;
+  /** How often each state was entered, by state id (eventless steps included). */
+  visits: Record<string, number>;
+  /** How often each chart transition was taken, by transition id. */
+  transitions: Record<string, number>;
+  /**
+   * The atomic states entered, in order: the path the run took. `via` is the event type of the
+   * transition that entered it ("always" for eventless ones); `macro` numbers the event the machine
+   * was processing, so a state entered and left within one macrostep was only passed through.
+   */
+  steps: { state: string; t: number; via: string; macro: number }[];
+  timeline: TimelineEntry[];
+  /** Instant events worth a mark on the timeline (denied calls, refused approvals, model retries). */
+  markers: TimelineMarker[];
+  iterations: { iteration: number; start: number; end: number }[];
+  messages: Message[];
+  summary: RunSummary;
+}
+
+export type TimelineKind = "model" | "tool" | "approval";
+
+export interface TimelineEntry {
+  kind: TimelineKind;
+  /** Unique within the run: the call id for tools and approvals, `model-N` for model calls. */
+  id: string;
+  /** Tool name, or the model name. */
+  name: string;
+  /** Milliseconds since the recording started. */
+  start: number;
+  end: number;
+  durationMs: number;
+  status: "ok" | "failed" | "retried" | "approved" | "rejected" | "unfinished";
+  iteration: number;
+  round?: number;
+  attempt?: number;
+  tokens?: { promptTokens: number; completionTokens: number; totalTokens: number };
+  /** Tool arguments, output or error; the approval's reason; the model's finish reason. */
+  detail?: string;
+}
+
+export interface TimelineMarker {
+  kind: "denied" | "refused";
+  t: number;
+  name: string;
+  detail: string;
+}
+
+export interface Message {
+  role: string;
+  content: string | null;
+  name?: string;
+  toolCallId?: string;
+  isError?: boolean;
+  toolCalls?: { id: string; name: string; arguments: string }[];
+}
+
+export interface RunSummary {
+  agent: string;
+  runId?: string;
+  /** "succeeded" / "failed" from the run's end, "done"/"error"/"stopped" from the actor, or "unfinished". */
+  status: string;
+  reason?: string;
+  rounds: number;
+  iterations: number;
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  durationMs: number;
+  modelCalls: number;
+  toolCalls: number;
+  approvals: number;
+  finalAnswer?: string;
+  /** Emitted events by type. */
+  events: Record<string, number>;
+}
+
+const num = (value: unknown, fallback = 0) => (typeof value === "number" && Number.isFinite(value) ? value : fallback);
+const str = (value: unknown) => (typeof value === "string" ? value : undefined);
+
+function usageOf(value: unknown): RunSummary["usage"] | undefined {
+  if (!isPlainObject(value as Plain)) return undefined;
+  const u = value as Record<string, unknown>;
+  return { promptTokens: num(u["promptTokens"]), completionTokens: num(u["completionTokens"]), totalTokens: num(u["totalTokens"]) };
+}
+
+const ROLES = new Set(["system", "user", "assistant", "tool"]);
+const isMessageList = (value: unknown): value is Plain[] =>
+  Array.isArray(value) && value.length > 0 && value.every((m) => isPlainObject(m) && typeof m["role"] === "string" && ROLES.has(m["role"]));
+
+/** The conversation inside a context: the `messages` array, wherever the state keys put it. */
+function findMessages(context: Plain | undefined): Plain[] {
+  let found: Plain[] | undefined;
+  const visit = (node: Plain | undefined, depth: number) => {
+    if (found || depth > 5 || node === undefined) return;
+    if (isMessageList(node)) {
+      found = node;
+      return;
+    }
+    if (isPlainObject(node)) {
+      // Prefer a field literally called "messages", then look deeper.
+      const direct = node["messages"];
+      if (isMessageList(direct)) {
+        found = direct;
+        return;
+      }
+      for (const child of Object.values(node)) visit(child, depth + 1);
+    }
+  };
+  visit(context, 0);
+  return found ?? [];
+}
+
+function toMessage(raw: Plain): Message {
+  const m = raw as Record<string, Plain>;
+  const message: Message = { role: String(m["role"]), content: typeof m["content"] === "string" ? m["content"] : null };
+  if (typeof m["name"] === "string") message.name = m["name"];
+  if (typeof m["toolCallId"] === "string") message.toolCallId = m["toolCallId"];
+  if (m["isError"] === true) message.isError = true;
+  if (Array.isArray(m["toolCalls"])) {
+    message.toolCalls = m["toolCalls"].filter(isPlainObject).map((c) => ({ id: String(c["id"] ?? ""), name: String(c["name"] ?? ""), arguments: String(c["arguments"] ?? "") }));
+  }
+  return message;
+}
+
+/** Tracks the root machine's configuration and counts entries and transitions. */
+class VisitCounter {
+  readonly visits: Record<string, number> = {};
+  readonly transitions: Record<string, number> = {};
+  readonly steps: RunAnalysis["steps"] = [];
+  private active = new Set<string>();
+  /** Incremented for every event the root machine receives. */
+  macro = 0;
+  private readonly parent = new Map<string, string>();
+  private readonly atomic = new Set<string>();
+  private readonly byShape = new Map<string, ChartTransition>();
+
+  constructor(private readonly chart: Chart) {
+    for (const state of allStates(chart)) {
+      for (const child of state.children) this.parent.set(child.id, state.id);
+      if (state.children.length === 0) this.atomic.add(state.id);
+    }
+    for (const t of chart.transitions) this.byShape.set(`${t.source}|${t.event}|${t.targets.join(",")}`, t);
+  }
+
+  private within(id: string, ancestor: string): boolean {
+    for (let s: string | undefined = id; s !== undefined; s = this.parent.get(s)) if (s === ancestor) return true;
+    return false;
+  }
+
+  private enter(ids: Iterable<string>, t: number, via: string): void {
+    for (const id of ids) {
+      this.visits[id] = (this.visits[id] ?? 0) + 1;
+      if (this.atomic.has(id)) this.steps.push({ state: id, t, via, macro: this.macro });
+    }
+  }
+
+  microstep(line: MicrostepLine): void {
+    for (const t of line.transitions) {
+      const id = t.id ?? this.byShape.get(`${t.source}|${t.event}|${t.targets.join(",")}`)?.id;
+      if (id !== undefined) this.transitions[id] = (this.transitions[id] ?? 0) + 1;
+      // A source never seen active was entered before recording began (e.g. an initial state
+      // left by an eventless transition during start-up): count that entry too.
+      if (!this.active.has(t.source)) {
+        const missed: string[] = [];
+        for (let s: string | undefined = t.source; s !== undefined && !this.active.has(s); s = this.parent.get(s)) missed.unshift(s);
+        this.enter(missed, line.t, "start");
+        missed.forEach((s) => this.active.add(s));
+      }
+    }
+    const reentered = line.transitions.filter((t) => t.reenter).flatMap((t) => t.targets);
+    const via = line.transitions.map((t) => t.event).find((e) => e !== undefined) ?? line.eventType;
+    this.configure(line.value, line.t, via === "" ? "always" : via, reentered);
+  }
+
+  snapshot(line: SnapshotLine): void {
+    if (line.value !== undefined) this.configure(line.value, line.t, line.eventType, []);
+  }
+
+  private configure(value: unknown, t: number, via: string, reentered: string[]): void {
+    const next = activeStateIds(this.chart.root, value);
+    const entered = next.filter((id) => !this.active.has(id) || reentered.some((target) => this.within(id, target)));
+    this.enter(entered, t, via);
+    this.active = new Set(next);
+  }
+}
+
+/** Pairs start and end telemetry into timeline entries. */
+class TimelineBuilder {
+  readonly entries: TimelineEntry[] = [];
+  readonly markers: TimelineMarker[] = [];
+  private readonly open = new Map<string, TimelineEntry>();
+  private openModel: TimelineEntry | undefined;
+  private round = 0;
+  private models = 0;
+  readonly iterationStarts = new Map<number, number>();
+  readonly summary = { agent: "", runId: undefined as string | undefined, status: undefined as string | undefined, reason: undefined as string | undefined, rounds: 0, usage: undefined as RunSummary["usage"] | undefined };
+  readonly counts: Record<string, number> = {};
+
+  add(line: EmitLine): void {
+    const e = line.event as Record<string, unknown>;
+    const type = line.event.type;
+    this.counts[type] = (this.counts[type] ?? 0) + 1;
+    const iteration = num(e["iteration"]);
+    if (!this.iterationStarts.has(iteration)) this.iterationStarts.set(iteration, line.t);
+    if (typeof e["agent"] === "string") this.summary.agent = e["agent"];
+    if (typeof e["runId"] === "string") this.summary.runId = e["runId"];
+    const t = line.t;
+    switch (type) {
+      case "reply.started":
+        this.round = num(e["round"], this.round + 1);
+        break;
+      case "model.call.started": {
+        this.models += 1;
+        const entry: TimelineEntry = {
+          kind: "model",
+          id: `model-${this.models}`,
+          name: str(e["model"]) ?? "model",
+          start: t,
+          end: t,
+          durationMs: 0,
+          status: "unfinished",
+          iteration,
+          round: this.round,
+          attempt: num(e["attempt"], 1),
+        };
+        this.entries.push(entry);
+        this.openModel = entry;
+        break;
+      }
+      case "model.call.completed":
+      case "model.call.failed": {
+        const entry = this.openModel ?? this.syntheticModel(t, num(e["durationMs"]), iteration, str(e["model"]));
+        this.openModel = undefined;
+        entry.end = t;
+        entry.durationMs = Math.max(0, t - entry.start);
+        entry.name = str(e["model"]) ?? entry.name;
+        if (type === "model.call.completed") {
+          entry.status = "ok";
+          const usage = usageOf(e["usage"]);
+          if (usage) entry.tokens = usage;
+          const finish = str(e["finishReason"]);
+          if (finish) entry.detail = `finish: ${finish}`;
+        } else {
+          entry.status = e["willRetry"] === true ? "retried" : "failed";
+          entry.detail = str(e["message"]) ?? "failed";
+        }
+        break;
+      }
+      case "tool.call.started": {
+        const callId = str(e["callId"]) ?? `tool-${this.entries.length}`;
+        const entry: TimelineEntry = { kind: "tool", id: callId, name: str(e["name"]) ?? "tool", start: t, end: t, durationMs: 0, status: "unfinished", iteration, round: this.round };
+        const args = str(e["arguments"]);
+        if (args !== undefined) entry.detail = `args: ${args}`;
+        this.entries.push(entry);
+        this.open.set(`tool:${callId}`, entry);
+        break;
+      }
+      case "tool.call.completed":
+      case "tool.call.failed": {
+        const callId = str(e["callId"]) ?? "";
+        const entry = this.open.get(`tool:${callId}`);
+        if (!entry) break;
+        this.open.delete(`tool:${callId}`);
+        entry.end = t;
+        entry.durationMs = Math.max(0, t - entry.start);
+        entry.status = type === "tool.call.completed" ? "ok" : "failed";
+        const result = type === "tool.call.completed" ? str(e["output"]) : str(e["error"]);
+        if (result !== undefined) entry.detail = `${entry.detail ? `${entry.detail}\n` : ""}${type === "tool.call.completed" ? "output" : "error"}: ${result}`;
+        break;
+      }
+      case "guard.approval.requested": {
+        const callId = str(e["callId"]) ?? `approval-${this.entries.length}`;
+        const entry: TimelineEntry = { kind: "approval", id: callId, name: str(e["name"]) ?? "call", start: t, end: t, durationMs: 0, status: "unfinished", iteration, round: this.round };
+        const reason = str(e["reason"]);
+        if (reason !== undefined) entry.detail = reason;
+        this.entries.push(entry);
+        this.open.set(`approval:${callId}`, entry);
+        break;
+      }
+      case "guard.approval.decided": {
+        const callId = str(e["callId"]) ?? "";
+        const entry = this.open.get(`approval:${callId}`);
+        if (!entry) break;
+        this.open.delete(`approval:${callId}`);
+        entry.end = t;
+        entry.durationMs = Math.max(0, t - entry.start);
+        entry.status = e["decision"] === "approved" ? "approved" : "rejected";
+        const how = e["edited"] === true ? "approved with edited arguments" : String(e["decision"] ?? "decided");
+        const reason = str(e["reason"]);
+        entry.detail = [entry.detail, reason ? `${how}: ${reason}` : how].filter(Boolean).join(" — ");
+        break;
+      }
+      case "tool.call.denied":
+        if (e["decision"] === "denied") this.markers.push({ kind: "denied", t, name: str(e["name"]) ?? "call", detail: str(e["reason"]) ?? "denied" });
+        break;
+      case "guard.approval.refused":
+        this.markers.push({ kind: "refused", t, name: str(e["callId"]) ?? "approval", detail: str(e["reason"]) ?? "refused" });
+        break;
+      case "loop.terminated":
+        this.summary.status = str(e["status"]);
+        this.summary.reason = str(e["reason"]);
+        this.summary.rounds = num(e["rounds"]);
+        this.summary.usage = usageOf(e["usage"]);
+        break;
+      default:
+        break;
+    }
+  }
+
+  private syntheticModel(t: number, durationMs: number, iteration: number, model: string | undefined): TimelineEntry {
+    this.models += 1;
+    const entry: TimelineEntry = { kind: "model", id: `model-${this.models}`, name: model ?? "model", start: t - durationMs, end: t, durationMs, status: "unfinished", iteration, round: this.round };
+    this.entries.push(entry);
+    return entry;
+  }
+
+  finish(end: number): void {
+    for (const entry of [...this.open.values(), ...(this.openModel ? [this.openModel] : [])]) {
+      entry.end = end;
+      entry.durationMs = Math.max(0, end - entry.start);
+    }
+  }
+}
+
+/** Read a recording and compute what the viewer shows. Streams the file; holds one root context. */
+export async function analyzeRecording(file: string): Promise<RunAnalysis> {
+  const { header, lines } = await readRecording(file);
+  const counter = new VisitCounter(header.chart);
+  const timeline = new TimelineBuilder();
+  let root: string | undefined;
+  let context: Plain | undefined;
+  let lastT = 0;
+  let actorStatus: string | undefined;
+  let rootOutput: unknown;
+
+  for await (const line of lines) {
+    lastT = Math.max(lastT, line.t);
+    switch (line.k) {
+      case "actor":
+        if (root === undefined && line.machine && line.parent === undefined) root = line.actor;
+        break;
+      case "event":
+        if (line.actor === root) counter.macro += 1;
+        break;
+      case "microstep":
+        if (line.actor === root) counter.microstep(line);
+        break;
+      case "snapshot":
+        if (line.actor !== root) break;
+        counter.snapshot(line);
+        if (line.context) context = applyDiff(context, line.context);
+        actorStatus = line.status;
+        if (line.output !== undefined) rootOutput = line.output;
+        break;
+      case "emit":
+        timeline.add(line);
+        break;
+      default:
+        break;
+    }
+  }
+  timeline.finish(lastT);
+
+  const starts = [...timeline.iterationStarts.entries()].sort((a, b) => a[0] - b[0]);
+  const iterations = starts.map(([iteration, start], i) => ({ iteration, start, end: starts[i + 1]?.[1] ?? lastT }));
+  const entries = timeline.entries;
+  const modelEntries = entries.filter((e) => e.kind === "model");
+  const summed = modelEntries.reduce(
+    (acc, e) => ({
+      promptTokens: acc.promptTokens + (e.tokens?.promptTokens ?? 0),
+      completionTokens: acc.completionTokens + (e.tokens?.completionTokens ?? 0),
+      totalTokens: acc.totalTokens + (e.tokens?.totalTokens ?? 0),
+    }),
+    { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+  );
+  const output = isPlainObject(rootOutput as Plain) ? (rootOutput as Record<string, unknown>) : undefined;
+  const finalAnswer = str(output?.["finalAnswer"]);
+  const summary: RunSummary = {
+    agent: timeline.summary.agent || header.machineId,
+    status: timeline.summary.status ?? actorStatus ?? "unfinished",
+    rounds: timeline.summary.rounds || new Set(modelEntries.map((e) => e.round)).size,
+    // Iterations the run worked in (the last one included), from the telemetry's iteration numbers.
+    iterations: starts.length,
+    usage: timeline.summary.usage ?? summed,
+    durationMs: lastT,
+    modelCalls: modelEntries.length,
+    toolCalls: entries.filter((e) => e.kind === "tool").length,
+    approvals: entries.filter((e) => e.kind === "approval").length,
+    events: timeline.counts,
+  };
+  if (timeline.summary.runId !== undefined) summary.runId = timeline.summary.runId;
+  if (timeline.summary.reason !== undefined) summary.reason = timeline.summary.reason;
+  if (finalAnswer !== undefined) summary.finalAnswer = finalAnswer;
+
+  return {
+    header,
+    chart: header.chart,
+    visits: counter.visits,
+    transitions: counter.transitions,
+    steps: counter.steps,
+    timeline: entries,
+    markers: timeline.markers,
+    iterations,
+    messages: findMessages(context).map(toMessage),
+    summary,
+  };
+}

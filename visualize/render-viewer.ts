@@ -1,0 +1,164 @@
+import type { Message, RunAnalysis } from "./analysis.js";
+import { allStates } from "./chart.js";
+import { clip, esc, formatCount, formatMs } from "./html.js";
+import { layoutChart } from "./layout.js";
+import { renderChartSvg } from "./render-chart.js";
+import { entryLabel, renderTimelineSvg } from "./render-timeline.js";
+import { VIEWER_CSS, VIEWER_JS } from "./viewer-style.js";
+
+/**
+ * The whole viewer page as one HTML string: inline CSS, inline SVG, a few lines of inline script,
+ * and a Content-Security-Policy that forbids every network request, so opening it offline shows
+ * exactly what a connected browser would.
+ */
+export interface ViewerPageOptions {
+  /** Shown in the footer (e.g. the recording's file name). */
+  source?: string;
+}
+
+const CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
+
+function card(key: string, value: string, sub: string, attrs = ""): string {
+  return `<div class="card"${attrs}><div class="k">${esc(key)}</div><div class="v">${esc(value)}</div><div class="s">${esc(sub)}</div></div>`;
+}
+
+function summaryCards(a: RunAnalysis): string {
+  const s = a.summary;
+  const approvals = a.timeline.filter((e) => e.kind === "approval");
+  const approved = approvals.filter((e) => e.status === "approved").length;
+  const failedTools = a.timeline.filter((e) => e.kind === "tool" && e.status === "failed").length;
+  return [
+    `<section id="summary" class="cards" data-run-status="${esc(s.status)}">`,
+    card("Duration", formatMs(s.durationMs), `${a.steps.length} state entries`, ` data-summary="duration" data-value="${Math.round(s.durationMs)}"`),
+    card("Iterations", String(s.iterations), `${s.rounds} model round${s.rounds === 1 ? "" : "s"}`, ` data-summary="iterations" data-value="${s.iterations}"`),
+    card("Model calls", String(s.modelCalls), a.timeline.some((e) => e.kind === "model" && e.status !== "ok") ? "some failed or retried" : "all answered", ` data-summary="model-calls" data-value="${s.modelCalls}"`),
+    card("Tokens", formatCount(s.usage.totalTokens), `${formatCount(s.usage.promptTokens)} in · ${formatCount(s.usage.completionTokens)} out`, ` data-summary="tokens" data-value="${s.usage.totalTokens}"`),
+    card("Tool calls", String(s.toolCalls), failedTools > 0 ? `${failedTools} failed` : "none failed", ` data-summary="tool-calls" data-value="${s.toolCalls}"`),
+    card("Approvals", String(s.approvals), s.approvals > 0 ? `${approved} approved · ${s.approvals - approved} not` : "none asked", ` data-summary="approvals" data-value="${s.approvals}"`),
+    `</section>`,
+  ].join("");
+}
+
+function pathSection(a: RunAnalysis): string {
+  const states = new Map(allStates(a.chart).map((s) => [s.id, s]));
+  // A new pass starts each time the run comes back to the state where its first loop began.
+  const passes: RunAnalysis["steps"][] = [[]];
+  let loopStart: string | undefined;
+  const seen = new Set<string>();
+  for (const step of a.steps) {
+    if (loopStart === undefined && seen.has(step.state)) loopStart = step.state;
+    if (step.state === loopStart && passes[passes.length - 1]!.length > 0 && passes[passes.length - 1]!.some((s) => s.state === loopStart)) passes.push([]);
+    seen.add(step.state);
+    passes[passes.length - 1]!.push(step);
+  }
+  const rows = passes
+    .filter((p) => p.length > 0)
+    .map((pass, i) => {
+      const chips = pass.map((step, j) => {
+        const state = states.get(step.state);
+        const next = pass[j + 1] ?? a.steps[a.steps.indexOf(step) + 1];
+        const eventless = next !== undefined && next.via === "always" && next.macro === step.macro;
+        const final = state?.type === "final" ? (/fail|error|abort|cancel/i.test(state.key) ? " final-bad" : " final-good") : "";
+        const tip = `${step.state}\nentered at ${formatMs(step.t)} on ${step.via}${eventless ? "\neventless: left at once by an always transition" : ""}`;
+        const chip = `<span class="step${eventless ? " eventless" : ""}${final}" data-step="${esc(step.state)}" title="${esc(tip)}">${esc(state?.key ?? step.state)}</span>`;
+        return j === 0 ? chip : `<span class="arrow" title="${esc(step.via)}">→</span>${chip}`;
+      });
+      return `<div class="pass" data-pass="${i + 1}"><span class="n">${i === 0 ? "start · pass 1" : `pass ${i + 1}`}</span>${chips.join("")}</div>`;
+    });
+  return `<div class="path">${rows.join("")}</div>`;
+}
+
+function callsTable(a: RunAnalysis): string {
+  const rows = a.timeline.map((e, i) => {
+    const tokens = e.tokens ? `${formatCount(e.tokens.promptTokens)} / ${formatCount(e.tokens.completionTokens)}` : "";
+    return (
+      `<tr data-entry-row="${esc(e.id)}" data-kind="${e.kind}"><td class="num">${i + 1}</td><td><span class="kind ${e.kind}">${e.kind}</span></td>` +
+      `<td>${esc(e.name)}</td><td class="num">${e.iteration + 1}</td><td class="num">${formatMs(e.start)}</td><td class="num">${formatMs(e.durationMs)}</td>` +
+      `<td class="num">${tokens}</td><td>${esc(e.status)}</td><td class="detail" title="${esc(entryLabel(e))}">${esc(clip(e.detail ?? "", 220))}</td></tr>`
+    );
+  });
+  return (
+    `<details open><summary>${a.timeline.length} calls</summary><table class="calls"><thead><tr><th>#</th><th>Kind</th><th>Name</th><th>Iter.</th><th>Start</th><th>Duration</th><th>Tokens in / out</th><th>Status</th><th>Detail</th></tr></thead>` +
+    `<tbody>${rows.join("")}</tbody></table></details>`
+  );
+}
+
+function messageBody(text: string | null): string {
+  if (text === null || text === "") return `<div class="body empty">(no text)</div>`;
+  if (text.length <= 1600) return `<div class="body">${esc(text)}</div>`;
+  return `<div class="body">${esc(text.slice(0, 1200))}…</div><details><summary>show all ${formatCount(text.length)} characters</summary><div class="body">${esc(text)}</div></details>`;
+}
+
+function messagesSection(messages: Message[]): string {
+  if (messages.length === 0) return `<p class="hint">The recording holds no messages.</p>`;
+  const items = messages.map((m, i) => {
+    const calls = (m.toolCalls ?? []).map((c) => `<span class="call" data-tool-call="${esc(c.id)}" title="${esc(c.id)}">${esc(c.name)}(${esc(clip(c.arguments, 160))})</span>`).join("");
+    const who =
+      m.role === "tool"
+        ? `tool · ${esc(m.name ?? "")}<span class="id">${esc(m.toolCallId ?? "")}${m.isError ? " · error" : ""}</span>`
+        : esc(m.role);
+    return `<div class="msg ${esc(m.role)}${m.isError ? " error" : ""}" data-message="${i}" data-role="${esc(m.role)}"><div class="who">${who}</div>${m.role === "assistant" && !m.content && calls ? "" : messageBody(m.content)}${calls ? `<div>${calls}</div>` : ""}</div>`;
+  });
+  return `<div class="messages">${items.join("")}</div>`;
+}
+
+export function renderViewerPage(a: RunAnalysis, options: ViewerPageOptions = {}): string {
+  const s = a.summary;
+  const layout = layoutChart(a.chart);
+  const chartSvg = renderChartSvg(layout, { visits: a.visits, transitions: a.transitions }, `Statechart of ${a.chart.machineId}`);
+  const started = new Date(a.header.startedAt).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  const answer =
+    s.finalAnswer !== undefined
+      ? `<div class="answer" id="final-answer"><b>Final answer</b>${esc(s.finalAnswer)}</div>`
+      : s.status === "failed"
+        ? `<div class="answer failed" id="final-answer"><b>Run failed</b>${esc(s.reason ?? "no reason recorded")}</div>`
+        : "";
+  const statusText = s.reason ? `${s.status} · ${s.reason}` : s.status;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="jianmu run viewer">
+<title>${esc(`${s.agent} run · ${statusText}`)}</title>
+<style>${VIEWER_CSS}</style>
+</head>
+<body>
+<main>
+<header class="top">
+<div class="brand">jianmu · run viewer</div>
+<h1>${esc(s.agent)} <span class="status status-${esc(s.status)}" id="run-status" data-status="${esc(s.status)}"${s.reason ? ` data-reason="${esc(s.reason)}"` : ""}>${esc(statusText)}</span></h1>
+<div class="meta">${s.runId ? `run ${esc(s.runId)} · ` : ""}started ${esc(started)} · machine ${esc(a.chart.machineId)}</div>
+</header>
+${summaryCards(a)}
+${answer}
+<section class="panel" id="chart-panel">
+<h2>Statechart</h2>
+<p class="hint">Coloured states were entered by this run; the badge says how many times (eventless steps such as checks and retries count too). Solid blue arrows and blue lines are transitions it took, with how often. Lines inside a box are transitions handled there (↻ without leaving the state) or jumps written in place of a long arrow.</p>
+<div class="scroll">${chartSvg}</div>
+<div class="legend"><span><i class="sw on"></i>entered</span><span><i class="sw off"></i>not entered</span><span><i class="sw edge-on"></i>transition taken</span><span><i class="sw edge-off"></i>not taken</span><span>dotted: eventless (<code>always</code>)</span></div>
+</section>
+<section class="panel" id="path-panel">
+<h2>Path</h2>
+<p class="hint">The states the run entered, in order, one row per pass through the loop. Dashed steps were left at once by an eventless transition.</p>
+${pathSection(a)}
+</section>
+<section class="panel" id="timeline-panel">
+<h2>Timeline</h2>
+<p class="hint">Model calls, tool calls and approvals on one time axis; shaded bands are the loop's iterations. Click a bar for its row below.</p>
+<div class="scroll">${renderTimelineSvg(a)}</div>
+${callsTable(a)}
+</section>
+<section class="panel" id="messages-panel">
+<h2>Messages</h2>
+<p class="hint">The conversation as the agent's state holds it at the end of the run${a.header.redaction.omitText ? " (recorded without text: only lengths were kept)" : ""}.</p>
+${messagesSection(a.messages)}
+</section>
+<footer>Generated by jianmu${options.source ? ` from ${esc(options.source)}` : ""} · recording format ${esc(a.header.format)} v${a.header.version} · this page loads nothing from the network</footer>
+</main>
+<script>${VIEWER_JS}</script>
+</body>
+</html>
+`;
+}
