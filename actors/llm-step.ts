@@ -3,7 +3,7 @@ import type { ToolInfo } from "../tools/tool.js";
 import { functionSchemas } from "../tools/toolset.js";
 import type { Resilience } from "./resilience-config.js";
 import { defaultContextBuilder, type ContextBuilder } from "./context-builder.js";
-import type { Message } from "./messages.js";
+import { answerDanglingCalls, type Message } from "./messages.js";
 import type { ModelCallEvent, ModelClient, ModelRequest, ModelTurn, ToolChoice } from "./model-client.js";
 
 /** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
@@ -54,7 +54,7 @@ export async function buildModelRequest(input: LLMInput, contextBuilder: Context
     tools: input.tools,
     ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
   });
-  const request: ModelRequest = { messages, tools: functionSchemas(input.tools), extraParams: input.extraParams };
+  const request: ModelRequest = { messages: answerDanglingCalls(messages), tools: functionSchemas(input.tools), extraParams: input.extraParams };
   const { model, temperature, maxTokens, topP, topK, timeoutMs } = input.sampling;
   if (model !== undefined) request.model = model;
   if (temperature !== undefined) request.temperature = temperature;

@@ -66,3 +66,28 @@ export function toolMessage(
   if (options.isError) message.isError = true;
   return message;
 }
+
+/** The observation given to a tool call that never got one (its run was cancelled or crashed mid-batch). */
+export const UNANSWERED_CALL = "Not executed: the run stopped before this call ran, so it has no result.";
+
+/**
+ * Chat APIs reject a history in which an assistant's tool call has no tool message (OpenAI: HTTP 400).
+ * A run cancelled mid-batch leaves exactly that behind; continuing the conversation must still work,
+ * so each unanswered call gets an explicit observation right after the other answers of its turn.
+ */
+export function answerDanglingCalls(messages: readonly Message[]): Message[] {
+  const answered = new Set(messages.flatMap((m) => (m.role === "tool" ? [m.toolCallId] : [])));
+  const out: Message[] = [];
+  let pending: ToolCall[] = [];
+  const flush = () => {
+    for (const call of pending) if (!answered.has(call.id)) out.push(toolMessage(call.id, UNANSWERED_CALL, { name: call.name, isError: true }));
+    pending = [];
+  };
+  for (const message of messages) {
+    if (message.role !== "tool") flush();
+    out.push(message);
+    if (message.role === "assistant" && message.toolCalls) pending = message.toolCalls;
+  }
+  flush();
+  return out.length === messages.length ? [...messages] : out;
+}

@@ -36,6 +36,9 @@ export async function attemptCompletion(input: AttemptInput): Promise<TurnParts>
   input.signal?.addEventListener("abort", onCallerAbort, { once: true });
   if (input.signal?.aborted) onCallerAbort();
   const merger = new StreamMerger(input.onText);
+  // Set once the whole body has been read: aborting then would only cost (each abort builds
+  // DOMExceptions in the SDK and in fetch) and free nothing.
+  let bodyRead = false;
   try {
     // The SDK must not retry on its own: retries, their events and the toolChoice rule are ours.
     const requestOptions = { signal: controller.signal, maxRetries: 0 };
@@ -60,10 +63,12 @@ export async function attemptCompletion(input: AttemptInput): Promise<TurnParts>
           delivered: merger.delivered,
         });
       }
+      bodyRead = true;
       return merger.finish();
     }
     const body = input.body as unknown as ChatCompletionCreateParamsNonStreaming;
     const raw: unknown = await input.client.chat.completions.create(body, requestOptions);
+    bodyRead = true;
     const completion = CompletionSchema.safeParse(raw);
     if (!completion.success) throw invalidResponse(`the response is not a chat completion: ${describeWireIssue(completion.error)}`, false);
     const turn = readCompletion(completion.data);
@@ -77,8 +82,8 @@ export async function attemptCompletion(input: AttemptInput): Promise<TurnParts>
   } finally {
     clearTimeout(timer);
     input.signal?.removeEventListener("abort", onCallerAbort);
-    // Frees the connection if we stopped reading early (bad chunk, listener error); a no-op otherwise.
-    controller.abort();
+    // Frees the connection if we stopped reading early (bad chunk, listener error).
+    if (!bodyRead) controller.abort();
   }
 }
 

@@ -52,6 +52,9 @@ class OpenAIModelClient implements ModelClient {
   private readonly timeoutMs: number;
   private readonly runtime: ResilienceRuntime;
   private readonly knownSecrets: string[];
+  /** Built once, not on every call: the primary endpoint's target for each model, and the redactor of the known secrets. */
+  private readonly primaryTargets = new Map<string, CallTarget>();
+  private readonly knownRedactor: (text: string) => string;
 
   constructor(options: ParsedModelClientOptions) {
     this.env = options.env ?? process.env;
@@ -107,14 +110,15 @@ class OpenAIModelClient implements ModelClient {
       now: () => performance.now(),
     };
     this.knownSecrets = [this.primary.apiKey, ...urlSecrets(this.primary.baseURL), ...this.fallbackSecrets(this.fallbacks)];
+    this.knownRedactor = secretRedactor(this.knownSecrets);
     const extra = this.fallbacks.length > 0 ? ` (+${this.fallbacks.length} fallback${this.fallbacks.length > 1 ? "s" : ""})` : "";
     this.description = `OpenAI-compatible endpoint ${publicEndpoint(this.primary.baseURL)}, model ${this.defaultModel ?? "(set per request)"}${extra}`;
   }
 
   async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelTurn> {
     const model = request.model ?? this.defaultModel;
-    const endpoint = publicEndpoint(this.primary.baseURL);
     if (model === undefined) {
+      const endpoint = publicEndpoint(this.primary.baseURL);
       throw new ModelError(
         `model call to ${endpoint}: no model given: set config.model, pass model to ModelClient.resolve(), or set JIANMU_MODEL with envOverride`,
         { kind: "config", endpoint },
@@ -123,8 +127,8 @@ class OpenAIModelClient implements ModelClient {
     // `config.resilience` replaces the client's settings, fallbacks included (ReActConfig says so).
     const policy = request.resilience ?? this.policy;
     const fallbacks = request.resilience ? request.resilience.fallbacks : this.fallbacks;
-    const targets = [targetFor(this.pool, this.primary, model, this.primaryClient), ...this.fallbackTargets(fallbacks, model)];
-    const redact = secretRedactor(request.resilience ? [...this.knownSecrets, ...this.fallbackSecrets(fallbacks)] : this.knownSecrets);
+    const targets = [this.primaryTarget(model), ...this.fallbackTargets(fallbacks, model)];
+    const redact = request.resilience ? secretRedactor([...this.knownSecrets, ...this.fallbackSecrets(fallbacks)]) : this.knownRedactor;
     const emit = (event: ModelCallEvent) => {
       try {
         options.onEvent?.(event);
@@ -157,6 +161,17 @@ class OpenAIModelClient implements ModelClient {
       },
     });
     return { ...turn, model: target.model };
+  }
+
+  /** The primary endpoint never changes after construction, so its target per model is reused. */
+  private primaryTarget(model: string): CallTarget {
+    let target = this.primaryTargets.get(model);
+    if (!target) {
+      target = targetFor(this.pool, this.primary, model, this.primaryClient);
+      // A handful of models is the norm; a caller cycling through many must not grow this without bound.
+      if (this.primaryTargets.size < 32) this.primaryTargets.set(model, target);
+    }
+    return target;
   }
 
   private fallbackTargets(fallbacks: readonly FallbackSpec[], model: string): CallTarget[] {

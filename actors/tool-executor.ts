@@ -116,20 +116,46 @@ class ToolTimeoutError extends Error {
 }
 
 /**
+ * The batch signal's single listener, passing an abort on to every call still running. One per
+ * batch, not one per call: a batch of more than 10 parallel calls would otherwise make Node warn
+ * of a listener leak (MaxListenersExceededWarning) on the batch signal.
+ */
+class BatchAborts {
+  private readonly running = new Set<AbortController>();
+  private readonly onAbort = () => {
+    for (const controller of this.running) controller.abort(this.signal.reason);
+  };
+
+  constructor(readonly signal: AbortSignal) {
+    signal.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  /** Abort `controller` with the batch; call the returned function when its call has ended. */
+  track(controller: AbortController): () => void {
+    this.running.add(controller);
+    return () => this.running.delete(controller);
+  }
+
+  release(): void {
+    this.signal.removeEventListener("abort", this.onAbort);
+  }
+}
+
+/**
  * Run one call with its own AbortController: aborted by its timeout or by the batch signal,
- * whichever comes first; the listener and the timer are released when the call ends.
+ * whichever comes first; the timer is released and the call untracked when it ends.
  */
 async function runWithLimits(
   tool: Tool,
   args: Record<string, unknown>,
   call: ToolCall,
   state: Record<string, unknown>,
-  batchSignal: AbortSignal,
+  batch: BatchAborts,
   runner: ToolRunner,
 ): Promise<unknown> {
+  const batchSignal = batch.signal;
   const controller = new AbortController();
-  const onAbort = () => controller.abort(batchSignal.reason);
-  batchSignal.addEventListener("abort", onAbort, { once: true });
+  const untrack = batch.track(controller);
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     if (batchSignal.aborted) throw batchSignal.reason ?? new Error("aborted");
@@ -140,7 +166,15 @@ async function runWithLimits(
       }
     });
     stopped.catch(() => undefined);
-    const ctx: ToolContext = { signal: controller.signal, callId: call.id, state: readOnlyView(state) };
+    let view: ToolContext["state"] | undefined;
+    const ctx: ToolContext = {
+      signal: controller.signal,
+      callId: call.id,
+      // Built on first read: most tools never look at the state.
+      get state() {
+        return (view ??= readOnlyView(state));
+      },
+    };
     const running = Promise.resolve().then(() => {
       // Cancelled between validation and the call: do not start work nobody will read.
       if (controller.signal.aborted) throw controller.signal.reason;
@@ -149,7 +183,7 @@ async function runWithLimits(
     return await Promise.race([running, stopped]);
   } finally {
     if (timer) clearTimeout(timer);
-    batchSignal.removeEventListener("abort", onAbort);
+    untrack();
   }
 }
 
@@ -184,6 +218,7 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       if (!signal.aborted) parent?.send({ type: "tool.progress", event });
     };
     const toolset = await deps.toolset(input.runId);
+    const batch = new BatchAborts(signal);
     const decisionOf = new Map(input.decisions.map((d) => [d.callId, d]));
     /** Tell the agent how a call ended (after the journal has it). */
     const reportOutcome = (outcome: ToolOutcome): ToolOutcome => {
@@ -269,7 +304,7 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       }
       let outcome: ToolOutcome;
       try {
-        const value = await runWithLimits(tool, checked.value, call, input.state, signal, runner);
+        const value = await runWithLimits(tool, checked.value, call, input.state, batch, runner);
         outcome = {
           callId: call.id,
           name: call.name,
@@ -298,10 +333,14 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       (input.mode === "auto" && runnable.length > 1 && runnable.every((call) => toolset.get(call.name)?.parallelSafe === true));
 
     const outcomes: ToolOutcome[] = [];
-    if (parallel) {
-      outcomes.push(...(await Promise.all(input.calls.map(runOne))));
-    } else {
-      for (const call of input.calls) outcomes.push(await runOne(call));
+    try {
+      if (parallel) {
+        outcomes.push(...(await Promise.all(input.calls.map(runOne))));
+      } else {
+        for (const call of input.calls) outcomes.push(await runOne(call));
+      }
+    } finally {
+      batch.release();
     }
     return { outcomes };
   });

@@ -119,6 +119,8 @@ const EnvelopeSchema = z.object({
       status: z.enum(["active", "done", "error", "stopped"]),
       value: z.union([z.string(), z.record(z.string(), z.unknown())]),
       context: z.unknown(),
+      // XState reads `item.id` of each entry when it restores; a damaged one must not reach it.
+      historyValue: z.record(z.string(), z.array(z.object({ id: z.string() }).loose())).optional(),
       children: z.record(z.string(), ChildSchema),
     })
     .loose(),
@@ -263,7 +265,8 @@ export function restoreAgent(machine: ReactMachine, saved: unknown): Snapshot<un
         `create the machine with createReactMachine({ name: "${envelope.machine}", ... }) to continue it`,
     );
   }
-  const snapshot = structuredClone(envelope.snapshot);
+  // Saved text was parsed just now and belongs to no one else; only a caller's object needs copying.
+  const snapshot = typeof saved === "string" ? envelope.snapshot : structuredClone(envelope.snapshot);
   const context = ContextSchema.safeParse(snapshot.context);
   if (!context.success) {
     const issue = context.error.issues[0]!;
@@ -281,6 +284,9 @@ export function restoreAgent(machine: ReactMachine, saved: unknown): Snapshot<un
         `cannot restore run ${envelope.runId}: state.${where} ${issue.message}; the saved state does not fit this machine's state schema (was it saved with another stateSchema, namespace or config.keys?)`,
       );
     }
+    // A field the schema defaults but the saved state lacks (lost, or added to the schema since)
+    // is restored with its default, as a fresh run would have it, instead of as undefined.
+    (snapshot.context as { state: Record<string, unknown> }).state = access.write(context.data.state, state.data as Record<string, unknown>);
   }
   try {
     machine.resolveState({ value: snapshot.value as never, context: context.data as never });

@@ -210,21 +210,26 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       }),
       /** Model progress becomes telemetry; streamed text also grows `streamingOutput` in context. */
       reportModelProgress: enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== "llm.progress") return;
+        // A forged or malformed progress event (sent from outside) is ignored, not a crash.
+        if (event.type !== "llm.progress" || typeof event.event?.type !== "string") return;
         const progress = event.event;
         if (progress.type === "text.delta") {
           enqueue.assign({
             state: access.write(context.state, { streamingOutput: read<string>(context, "streamingOutput") + progress.delta }),
           });
         }
-        enqueue.emit({ ...progress, ...base(context) } as AgentEmitted);
+        // Object.assign, not `{ ...progress, ...base }`: spreading two objects of varying shapes
+        // takes a slow path in V8 (microseconds per event, on every model event).
+        enqueue.emit(Object.assign({}, progress, base(context)) as AgentEmitted);
       }),
       reportToolProgress: enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== "tool.progress") return;
+        if (event.type !== "tool.progress" || typeof event.event?.type !== "string") return;
         const progress = event.event;
         if (progress.type === "tool.call.started") enqueue.assign(recordStarted(context, progress));
-        const { at: _at, ...payload } = progress as typeof progress & { at?: number };
-        enqueue.emit({ ...payload, ...base(context) } as AgentEmitted);
+        // The progress minus its `at`, then the base fields; copied by hand for the same reason as above.
+        const payload: Record<string, unknown> = {};
+        for (const key of Object.keys(progress)) if (key !== "at") payload[key] = (progress as Record<string, unknown>)[key];
+        enqueue.emit(Object.assign(payload, base(context)) as unknown as AgentEmitted);
       }),
       /** guard.approve / guard.reject: apply it, or report why it changes nothing. */
       decideByCommand: enqueueActions(({ context, event, enqueue }) => {
@@ -332,6 +337,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       "guard.approve": { actions: "refuseCommand" },
       "guard.reject": { actions: "refuseCommand" },
       "tools.failed": {
+        guard: ({ event }) => typeof event.error?.message === "string",
         target: ".Failed",
         actions: assign({
           loop: ({ context, event }) => ({
@@ -345,6 +351,8 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       Initialising: {
         on: {
           "tools.ready": {
+            // Sent by the toolProviders actor; a malformed one from outside is ignored.
+            guard: ({ event }) => Array.isArray(event.tools),
             target: "Evaluating",
             actions: assign({ loop: ({ context, event }) => ({ ...context.loop, tools: event.tools }) }),
           },

@@ -47,7 +47,12 @@ export function runAgent(machine: ReactMachine, input: AgentInput = {}, options:
     }
     const checkpoints = options.checkpoints ? checkpointAgent(actor, options.checkpoints) : undefined;
     const onAbort = () => actor.send({ type: "agent.cancel", reason: "the caller's signal was aborted" });
-    const cleanup = () => options.signal?.removeEventListener("abort", onAbort);
+    let finished = false;
+    let release = (): void => undefined;
+    const cleanup = () => {
+      finished = true;
+      release();
+    };
     if (options.onEvent) {
       const onEvent = options.onEvent;
       actor.on("*", (event) => onEvent(event as AgentEmitted));
@@ -85,7 +90,39 @@ export function runAgent(machine: ReactMachine, input: AgentInput = {}, options:
     actor.start();
     // A restored run may already be waiting: its requests were emitted in the process that saved it.
     if (onApproval && options.snapshot) for (const request of pendingApprovals(actor.getSnapshot() as { context: AgentContext })) ask(request);
-    if (options.signal?.aborted) onAbort();
-    else options.signal?.addEventListener("abort", onAbort, { once: true });
+    // A run restored from a finished snapshot completes inside start(): nothing is left to cancel.
+    if (finished || !options.signal) return;
+    if (options.signal.aborted) onAbort();
+    else release = whenAborted(options.signal, onAbort);
   });
+}
+
+/**
+ * The runs waiting on each caller signal. One long-lived signal (an application's shutdown signal)
+ * may serve thousands of concurrent runs; they share a single listener on it, so it never holds
+ * more than one from jianmu (Node warns of a leak past 10) and none once they have ended.
+ */
+const waitingOn = new WeakMap<AbortSignal, { cancels: Set<() => void>; fire: () => void }>();
+
+function whenAborted(signal: AbortSignal, cancel: () => void): () => void {
+  let entry = waitingOn.get(signal);
+  if (!entry) {
+    const cancels = new Set<() => void>();
+    const fire = () => {
+      waitingOn.delete(signal);
+      for (const each of [...cancels]) each();
+    };
+    entry = { cancels, fire };
+    waitingOn.set(signal, entry);
+    signal.addEventListener("abort", fire, { once: true });
+  }
+  const mine = entry;
+  mine.cancels.add(cancel);
+  return () => {
+    mine.cancels.delete(cancel);
+    if (mine.cancels.size === 0 && waitingOn.get(signal) === mine) {
+      waitingOn.delete(signal);
+      signal.removeEventListener("abort", mine.fire);
+    }
+  };
 }

@@ -1,4 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import { setMaxListeners } from "node:events";
 import type { AddressInfo, Socket } from "node:net";
 
 /*
@@ -97,6 +98,9 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
   const outcomes: Promise<RequestOutcome>[] = [];
   const sockets = new Set<Socket>();
   const closing = new AbortController();
+  // Each stream paused between events listens on it until its pause ends: many concurrent
+  // streams are normal here, not a leak, so Node's default limit of 10 must not warn.
+  setMaxListeners(0, closing.signal);
 
   let received = 0;
   const server = createServer((req, res) => {

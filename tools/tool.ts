@@ -99,6 +99,26 @@ export function checkToolName(name: unknown): string {
   return name;
 }
 
+/**
+ * Check a tool built by hand or by a provider the way `defineTool` checks its definition: the
+ * model API rejects a function whose parameters are not an object schema, and the executor calls
+ * `validate` and `execute`. Returns the tool; throws `ToolDefinitionError` naming the field.
+ */
+export function checkTool(tool: Tool): Tool {
+  if (tool === null || typeof tool !== "object") throw new ToolDefinitionError(String(tool), "(tool)", "must be a Tool object, e.g. from defineTool({ ... })");
+  const name = checkToolName(tool.name);
+  if (typeof tool.description !== "string") throw new ToolDefinitionError(name, "description", "must be a string: the model reads it to decide when to call the tool");
+  const schema: unknown = tool.inputSchema;
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema) || (schema as JsonSchema)["type"] !== "object") {
+    const got = schema === null || typeof schema !== "object" ? String(schema) : Array.isArray(schema) ? "an array" : `type ${JSON.stringify((schema as JsonSchema)["type"])}`;
+    throw new ToolDefinitionError(name, "inputSchema", `must be a JSON Schema of type "object" (function arguments are always an object), got ${got}`);
+  }
+  for (const method of ["validate", "execute"] as const) {
+    if (typeof tool[method] !== "function") throw new ToolDefinitionError(name, method, "must be a function");
+  }
+  return tool;
+}
+
 export interface ToolDefinition<P extends z.ZodObject> {
   name: string;
   description: string;

@@ -1,4 +1,4 @@
-import { ToolDefinitionError, toolInfo, type Tool, type ToolInfo } from "./tool.js";
+import { checkTool, ToolDefinitionError, toolInfo, type Tool, type ToolInfo } from "./tool.js";
 import { ToolProviderError, type ToolProvider } from "./provider.js";
 
 /** The function declaration the Chat Completions API expects for one tool. */
@@ -37,7 +37,13 @@ export class ToolSet {
         started.push(provider);
         await provider.initialize(context);
         phase = "getTools";
-        for (const tool of await provider.getTools(context)) byName.set(tool.name, tool);
+        const offered = new Set<string>();
+        for (const tool of await provider.getTools(context)) {
+          checkTool(tool);
+          if (offered.has(tool.name)) throw new ToolDefinitionError(tool.name, "name", "is offered twice by this provider: give each tool a unique name");
+          offered.add(tool.name);
+          byName.set(tool.name, tool);
+        }
       } catch (error) {
         await closeAll(started);
         throw new ToolProviderError(provider.name, phase, error);
@@ -51,6 +57,7 @@ export class ToolSet {
     const seen = new Set<string>();
     const byName = new Map(this.byName);
     for (const tool of tools) {
+      checkTool(tool);
       if (seen.has(tool.name)) {
         throw new ToolDefinitionError(tool.name, "name", "is used by two static tools: give each tool a unique name");
       }

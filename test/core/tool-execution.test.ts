@@ -265,3 +265,33 @@ describe("tool execution", () => {
     expect(toolMessages(output.messages)[0]!.content).toBe("sandboxed");
   });
 });
+
+describe("a conversation that continues after a cancelled batch", () => {
+  it("answers the calls that never ran, so the next request is a valid history", async () => {
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const hang = defineTool({
+      name: "hang",
+      description: "Waits until aborted",
+      parameters: z.object({}),
+      execute: (_args, ctx) =>
+        new Promise((_, reject) => {
+          ctx.signal.addEventListener("abort", () => reject(new Error("aborted")));
+          running();
+        }),
+    });
+    const model = scriptedModel([{ toolCalls: [{ id: "h1", name: "hang", arguments: {} }] }, { content: "picked up again" }]);
+    const machine = createReactMachine({ modelClient: model, tools: [hang] });
+    const { actor, done } = startAgent(machine, { messages: [human("go")] });
+    await started;
+    actor.send({ type: "agent.cancel" });
+    const cancelled = await done;
+    expect(cancelled.messages.at(-1)).toMatchObject({ role: "assistant", toolCalls: [{ id: "h1" }] });
+
+    const resumed = await runAgent(machine, { state: cancelled.state, messages: [human("try again")] });
+    expect(resumed.finalAnswer).toBe("picked up again");
+    const sent = model.requests[1]!.messages.filter((m) => m.role !== "system");
+    expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "tool", "user"]);
+    expect(sent[2]).toMatchObject({ role: "tool", toolCallId: "h1", isError: true, content: expect.stringMatching(/^Not executed: the run stopped/) });
+  });
+});
