@@ -60,7 +60,7 @@ export type { CallDecision, CallRecord, Guard, GuardCall, GuardContext, GuardDec
 export { createToolExecutorActor } from "./actors/tool-executor.js";
 export type { ExecutorInput, ExecutorOutput, ToolErrorKind, ToolOutcome, ToolProgress, ToolRunner } from "./actors/tool-executor.js";
 
-export { defineTool, ToolDefinitionError } from "./tools/tool.js";
+export { defineTool, checkTool, ToolDefinitionError } from "./tools/tool.js";
 export type { DeepReadonly, JsonSchema, Tool, ToolContext, ToolDefinition, ToolInfo } from "./tools/tool.js";
 export { ToolSet } from "./tools/toolset.js";
 export type { FunctionSchema } from "./tools/toolset.js";
