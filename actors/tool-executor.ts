@@ -9,17 +9,22 @@ import type { JournalEntry, JournalKey, ToolJournal } from "./tool-journal.js";
 /** Replaces how one validated call is run (e.g. in a sandbox). The default calls `tool.execute`. */
 export type ToolRunner = (tool: Tool, args: Record<string, unknown>, ctx: ToolContext) => unknown;
 
-export type ToolErrorKind =
-  | "unknown_tool"
-  | "invalid_json"
-  | "invalid_arguments"
-  | "threw"
-  | "timeout"
-  | "aborted"
-  /** The call started before a crash and never reported back; it was not run again (see ToolJournal). */
-  | "outcome_unknown"
-  /** The journal could not be read or written, so the call was not run (at most once comes first). */
-  | "journal_unavailable";
+/**
+ * Why a call produced an error observation. `outcome_unknown`: it started before a crash and never
+ * reported back, so it was not run again (see ToolJournal). `journal_unavailable`: the journal could
+ * not be read or written, so the call was not run (at most once comes first).
+ */
+export const TOOL_ERROR_KINDS = [
+  "unknown_tool",
+  "invalid_json",
+  "invalid_arguments",
+  "threw",
+  "timeout",
+  "aborted",
+  "outcome_unknown",
+  "journal_unavailable",
+] as const;
+export type ToolErrorKind = (typeof TOOL_ERROR_KINDS)[number];
 
 /** What became of one call of the batch. JSON-safe; becomes exactly one tool message. */
 export interface ToolOutcome {

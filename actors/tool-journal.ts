@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ToolErrorKind, ToolOutcome } from "./tool-executor.js";
+import { TOOL_ERROR_KINDS, type ToolOutcome } from "./tool-executor.js";
 
 /**
  * The tool journal: a durable record of which calls of a run started and which completed, written
@@ -33,18 +33,6 @@ export interface ToolJournal {
   forget(runId: string): MaybePromise<void>;
 }
 
-const ERROR_KINDS = [
-  "unknown_tool",
-  "invalid_json",
-  "invalid_arguments",
-  "threw",
-  "timeout",
-  "aborted",
-  "outcome_unknown",
-  "journal_unavailable",
-] as const satisfies readonly ToolErrorKind[];
-// Fails to compile when ToolErrorKind gains a kind this list does not have.
-const _everyKindListed: readonly (typeof ERROR_KINDS)[number][] = [] as ToolErrorKind[];
 
 /** A journaled outcome, checked when it is read back from storage. */
 export const ToolOutcomeSchema = z.object({
@@ -52,7 +40,7 @@ export const ToolOutcomeSchema = z.object({
   name: z.string(),
   status: z.enum(["ok", "error", "denied", "rejected"]),
   content: z.string(),
-  errorKind: z.enum(ERROR_KINDS).optional(),
+  errorKind: z.enum(TOOL_ERROR_KINDS).optional(),
   durationMs: z.number().optional(),
   effectTags: z.array(z.string()),
   returnDirect: z.boolean().optional(),

@@ -50,14 +50,17 @@ export interface EmittedBase {
   timestamp: number;
 }
 
-export type TerminationReason =
-  | "maxIterations"
-  | "tokenBudget"
-  | "modelError"
-  | "cancelled"
-  | "approvalTimeout"
-  | "toolProviderError"
-  | "internalError";
+/** Why a failed run ended. The one list: types, schemas and checks derive from it. */
+export const TERMINATION_REASONS = [
+  "maxIterations",
+  "tokenBudget",
+  "modelError",
+  "cancelled",
+  "approvalTimeout",
+  "toolProviderError",
+  "internalError",
+] as const;
+export type TerminationReason = (typeof TERMINATION_REASONS)[number];
 
 export interface Termination {
   reason: TerminationReason;

@@ -1,6 +1,6 @@
 import type { Actor, AnyStateMachine, Snapshot } from "xstate";
 import { z } from "zod";
-import type { TerminationReason } from "./events.js";
+import { TERMINATION_REASONS } from "./events.js";
 import { stateAccessOf, type ReactMachine } from "./react-machine.js";
 
 /**
@@ -50,17 +50,6 @@ export class SnapshotError extends Error {
 
 // ---- Schemas: the envelope and the context shape -----------------------------------------------
 
-const TERMINATION_REASONS = [
-  "maxIterations",
-  "tokenBudget",
-  "modelError",
-  "cancelled",
-  "approvalTimeout",
-  "toolProviderError",
-  "internalError",
-] as const satisfies readonly TerminationReason[];
-// Fails to compile when TerminationReason gains a reason this list does not have.
-const _everyReasonListed: readonly (typeof TERMINATION_REASONS)[number][] = [] as TerminationReason[];
 
 const ToolInfoSchema = z.object({
   name: z.string().min(1),

@@ -6,7 +6,7 @@ import type { ModelRequest } from "../actors/model-client.js";
 import type { ExecutorInput } from "../actors/tool-executor.js";
 import type { ReActConfig } from "../machines/config.js";
 import type { AgentOutput } from "../machines/context.js";
-import type { TerminationReason } from "../machines/events.js";
+import { TERMINATION_REASONS } from "../machines/events.js";
 import type { StateAccess } from "../machines/state-access.js";
 import { fieldMeta } from "../machines/state.js";
 import { childInput, childrenOf, type AgentSnapshot, type Microstep } from "./model-based-pure.js";
@@ -45,15 +45,7 @@ export class InvariantViolation extends Error {
   }
 }
 
-const TERMINATION_REASONS: ReadonlySet<TerminationReason> = new Set([
-  "maxIterations",
-  "tokenBudget",
-  "modelError",
-  "cancelled",
-  "approvalTimeout",
-  "toolProviderError",
-  "internalError",
-]);
+const KNOWN_REASONS: ReadonlySet<string> = new Set(TERMINATION_REASONS);
 const TOOL_CHOICE_KEYS = ["toolChoice", "tool_choice"];
 
 const CHECK_ABORT = { Evaluating: "CheckAbort" } as const;
@@ -100,7 +92,7 @@ export class InvariantChecker {
     }
     if (snapshot.matches("Failed")) {
       if (!loop.termination) this.fail("failedHasReason", "the run is Failed without a termination");
-      else if (!TERMINATION_REASONS.has(loop.termination.reason)) this.fail("failedHasReason", `Failed with unknown reason ${JSON.stringify(loop.termination.reason)}`);
+      else if (!KNOWN_REASONS.has(loop.termination.reason)) this.fail("failedHasReason", `Failed with unknown reason ${JSON.stringify(loop.termination.reason)}`);
     }
     if (snapshot.matches("Succeeded") && loop.termination) this.fail("failedHasReason", `Succeeded but carries termination ${loop.termination.reason}`);
 
