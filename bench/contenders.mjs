@@ -1,0 +1,94 @@
+import OpenAI from "openai";
+import { ModelClient, ToolSet, createReactMachine, defaultContextBuilder, human, runAgent } from "jianmu";
+import { BENCH_PROMPT } from "./task.mjs";
+import { jianmuTools, toolBodies } from "./tools.mjs";
+
+/*
+ * The two contenders. Each is built once per scenario (as an application would build its agent
+ * once) and then `run()` many times; a run resolves with the final answer text.
+ */
+
+const API_KEY = "bench-key";
+const toolset = ToolSet.empty().withTools(jianmuTools);
+
+/**
+ * The floor sends the very prompt and tool declarations jianmu sends, so both put the same
+ * bytes on the wire and only the loop around the SDK differs.
+ */
+const FLOOR_SYSTEM_PROMPT = defaultContextBuilder({ agent: "floor", iteration: 0, messages: [], state: {}, tools: toolset.info() })[0].content;
+const FLOOR_TOOLS = toolset.schemas();
+
+/** The floor: a minimal hand-written ReAct loop on the `openai` SDK. No validation, no events, no state. */
+export function createFloor({ baseURL, model, stream }) {
+  const client = new OpenAI({ baseURL, apiKey: API_KEY, maxRetries: 0 });
+
+  async function complete(messages) {
+    const body = { model, messages, tools: FLOOR_TOOLS, stream };
+    if (!stream) {
+      const completion = await client.chat.completions.create(body);
+      const message = completion.choices[0].message;
+      return { content: message.content ?? "", toolCalls: message.tool_calls ?? [] };
+    }
+    const chunks = await client.chat.completions.create({ ...body, stream_options: { include_usage: true } });
+    let content = "";
+    const toolCalls = [];
+    for await (const chunk of chunks) {
+      const delta = chunk.choices[0]?.delta;
+      if (!delta) continue;
+      if (delta.content) content += delta.content;
+      for (const part of delta.tool_calls ?? []) {
+        const call = (toolCalls[part.index] ??= { id: "", type: "function", function: { name: "", arguments: "" } });
+        if (part.id) call.id = part.id;
+        if (part.function?.name) call.function.name = part.function.name;
+        if (part.function?.arguments) call.function.arguments += part.function.arguments;
+      }
+    }
+    return { content, toolCalls };
+  }
+
+  return {
+    name: "floor",
+    async run(prompt = BENCH_PROMPT) {
+      const messages = [
+        { role: "system", content: FLOOR_SYSTEM_PROMPT },
+        { role: "user", content: prompt },
+      ];
+      for (let round = 0; round < 50; round++) {
+        const { content, toolCalls } = await complete(messages);
+        if (toolCalls.length === 0) return content;
+        messages.push({ role: "assistant", content: content === "" ? null : content, tool_calls: toolCalls });
+        const results = await Promise.all(
+          toolCalls.map(async (call) => ({
+            role: "tool",
+            tool_call_id: call.id,
+            content: String(await toolBodies[call.function.name](JSON.parse(call.function.arguments))),
+          })),
+        );
+        messages.push(...results);
+      }
+      throw new Error("floor: no final answer after 50 rounds");
+    },
+  };
+}
+
+/**
+ * jianmu as a user runs it: `createReactMachine` with the real model client (retries on, its
+ * default policy: 2 retries per call; the server never fails) and `runAgent`.
+ */
+export function createJianmu({ baseURL, model, stream, machineOptions = {} }) {
+  const modelClient = ModelClient.resolve({ baseURL, apiKey: API_KEY, model, stream, resilience: { maxRetries: 2 } });
+  const machine = createReactMachine({ modelClient, tools: jianmuTools, config: { maxIterations: 50 }, ...machineOptions });
+  return {
+    name: "jianmu",
+    machine,
+    async run(prompt = BENCH_PROMPT) {
+      const output = await runAgent(machine, { messages: [human(prompt)] });
+      if (output.status !== "succeeded") {
+        throw new Error(`jianmu: the run failed (${output.termination?.reason}): ${output.termination?.error?.message ?? ""}`);
+      }
+      return output.finalAnswer;
+    },
+  };
+}
+
+export const CONTENDERS = { floor: createFloor, jianmu: createJianmu };

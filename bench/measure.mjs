@@ -1,0 +1,65 @@
+/* Small measuring helpers shared by the scenarios. */
+
+export function median(values) {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Both contenders in turn, the order flipping every repetition so neither always goes first. */
+export function interleaved(rep, names) {
+  return rep % 2 === 0 ? [...names] : [...names].reverse();
+}
+
+/** Wall and CPU time (user + system, of this whole process) of one call, in milliseconds. */
+export async function timed(fn) {
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  const value = await fn();
+  const wallMs = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  return { value, wallMs, cpuMs: (used.user + used.system) / 1000 };
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Heap and RSS after full collections. Several rounds with a turn of the event loop between
+ * them, so that objects freed by finalizers and weak callbacks are collected too.
+ */
+export async function settledMemory() {
+  if (typeof globalThis.gc !== "function") throw new Error("run node with --expose-gc: memory figures need a forced GC");
+  for (let i = 0; i < 4; i++) {
+    globalThis.gc();
+    await nextTurn();
+  }
+  const { heapUsed, rss } = process.memoryUsage();
+  return { heap: heapUsed, rss };
+}
+
+/** Run `total` runs with at most `concurrency` in flight; resolves when all are done. */
+export async function runPool(total, concurrency, runOne) {
+  let started = 0;
+  const worker = async () => {
+    while (started < total) {
+      started += 1;
+      await runOne();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
+}
+
+/** Least-squares slope of ys over xs. */
+export function slope(xs, ys) {
+  const n = xs.length;
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i++) {
+    num += (xs[i] - mx) * (ys[i] - my);
+    den += (xs[i] - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
