@@ -1,8 +1,6 @@
-import type { CallDecision, PreflightOutput } from "../actors/guard.js";
-import type { LLMOutput } from "../actors/llm-step.js";
+import type { CallDecision } from "../actors/guard.js";
 import type { ModelCallEvent, Usage } from "../actors/model-client.js";
-import type { ExecutorOutput, ToolErrorKind, ToolProgress } from "../actors/tool-executor.js";
-import type { ApprovalTimerOutput } from "../actors/approval-timer.js";
+import type { ToolErrorKind, ToolProgress } from "../actors/tool-executor.js";
 import type { ErrorInfo } from "../actors/errors.js";
 import type { ToolsLifecycleEvent } from "../actors/tool-providers.js";
 

@@ -82,7 +82,7 @@ export class InvariantChecker {
   }
 
   observe(microstep: Microstep): void {
-    const { snapshot, event } = microstep;
+    const { snapshot } = microstep;
     const previous = this.last;
     this.last = snapshot;
     const { loop, state } = snapshot.context;

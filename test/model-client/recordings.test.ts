@@ -6,7 +6,7 @@ import { ModelError, type ModelRequest, type ModelTurn } from "../../actors/mode
 import { fromWireMessages } from "../../actors/openai-wire.js";
 import type { FunctionSchema } from "../../tools/toolset.js";
 import { loadRecording, replayInteractions, type RecordedInteraction } from "../../testing/recordings.js";
-import { bodies, caught, clientFor, closeServers, eventLog, FIXTURES, fixture, serve } from "./harness.js";
+import { caught, clientFor, closeServers, eventLog, FIXTURES, fixture, serve } from "./harness.js";
 
 afterEach(closeServers);
 
