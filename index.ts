@@ -3,7 +3,7 @@
  * The library's public surface; test doubles and model-based testing helpers live in `jianmu/testing`.
  */
 import type { ModelClient as ModelClientShape } from "./actors/model-client.js";
-import { resolveModelClient } from "./actors/openai-model-client.js";
+import { resolveModelClient } from "./actors/openai/openai-model-client.js";
 
 export { createReactMachine, ACTOR_NAMES, MachineOptionsError, reactConfigOf, toolProvidersClosed } from "./machines/react-machine.js";
 export type { ReactMachine, ReactMachineOptions, ReactAgentRef } from "./machines/react-machine.js";
@@ -72,8 +72,8 @@ export type { ToolProvider } from "./tools/provider.js";
 export type ModelClient = ModelClientShape;
 export const ModelClient = { resolve: resolveModelClient } as const;
 export { resolveModelClient };
-export type { ModelClientOptions } from "./actors/openai-model-client.js";
-export { ModelClientOptionsError } from "./actors/model-client-options.js";
+export type { ModelClientOptions } from "./actors/openai/openai-model-client.js";
+export { ModelClientOptionsError } from "./actors/openai/model-client-options.js";
 
 // ---- guards ----
 export { allowTools, denyTools, requireApproval, callBudget, rateLimit, GuardOptionsError } from "./actors/guards/index.js";

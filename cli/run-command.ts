@@ -3,7 +3,7 @@ import { createActor } from "xstate";
 import type { Guard } from "../actors/guard.js";
 import { requireApproval } from "../actors/guards/index.js";
 import { human } from "../actors/messages.js";
-import { resolveModelClient } from "../actors/openai-model-client.js";
+import { resolveModelClient } from "../actors/openai/openai-model-client.js";
 import { loadConfig, readConfigFile, type ReActConfigInput } from "../machines/config.js";
 import type { AgentOutput } from "../machines/context.js";
 import type { AgentEmitted } from "../machines/events.js";

@@ -1,4 +1,4 @@
-import { secretRedactor } from "../actors/redact.js";
+import { secretRedactor } from "../actors/openai/redact.js";
 import { isPlainObject, type Plain } from "./plain.js";
 
 /**

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { human } from "../../actors/messages.js";
-import { resolveModelClient } from "../../actors/openai-model-client.js";
+import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";

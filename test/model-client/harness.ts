@@ -1,7 +1,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ModelCallEvent, ModelClient } from "../../actors/model-client.js";
-import { resolveModelClient, type ModelClientOptions } from "../../actors/openai-model-client.js";
+import { resolveModelClient, type ModelClientOptions } from "../../actors/openai/openai-model-client.js";
 import { startOpenAIServer, type OpenAIServer, type Respond } from "../../testing/openai-server.js";
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "openai");

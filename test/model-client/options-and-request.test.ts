@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { ai, human, system, toolMessage } from "../../actors/messages.js";
 import { ModelError, type ModelRequest } from "../../actors/model-client.js";
-import { ModelClientOptionsError } from "../../actors/model-client-options.js";
-import { resolveModelClient } from "../../actors/openai-model-client.js";
+import { ModelClientOptionsError } from "../../actors/openai/model-client-options.js";
+import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { loadRecording } from "../../testing/recordings.js";
 import { bodies, caught, clientFor, closeServers, fixture, SECRET_KEY, serve } from "./harness.js";
 

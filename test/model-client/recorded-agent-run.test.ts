@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { ContextBuilder } from "../../actors/context-builder.js";
-import { fromWireMessages } from "../../actors/openai-wire.js";
+import { fromWireMessages } from "../../actors/openai/openai-wire.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { defineTool } from "../../tools/tool.js";

@@ -3,7 +3,7 @@ import { join, relative } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { human } from "../../actors/messages.js";
 import { ModelError, type ModelRequest, type ModelTurn } from "../../actors/model-client.js";
-import { fromWireMessages } from "../../actors/openai-wire.js";
+import { fromWireMessages } from "../../actors/openai/openai-wire.js";
 import type { FunctionSchema } from "../../tools/toolset.js";
 import { loadRecording, replayInteractions, type RecordedInteraction } from "../../testing/recordings.js";
 import { caught, clientFor, closeServers, eventLog, FIXTURES, fixture, serve } from "./harness.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { readCompletion } from "../../actors/completion-read.js";
-import { ChunkSchema, CompletionSchema } from "../../actors/openai-wire-schemas.js";
-import { StreamMerger } from "../../actors/stream-merge.js";
+import { readCompletion } from "../../actors/openai/completion-read.js";
+import { ChunkSchema, CompletionSchema } from "../../actors/openai/openai-wire-schemas.js";
+import { StreamMerger } from "../../actors/openai/stream-merge.js";
 
 /** Cases no recording covers, found in servers' code or issue trackers. */
 function merge(chunks: unknown[]) {

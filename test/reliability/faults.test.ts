@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createActor } from "xstate";
 import { z } from "zod";
 import { human, type Message } from "../../actors/messages.js";
-import { resolveModelClient } from "../../actors/openai-model-client.js";
+import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import type { ToolJournal } from "../../actors/tool-journal.js";
 import { checkpointAgent } from "../../machines/checkpoints/checkpoint-agent.js";
 import { MemoryCheckpointStore } from "../../machines/checkpoints/memory-store.js";

@@ -2,7 +2,7 @@ import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { human } from "../../actors/messages.js";
-import { resolveModelClient } from "../../actors/openai-model-client.js";
+import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import type { AgentOutput } from "../../machines/context.js";
 import { persistAgent, restoreAgent } from "../../machines/persistence.js";
 import { createReactMachine } from "../../machines/react-machine.js";

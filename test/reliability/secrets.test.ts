@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InspectionEvent } from "xstate";
 import { z } from "zod";
 import { human } from "../../actors/messages.js";
-import { resolveModelClient } from "../../actors/openai-model-client.js";
+import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { SqliteCheckpointStore } from "../../machines/checkpoints/sqlite-store.js";
 import type { AgentOutput } from "../../machines/context.js";
 import type { AgentEmitted } from "../../machines/events.js";

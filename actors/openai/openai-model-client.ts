@@ -1,4 +1,4 @@
-import { ModelError, type ModelCallEvent, type ModelCallOptions, type ModelClient, type ModelRequest, type ModelTurn } from "./model-client.js";
+import { ModelError, type ModelCallEvent, type ModelCallOptions, type ModelClient, type ModelRequest, type ModelTurn } from "../model-client.js";
 import {
   ModelClientOptionsError,
   parseModelClientOptions,
@@ -19,7 +19,7 @@ import { AttemptError } from "./model-failure.js";
 import { attemptCompletion } from "./openai-attempt.js";
 import { buildRequestBody } from "./openai-wire.js";
 import { publicEndpoint, secretRedactor, urlSecrets } from "./redact.js";
-import { ResilienceSchema, type Resilience } from "./resilience-config.js";
+import { ResilienceSchema, type Resilience } from "../resilience-config.js";
 import { abortableSleep, callWithResilience, type ResilienceRuntime } from "./resilience.js";
 
 export type { ModelClientOptions } from "./model-client-options.js";

@@ -1,6 +1,6 @@
-import { ModelError, type ModelAttemptFailure, type ModelCallEvent } from "./model-client.js";
+import { ModelError, type ModelAttemptFailure, type ModelCallEvent } from "../model-client.js";
 import { AttemptError, classifyFailure, type AttemptFailure } from "./model-failure.js";
-import { RETRYABLE, type Resilience } from "./resilience-config.js";
+import { RETRYABLE, type Resilience } from "../resilience-config.js";
 import { redactedError } from "./redact.js";
 import type { TurnParts } from "./stream-merge.js";
 

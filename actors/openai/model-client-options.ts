@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { z } from "zod";
-import { FallbackSchema, ResilienceSchema } from "./resilience-config.js";
+import { FallbackSchema, ResilienceSchema } from "../resilience-config.js";
 import type { ResilienceRuntime } from "./resilience.js";
 
 const URL_FIX = "must be an http(s) URL such as https://api.openai.com/v1 or http://127.0.0.1:11434/v1";

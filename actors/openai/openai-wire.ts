@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { Message } from "./messages.js";
-import type { ModelRequest } from "./model-client.js";
+import type { Message } from "../messages.js";
+import type { ModelRequest } from "../model-client.js";
 
 /** Per-endpoint differences in what the server accepts. */
 export interface EndpointTuning {

@@ -1,4 +1,4 @@
-import { ZERO_USAGE } from "./model-client.js";
+import { ZERO_USAGE } from "../model-client.js";
 import { argumentsText, toUsage, type Completion } from "./openai-wire-schemas.js";
 import type { TurnParts } from "./stream-merge.js";
 import { finalizeToolCall } from "./tool-call-ids.js";

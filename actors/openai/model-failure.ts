@@ -1,6 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
-import type { ModelErrorKind } from "./model-client.js";
-import type { RetryableFailure } from "./resilience-config.js";
+import type { ModelErrorKind } from "../model-client.js";
+import type { RetryableFailure } from "../resilience-config.js";
 
 /** Why one attempt failed, in the terms the retry policy decides on. */
 export type FailureCategory = RetryableFailure | "client_error" | "stream_error" | "invalid_response" | "aborted" | "config";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Usage } from "./model-client.js";
+import type { Usage } from "../model-client.js";
 
 /*
  * Lenient shapes of what OpenAI-compatible servers send back. Every field is optional and

@@ -1,6 +1,6 @@
-import type { ModelTurn } from "./model-client.js";
+import type { ModelTurn } from "../model-client.js";
 import { toUsage, argumentsText, type Chunk, type ToolCallDelta, type WireUsage } from "./openai-wire-schemas.js";
-import { ZERO_USAGE } from "./model-client.js";
+import { ZERO_USAGE } from "../model-client.js";
 import { finalizeToolCall, type WireToolCall } from "./tool-call-ids.js";
 
 /** Everything of a turn but the model name, which the caller knows (it picked the endpoint). */
