@@ -3,9 +3,25 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
-import { cleanEnv, runCli, runCliInTerminal } from "./cli-harness.js";
+import { cleanEnv, ROOT, runCli, runCliInTerminal } from "./cli-harness.js";
 
 const DEMO_TASK = "Tell me: the capital of the country; the weather there; the product name";
+
+describe("the README's first command", () => {
+  it("npm run demo reaches the final answer offline", async () => {
+    // Run the script's command itself; its build step is what \`npm test\` already did (rebuilding
+    // dist/ here would race the other CLI tests reading it).
+    const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["demo"]!;
+    const [build, command] = script.split(" && ");
+    expect(build).toBe("npm run build --silent");
+    const [node, cli, ...args] = command!.split(" ");
+    expect([node, cli]).toEqual(["node", "dist/cli/main.js"]);
+    const result = await runCli(args);
+    expect(result.code).toBe(0);
+    expect(result.stdout.split("\n")[0]).toMatch(/^offline demo: /);
+    expect(result.stdout).toContain("Answer:\nCapital: The capital of Mexico is Mexico City.");
+  });
+});
 
 describe("jianmu run, offline (no endpoint configured)", () => {
   it("announces the replay on the first line and reaches the recorded final answer", async () => {
