@@ -14,6 +14,50 @@ function toolMessages(messages: readonly { role: string }[]): ToolMessage[] {
   return messages.filter((m): m is ToolMessage => m.role === "tool");
 }
 
+/** Two calls of a tool that records when each starts and ends: "a" is slow, "b" fast. */
+async function runTwoSteps(mode: "serial" | "parallel" | "auto", parallelSafe: boolean): Promise<string[]> {
+  const order: string[] = [];
+  const step = defineTool({
+    name: "step",
+    description: "Record start and end",
+    parameters: z.object({ label: z.string(), ms: z.number() }),
+    parallelSafe,
+    execute: async ({ label, ms }) => {
+      order.push(`start ${label}`);
+      await sleep(ms);
+      order.push(`end ${label}`);
+      return label;
+    },
+  });
+  const model = scriptedModel([
+    { toolCalls: [{ name: "step", arguments: { label: "a", ms: 30 } }, { name: "step", arguments: { label: "b", ms: 1 } }] },
+    { content: "ok" },
+  ]);
+  await runAgent(createReactMachine({ modelClient: model, tools: [step], config: { toolExecution: mode } }), { messages: [human("go")] });
+  return order;
+}
+
+/** A tool that runs until its signal aborts; `started` resolves once it is running. */
+function hangingTool() {
+  let running!: () => void;
+  const started = new Promise<void>((resolve) => (running = resolve));
+  const state: { abortReason: unknown } = { abortReason: "not aborted" };
+  const tool = defineTool({
+    name: "hang",
+    description: "Waits until aborted",
+    parameters: z.object({}),
+    execute: (_args, ctx) =>
+      new Promise((_, reject) => {
+        ctx.signal.addEventListener("abort", () => {
+          state.abortReason = ctx.signal.reason;
+          reject(new Error("aborted"));
+        });
+        running();
+      }),
+  });
+  return { tool, started, state };
+}
+
 describe("tool execution", () => {
   it("turns every bad call into an error observation and tool.call.failed, and the loop goes on", async () => {
     const boom = defineTool({
@@ -111,72 +155,22 @@ describe("tool execution", () => {
       ["auto", false],
       ["serial", true],
     ] as const) {
-      const order: string[] = [];
-      const step = defineTool({
-        name: "step",
-        description: "Record start and end",
-        parameters: z.object({ label: z.string(), ms: z.number() }),
-        parallelSafe: safe,
-        execute: async ({ label, ms }) => {
-          order.push(`start ${label}`);
-          await sleep(ms);
-          order.push(`end ${label}`);
-          return label;
-        },
-      });
-      const model = scriptedModel([
-        { toolCalls: [{ name: "step", arguments: { label: "a", ms: 30 } }, { name: "step", arguments: { label: "b", ms: 1 } }] },
-        { content: "ok" },
-      ]);
-      await runAgent(createReactMachine({ modelClient: model, tools: [step], config: { toolExecution: mode } }), { messages: [human("go")] });
-      expect(order, mode).toEqual(["start a", "end a", "start b", "end b"]);
+      expect(await runTwoSteps(mode, safe), mode).toEqual(["start a", "end a", "start b", "end b"]);
     }
   });
 
   it("parallel mode runs calls concurrently even when tools are not marked parallel-safe", async () => {
-    const order: string[] = [];
-    const step = defineTool({
-      name: "step",
-      description: "Record start and end",
-      parameters: z.object({ label: z.string(), ms: z.number() }),
-      execute: async ({ label, ms }) => {
-        order.push(`start ${label}`);
-        await sleep(ms);
-        order.push(`end ${label}`);
-        return label;
-      },
-    });
-    const model = scriptedModel([
-      { toolCalls: [{ name: "step", arguments: { label: "a", ms: 30 } }, { name: "step", arguments: { label: "b", ms: 1 } }] },
-      { content: "ok" },
-    ]);
-    await runAgent(createReactMachine({ modelClient: model, tools: [step], config: { toolExecution: "parallel" } }), { messages: [human("go")] });
-    expect(order).toEqual(["start a", "start b", "end b", "end a"]);
+    expect(await runTwoSteps("parallel", false)).toEqual(["start a", "start b", "end b", "end a"]);
   });
 
   it("cancelling while a tool runs aborts the tool's signal and ends Failed with reason cancelled", async () => {
-    let aborted: unknown = "not aborted";
-    let running!: () => void;
-    const started = new Promise<void>((resolve) => (running = resolve));
-    const hang = defineTool({
-      name: "hang",
-      description: "Waits until aborted",
-      parameters: z.object({}),
-      execute: (_args, ctx) =>
-        new Promise((_, reject) => {
-          ctx.signal.addEventListener("abort", () => {
-            aborted = ctx.signal.reason;
-            reject(new Error("aborted"));
-          });
-          running();
-        }),
-    });
+    const { tool: hang, started, state } = hangingTool();
     const model = scriptedModel([{ toolCalls: [{ name: "hang", arguments: {} }] }, { content: "never" }]);
     const { actor, done } = startAgent(createReactMachine({ modelClient: model, tools: [hang] }), { messages: [human("go")] });
     await started;
     actor.send({ type: "agent.cancel", reason: "user pressed stop" });
     const output = await done;
-    expect(aborted).not.toBe("not aborted");
+    expect(state.abortReason).not.toBe("not aborted");
     expect(output.status).toBe("failed");
     expect(output.termination).toMatchObject({ reason: "cancelled", detail: "user pressed stop" });
     expect(model.requests).toHaveLength(1);
@@ -268,18 +262,7 @@ describe("tool execution", () => {
 
 describe("a conversation that continues after a cancelled batch", () => {
   it("answers the calls that never ran, so the next request is a valid history", async () => {
-    let running!: () => void;
-    const started = new Promise<void>((resolve) => (running = resolve));
-    const hang = defineTool({
-      name: "hang",
-      description: "Waits until aborted",
-      parameters: z.object({}),
-      execute: (_args, ctx) =>
-        new Promise((_, reject) => {
-          ctx.signal.addEventListener("abort", () => reject(new Error("aborted")));
-          running();
-        }),
-    });
+    const { tool: hang, started } = hangingTool();
     const model = scriptedModel([{ toolCalls: [{ id: "h1", name: "hang", arguments: {} }] }, { content: "picked up again" }]);
     const machine = createReactMachine({ modelClient: model, tools: [hang] });
     const { actor, done } = startAgent(machine, { messages: [human("go")] });
