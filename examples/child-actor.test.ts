@@ -8,7 +8,7 @@ describe("examples/child-actor", () => {
     // The recorded model's final turn, reached only after the approved tool call ran.
     expect(destination).toBe("The capital of the UK is London.");
     expect(failure).toBeNull();
-    expect(asked).toEqual([{ callId: "call_ZR5UUuTt3pf61kjwAJIYdVMj", name: "get_capital", arguments: '{"country":"UK"}' }]);
+    expect(asked).toEqual([{ callId: "call_ZR5UUuTt3pf61kjwAJIYdVMj", name: "get_capital", arguments: '{"country":"UK"}', reason: "get_capital needs approval before it runs (it is tagged network)" }]);
     expect(states).toEqual(["researching", "booking"]);
   });
 });

@@ -11,7 +11,7 @@
  */
 import { assign, createActor, sendTo, setup, toPromise } from "xstate";
 import { z } from "zod";
-import { createReactMachine, defineTool, human, requireApproval, type AgentContext, type ToolCall } from "../index.js";
+import { createReactMachine, defineTool, human, pendingApprovals, requireApproval, type PendingApproval } from "../index.js";
 import { connectModel, type EndpointOptions } from "./support/endpoint.js";
 import { repoPath } from "./support/paths.js";
 import { recordedTurns } from "./support/turns.js";
@@ -33,20 +33,8 @@ const getCapital = defineTool({
   execute: ({ country }) => (/^(uk|united kingdom|great britain)$/i.test(country.trim()) ? "London" : `unknown country: ${country}`),
 });
 
-/** A call the workflow shows the user: what the agent wants to run. */
-export interface PendingCall {
-  callId: string;
-  name: string;
-  arguments: string;
-}
-
-/** The pending calls in the agent's snapshot (its context is public: loop.decisions + the actions field). */
-function pendingCalls(context: AgentContext): PendingCall[] {
-  const actions = (context.state["actions"] ?? []) as ToolCall[];
-  return context.loop.decisions
-    .filter((decision) => decision.status === "pending")
-    .map((decision) => ({ callId: decision.callId, name: decision.name, arguments: actions.find((call) => call.id === decision.callId)?.arguments ?? "" }));
-}
+/** A call the workflow shows the user: what the agent wants to run (id, tool, arguments, reason). */
+export type PendingCall = PendingApproval;
 
 /** Build the workflow around an agent machine. */
 export function createTripPlanner(agent: ReturnType<typeof createReactMachine>) {
@@ -69,7 +57,8 @@ export function createTripPlanner(agent: ReturnType<typeof createReactMachine>) 
           src: "agent",
           input: ({ context }) => ({ messages: [human(context.question)] }),
           // Every change of the agent's snapshot: keep the list of calls waiting for the user.
-          onSnapshot: { actions: assign({ pending: ({ event }) => pendingCalls(event.snapshot.context) }) },
+          // Emitted events reach `actor.on` listeners, not a parent machine: read the child's snapshot instead.
+          onSnapshot: { actions: assign({ pending: ({ event }) => pendingApprovals(event.snapshot) }) },
           onDone: [
             {
               guard: ({ event }) => event.output.status === "succeeded",

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { createActor, toPromise } from "xstate";
 import { z } from "zod";
 import {
+  pendingApprovals,
   createReactMachine,
   defineTool,
   human,
@@ -100,11 +101,10 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
       const machine = buildMachine(endpoint.modelClient, store, ledger);
       const actor = createActor(machine, { snapshot: restoreAgent(machine, store.load(runId)) });
       actor.start();
-      // The restored context says which calls wait: approve each (here, without looking).
-      for (const decision of actor.getSnapshot().context.loop.decisions) {
-        if (decision.status !== "pending") continue;
-        log(`approving ${decision.name} (${decision.callId})`);
-        actor.send({ type: "guard.approve", callId: decision.callId });
+      // The restored snapshot says which calls wait: approve each (here, without looking).
+      for (const call of pendingApprovals(actor.getSnapshot())) {
+        log(`approving ${call.name} (${call.callId})`);
+        actor.send({ type: "guard.approve", callId: call.callId });
       }
       const output = await toPromise(actor);
       store.delete(runId);
