@@ -90,6 +90,9 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
       server = await startOpenAIServer({ respond: replayRecording(recordingPath(demo)) });
       progress.line(`offline demo: no model endpoint configured, so real recorded ${demo.model} turns are replayed from ${server.baseURL} (${demo.recording})`);
       tools = demo.tools();
+      // The replayed turns call the recording's tools with the recording's model: say what is ignored.
+      const ignored = [args.tools && "--tools", args.model && "--model", args.root && "--root"].filter(Boolean);
+      if (ignored.length > 0) progress.note(`offline replay uses the recorded model and tools; ignoring ${ignored.join(", ")}`);
       modelClient = resolveModelClient({ baseURL: server.baseURL, apiKey: "offline-replay", model: demo.model, stream: true });
       config.model = demo.model;
     } else {

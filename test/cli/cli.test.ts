@@ -50,6 +50,12 @@ describe("jianmu run, offline (no endpoint configured)", () => {
     expect(result.stderr).toContain(`jianmu run "${DEMO_TASK}"`);
   });
 
+  it("says which flags the replay cannot honour", async () => {
+    const result = await runCli(["run", "--tools", "calculator", "--model", "gpt-5"]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("offline replay uses the recorded model and tools; ignoring --tools, --model");
+  });
+
   it("exits 1 with the termination reason when the agent fails", async () => {
     const result = await runCli(["run", "--max-iterations", "1"]);
     expect(result.code).toBe(1);
