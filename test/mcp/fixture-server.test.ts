@@ -271,6 +271,17 @@ describe("the server process", () => {
     await provider.close();
   }, 15_000);
 
+  it("that hangs at start is given up as soon as the provider is closed, not after startupTimeoutMs", async () => {
+    const provider = fixture({ startupTimeoutMs: 60_000, env: { FIXTURE_HANG: "1" } });
+    const starting = Promise.resolve(provider.initialize(undefined)).catch((error: unknown) => error);
+    while (provider.pid === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+    await provider.close();
+    const failure = await starting;
+    // Had close waited for the start, this would take a minute and hit the test's 10 s limit.
+    expect((failure as Error).message).toMatch(/^MCP server "fixture" could not be started: the provider was closed while the server was still starting/);
+    expect(isRunning(provider.pid)).toBe(false);
+  }, 10_000);
+
   it("that cannot be spawned gives an error naming the server and the command", async () => {
     const provider = mcpToolProvider({ name: "ghost", transport: { type: "stdio", command: "/nonexistent/mcp-server-binary" } });
     await expect(Promise.resolve(provider.initialize(undefined))).rejects.toThrow(/^MCP server "ghost" could not be started: .*ENOENT/);

@@ -48,6 +48,8 @@ export function mcpToolProvider(options: McpProviderOptions): McpToolProvider {
   const server = parsed.name;
   let users = 0;
   let starting: Promise<Started> | undefined;
+  /** Aborts the start under way: the last close does, so a cancelled run need not wait out a hung server. */
+  let stopStarting: AbortController | undefined;
   let current: Started | undefined;
   let closing: Promise<void> = Promise.resolve();
   let lastPid: number | undefined;
@@ -55,9 +57,14 @@ export function mcpToolProvider(options: McpProviderOptions): McpToolProvider {
   const initialize = async (): Promise<void> => {
     users += 1;
     if (!starting) {
-      const attempt = start(parsed, (pid) => {
+      const stop = new AbortController();
+      stopStarting = stop;
+      const attempt = start(parsed, stop.signal, (pid) => {
         lastPid = pid;
       });
+      attempt.finally(() => {
+        if (stopStarting === stop) stopStarting = undefined;
+      }).catch(() => undefined);
       starting = attempt;
       attempt.catch(() => {
         // Let the next initialize try again instead of replaying this failure.
@@ -77,6 +84,8 @@ export function mcpToolProvider(options: McpProviderOptions): McpToolProvider {
     const pending = starting;
     starting = undefined;
     current = undefined;
+    stopStarting?.abort(new Error("the provider was closed while the server was still starting"));
+    stopStarting = undefined;
     closing = (async () => {
       const started = await pending?.catch(() => undefined);
       await started?.connection.close();
@@ -103,12 +112,14 @@ export function mcpToolProvider(options: McpProviderOptions): McpToolProvider {
 }
 
 /** Connect, list every page of tools, and build the jianmu tools; on any failure the connection is closed again. */
-async function start(options: ParsedMcpOptions, onSpawn: (pid: number) => void): Promise<Started> {
+async function start(options: ParsedMcpOptions, stop: AbortSignal, onSpawn: (pid: number) => void): Promise<Started> {
   const server = options.name;
   const limit = options.startupTimeoutMs ?? DEFAULT_STARTUP_MS;
-  // One controller for the whole start, released when it ends.
+  // One controller for the whole start, aborted by its time limit or by `stop`, released when it ends.
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error(`no answer within ${limit} ms (options.startupTimeoutMs)`)), limit);
+  const onStop = () => controller.abort(stop.reason);
+  stop.addEventListener("abort", onStop, { once: true });
   let connection: McpConnection | undefined;
   try {
     connection = await openConnection(server, options.transport, { signal: controller.signal, timeoutMs: limit, onSpawn });
@@ -122,6 +133,7 @@ async function start(options: ParsedMcpOptions, onSpawn: (pid: number) => void):
     throw error;
   } finally {
     clearTimeout(timer);
+    stop.removeEventListener("abort", onStop);
   }
 }
 
