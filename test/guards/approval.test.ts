@@ -2,24 +2,11 @@ import { describe, expect, it } from "vitest";
 import { GuardOptionsError, requireApproval } from "../../actors/guards/index.js";
 import type { GuardCall, GuardContext } from "../../actors/guard.js";
 import type { ToolInfo } from "../../tools/tool.js";
+import { guardCall, guardContext, toolInfo } from "./fixtures.js";
 
-const info = (name: string, effectTags: string[] = []): ToolInfo => ({
-  name,
-  description: name,
-  inputSchema: { type: "object" },
-  parallelSafe: false,
-  effectTags,
-});
-const call = (name: string, tool: ToolInfo | undefined): GuardCall => ({ id: `id_${name}`, name, arguments: "{}", args: {}, tool });
-const ctx = (c: GuardCall): GuardContext => ({
-  state: {},
-  runId: "run",
-  iteration: 0,
-  history: [],
-  batch: [c],
-  now: 1_000,
-  signal: new AbortController().signal,
-});
+const info = toolInfo;
+const call = (name: string, tool: ToolInfo | undefined): GuardCall => guardCall(name, undefined, tool);
+const ctx = (c: GuardCall): GuardContext => guardContext([c], { now: 1_000 });
 const check = (guard: ReturnType<typeof requireApproval>, c: GuardCall) => guard(c, ctx(c));
 
 describe("requireApproval", () => {

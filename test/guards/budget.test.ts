@@ -1,17 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { callBudget } from "../../actors/guards/index.js";
 import type { CallRecord, GuardCall, GuardContext, GuardDecision } from "../../actors/guard.js";
+import { guardCall, guardContext } from "./fixtures.js";
 
-const call = (name: string, id: string): GuardCall => ({ id, name, arguments: "{}", args: {}, tool: undefined });
-const ctx = (batch: GuardCall[], history: CallRecord[] = []): GuardContext => ({
-  state: {},
-  runId: "run",
-  iteration: 1,
-  history,
-  batch,
-  now: 10_000,
-  signal: new AbortController().signal,
-});
+const call = (name: string, id: string): GuardCall => guardCall(name, id);
+const ctx = (batch: GuardCall[], history: CallRecord[] = []): GuardContext => guardContext(batch, { history, iteration: 1, now: 10_000 });
 const past = (name: string, n: number): CallRecord[] => Array.from({ length: n }, (_, i) => ({ callId: `old_${name}_${i}`, name, at: i }));
 /** Every call of the batch, judged the way Preflight does: each against the same context. */
 const judgeBatch = (guard: ReturnType<typeof callBudget>, batch: GuardCall[], history: CallRecord[] = []) =>

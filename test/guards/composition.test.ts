@@ -2,25 +2,11 @@ import { describe, expect, it } from "vitest";
 import { createActor, toPromise } from "xstate";
 import { allowTools, callBudget, denyTools, rateLimit, requireApproval } from "../../actors/guards/index.js";
 import { createPreflightActor, decide, type Guard, type GuardCall, type GuardContext } from "../../actors/guard.js";
-import type { ToolInfo } from "../../tools/tool.js";
+import { guardCall, guardContext, toolInfo } from "./fixtures.js";
 
-const info = (name: string, effectTags: string[] = []): ToolInfo => ({
-  name,
-  description: name,
-  inputSchema: { type: "object" },
-  parallelSafe: false,
-  effectTags,
-});
-const call = (name: string, tags: string[] = [], id = `id_${name}`): GuardCall => ({ id, name, arguments: "{}", args: {}, tool: info(name, tags) });
-const ctx = (batch: GuardCall[]): GuardContext => ({
-  state: { mode: "test" },
-  runId: "run",
-  iteration: 0,
-  history: [],
-  batch,
-  now: 1_000,
-  signal: new AbortController().signal,
-});
+const info = toolInfo;
+const call = (name: string, tags: string[] = [], id = `id_${name}`): GuardCall => guardCall(name, id, info(name, tags));
+const ctx = (batch: GuardCall[]): GuardContext => guardContext(batch, { now: 1_000, state: { mode: "test" } });
 const judge = (guards: Guard[], c: GuardCall) => decide(guards, c, ctx([c]));
 
 describe("composing guards with decide()", () => {

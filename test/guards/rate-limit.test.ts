@@ -2,17 +2,10 @@ import { describe, expect, it } from "vitest";
 import { rateLimit } from "../../actors/guards/index.js";
 import { formatDuration } from "../../actors/guards/rate-limit.js";
 import type { CallRecord, GuardCall, GuardContext, GuardDecision } from "../../actors/guard.js";
+import { guardCall, guardContext } from "./fixtures.js";
 
-const call = (name: string, id: string): GuardCall => ({ id, name, arguments: "{}", args: {}, tool: undefined });
-const ctx = (batch: GuardCall[], history: CallRecord[], now: number): GuardContext => ({
-  state: {},
-  runId: "run",
-  iteration: 0,
-  history,
-  batch,
-  now,
-  signal: new AbortController().signal,
-});
+const call = (name: string, id: string): GuardCall => guardCall(name, id);
+const ctx = (batch: GuardCall[], history: CallRecord[], now: number): GuardContext => guardContext(batch, { history, now });
 const at = (name: string, ...times: number[]): CallRecord[] => times.map((t, i) => ({ callId: `${name}_${t}_${i}`, name, at: t }));
 const judge = (guard: ReturnType<typeof rateLimit>, batch: GuardCall[], history: CallRecord[], now: number) =>
   batch.map((c) => guard(c, ctx(batch, history, now)) as GuardDecision);

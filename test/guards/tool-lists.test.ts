@@ -1,17 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { allowTools, denyTools, GuardOptionsError } from "../../actors/guards/index.js";
 import type { GuardCall, GuardContext } from "../../actors/guard.js";
+import { guardCall, guardContext } from "./fixtures.js";
 
-const call = (name: string, id = `id_${name}`): GuardCall => ({ id, name, arguments: "{}", args: {}, tool: undefined });
-const ctx = (batch: GuardCall[]): GuardContext => ({
-  state: {},
-  runId: "run",
-  iteration: 0,
-  history: [],
-  batch,
-  now: 0,
-  signal: new AbortController().signal,
-});
+const call = (name: string, id = `id_${name}`): GuardCall => guardCall(name, id);
+const ctx = (batch: GuardCall[]): GuardContext => guardContext(batch);
 const check = (guard: ReturnType<typeof allowTools>, name: string) => guard(call(name), ctx([call(name)]));
 
 describe("allowTools", () => {
