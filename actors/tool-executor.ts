@@ -250,11 +250,7 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       const rawArguments = decision.editedArguments ?? call.arguments;
       report({ type: "tool.call.started", callId: call.id, name: call.name, arguments: rawArguments, at: now() });
       const started = now();
-      const fail = (kind: ToolErrorKind, message: string) => {
-        const durationMs = now() - started;
-        report({ type: "tool.call.failed", callId: call.id, name: call.name, durationMs, error: message, errorKind: kind });
-        return failure(call, kind, message, durationMs);
-      };
+      const fail = (kind: ToolErrorKind, message: string) => reportOutcome(failure(call, kind, message, now() - started));
       const journal = deps.journal;
       const key: JournalKey = { runId: input.runId, iteration: input.iteration ?? 0, callId: call.id };
       let journaled: JournalEntry | undefined;
