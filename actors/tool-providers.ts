@@ -79,14 +79,14 @@ export function createToolProvidersActor<C>(
   context: C,
 ) {
   return fromCallback<{ type: string }, ToolProvidersInput, ToolsLifecycleEvent>(({ input, sendBack }) => {
+    // Nothing is sent once the agent has stopped this actor.
+    let live = true;
     if (!registry.hasProviders) {
-      let live = true;
       queueMicrotask(() => live && sendBack({ type: "tools.ready", tools: registry.staticSet.info() }));
       return () => {
         live = false;
       };
     }
-    let live = true;
     const promise = registry.open(input.runId, async () => (await ToolSet.fromProviders(providers, context)).withTools(staticTools));
     promise.then(
       (set) => live && sendBack({ type: "tools.ready", tools: set.info() }),
