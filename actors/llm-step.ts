@@ -5,6 +5,7 @@ import type { Resilience } from "./resilience-config.js";
 import { defaultContextBuilder, type ContextBuilder } from "./context-builder.js";
 import { answerDanglingCalls, type Message } from "./messages.js";
 import type { ModelCallEvent, ModelClient, ModelRequest, ModelTurn, ToolChoice } from "./model-client.js";
+import { ProgressBatcher, type Progress } from "./progress.js";
 
 /** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
 export interface LLMInput {
@@ -31,17 +32,20 @@ export interface LLMInput {
   resilience?: Resilience;
 }
 
-export type LLMOutput = ModelTurn;
+/** The model's turn, plus the call's progress not yet sent to the agent (see `ProgressBatcher`). */
+export type LLMOutput = ModelTurn & { progress?: Progress<ModelCallEvent>[] };
 
-/** Sent to the parent while the call runs: attempts, retries and streamed text. */
+/** Sent to the parent while the call runs: attempts, retries and streamed text, in batches. */
 export interface LLMProgressEvent {
   type: "llm.progress";
-  event: ModelCallEvent;
+  progress: Progress<ModelCallEvent>[];
 }
 
 export interface LLMActorDeps {
   modelClient: ModelClient;
   contextBuilder?: ContextBuilder;
+  /** The agent's clock, for when each progress event happened. */
+  now?: () => number;
 }
 
 /** Assemble the request the model client receives. Exported so custom LLM actors can reuse it. */
@@ -72,15 +76,22 @@ export async function buildModelRequest(input: LLMInput, contextBuilder: Context
  * progress to the agent. It rejects with the model client's error when the call fails for good.
  */
 export function createLLMActor(deps: LLMActorDeps) {
+  const now = deps.now ?? Date.now;
   return fromPromise<LLMOutput, LLMInput>(async ({ input, signal, self }) => {
     const parent: AnyActorRef | undefined = self._parent;
-    const request = await buildModelRequest(input, deps.contextBuilder);
-    return deps.modelClient.complete(request, {
-      signal,
-      // Once stopped (cancel, actor.stop) the parent is gone: late attempt events report to no one.
-      onEvent: (event) => {
-        if (!signal.aborted) parent?.send({ type: "llm.progress", event } satisfies LLMProgressEvent);
-      },
-    });
+    // Once stopped (cancel, actor.stop) the parent is gone: late attempt events report to no one.
+    const progress = new ProgressBatcher<ModelCallEvent>((batch) => {
+      if (!signal.aborted) parent?.send({ type: "llm.progress", progress: batch } satisfies LLMProgressEvent);
+    }, now);
+    try {
+      const request = await buildModelRequest(input, deps.contextBuilder);
+      const turn = await deps.modelClient.complete(request, { signal, onEvent: (event) => progress.push(event) });
+      const held = progress.take();
+      return held.length > 0 ? { ...turn, progress: held } : turn;
+    } catch (error) {
+      // The failed attempts are worth reporting: send them before the error ends the step.
+      progress.flush();
+      throw error;
+    }
   });
 }

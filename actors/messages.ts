@@ -76,6 +76,8 @@ export const UNANSWERED_CALL = "Not executed: the run stopped before this call r
  * so each unanswered call gets an explicit observation right after the other answers of its turn.
  */
 export function answerDanglingCalls(messages: readonly Message[]): Message[] {
+  // Called before every model request: check first, without allocating, and copy only when needed.
+  if (!hasDanglingCalls(messages)) return messages as Message[];
   const answered = new Set(messages.flatMap((m) => (m.role === "tool" ? [m.toolCallId] : [])));
   const out: Message[] = [];
   let pending: ToolCall[] = [];
@@ -89,5 +91,23 @@ export function answerDanglingCalls(messages: readonly Message[]): Message[] {
     if (message.role === "assistant" && message.toolCalls) pending = message.toolCalls;
   }
   flush();
-  return out.length === messages.length ? [...messages] : out;
+  return out;
+}
+
+/** Whether some assistant tool call has no tool message anywhere after it. */
+function hasDanglingCalls(messages: readonly Message[]): boolean {
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]!;
+    if (message.role !== "assistant" || !message.toolCalls) continue;
+    for (const call of message.toolCalls) if (!answeredAfter(messages, i, call.id)) return true;
+  }
+  return false;
+}
+
+function answeredAfter(messages: readonly Message[], index: number, callId: string): boolean {
+  for (let j = index + 1; j < messages.length; j++) {
+    const message = messages[j]!;
+    if (message.role === "tool" && message.toolCallId === callId) return true;
+  }
+  return false;
 }

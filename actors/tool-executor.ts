@@ -5,6 +5,7 @@ import type { CallDecision } from "./guard.js";
 import { parseArgs } from "./guard.js";
 import type { ToolCall } from "./messages.js";
 import type { JournalEntry, JournalKey, ToolJournal } from "./tool-journal.js";
+import { ProgressBatcher, type Progress } from "./progress.js";
 
 /** Replaces how one validated call is run (e.g. in a sandbox). The default calls `tool.execute`. */
 export type ToolRunner = (tool: Tool, args: Record<string, unknown>, ctx: ToolContext) => unknown;
@@ -41,9 +42,9 @@ export interface ToolOutcome {
   returnDirect?: boolean;
 }
 
-/** Live progress, sent to the agent while the batch runs. */
+/** Live progress, sent to the agent while the batch runs (in batches, see `ProgressBatcher`). */
 export type ToolProgress =
-  | { type: "tool.call.started"; callId: string; name: string; arguments: string; at: number }
+  | { type: "tool.call.started"; callId: string; name: string; arguments: string }
   | { type: "tool.call.completed"; callId: string; name: string; durationMs: number; output: string }
   | { type: "tool.call.failed"; callId: string; name: string; durationMs: number; error: string; errorKind: ToolErrorKind };
 
@@ -60,6 +61,8 @@ export interface ExecutorInput {
 
 export interface ExecutorOutput {
   outcomes: ToolOutcome[];
+  /** Progress of the batch not yet sent to the agent: the agent reports it before the outcomes. */
+  progress?: Progress<ToolProgress>[];
 }
 
 export interface ExecutorDeps {
@@ -127,18 +130,30 @@ class ToolTimeoutError extends Error {
  */
 class BatchAborts {
   private readonly running = new Set<AbortController>();
+  /** Rejects with the abort reason when the batch is aborted: every call races against it. */
+  readonly stopped: Promise<never>;
+  private rejectStopped: (reason: unknown) => void = () => undefined;
   private readonly onAbort = () => {
     for (const controller of this.running) controller.abort(this.signal.reason);
+    this.rejectStopped(this.signal.reason ?? new Error("aborted"));
   };
 
   constructor(readonly signal: AbortSignal) {
+    this.stopped = new Promise<never>((_, reject) => (this.rejectStopped = reject));
+    this.stopped.catch(() => undefined);
     signal.addEventListener("abort", this.onAbort, { once: true });
   }
 
-  /** Abort `controller` with the batch; call the returned function when its call has ended. */
-  track(controller: AbortController): () => void {
+  /** A controller for one call, aborted with the batch; `untrack` it when the call has ended. */
+  track(): AbortController {
+    const controller = new AbortController();
+    if (this.signal.aborted) controller.abort(this.signal.reason);
     this.running.add(controller);
-    return () => this.running.delete(controller);
+    return controller;
+  }
+
+  untrack(controller: AbortController): void {
+    this.running.delete(controller);
   }
 
   release(): void {
@@ -147,8 +162,10 @@ class BatchAborts {
 }
 
 /**
- * Run one call with its own AbortController: aborted by its timeout or by the batch signal,
- * whichever comes first; the timer is released and the call untracked when it ends.
+ * Run one call, stopped by its timeout or by the batch abort, whichever comes first (a tool that
+ * ignores its signal is left behind, not waited for). The call's own AbortController (so a tool's
+ * listeners never pile up on the batch signal) is made only when the tool reads `ctx.signal` or
+ * has a timeout: most tools do neither, and a controller per call is measurable.
  */
 async function runWithLimits(
   tool: Tool,
@@ -158,22 +175,30 @@ async function runWithLimits(
   batch: BatchAborts,
   runner: ToolRunner,
 ): Promise<unknown> {
-  const batchSignal = batch.signal;
-  const controller = new AbortController();
-  const untrack = batch.track(controller);
+  let controller: AbortController | undefined;
+  const own = () => (controller ??= batch.track());
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    if (batchSignal.aborted) throw batchSignal.reason ?? new Error("aborted");
-    const stopped = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
-      if (tool.timeoutMs !== undefined) {
-        timer = setTimeout(() => controller.abort(new ToolTimeoutError(`timed out after ${tool.timeoutMs} ms`)), tool.timeoutMs);
-      }
-    });
-    stopped.catch(() => undefined);
+    if (batch.signal.aborted) throw batch.signal.reason ?? new Error("aborted");
+    const limits: Promise<never>[] = [batch.stopped];
+    const timeoutMs = tool.timeoutMs;
+    if (timeoutMs !== undefined) {
+      const callController = own();
+      limits.push(
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            const error = new ToolTimeoutError(`timed out after ${timeoutMs} ms`);
+            callController.abort(error);
+            reject(error);
+          }, timeoutMs);
+        }),
+      );
+    }
     let view: ToolContext["state"] | undefined;
     const ctx: ToolContext = {
-      signal: controller.signal,
+      get signal() {
+        return own().signal;
+      },
       callId: call.id,
       // Built on first read: most tools never look at the state.
       get state() {
@@ -182,13 +207,13 @@ async function runWithLimits(
     };
     const running = Promise.resolve().then(() => {
       // Cancelled between validation and the call: do not start work nobody will read.
-      if (controller.signal.aborted) throw controller.signal.reason;
+      if (batch.signal.aborted) throw batch.signal.reason;
       return runner(tool, args, ctx);
     });
-    return await Promise.race([running, stopped]);
+    return await Promise.race([running, ...limits]);
   } finally {
     if (timer) clearTimeout(timer);
-    untrack();
+    if (controller) batch.untrack(controller);
   }
 }
 
@@ -219,9 +244,10 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
   return fromPromise<ExecutorOutput, ExecutorInput>(async ({ input, signal, self }) => {
     const parent: AnyActorRef | undefined = self._parent;
     // Once stopped (cancel, final state, actor.stop) the parent is gone: calls winding down report to no one.
-    const report = (event: ToolProgress) => {
-      if (!signal.aborted) parent?.send({ type: "tool.progress", event });
-    };
+    const progress = new ProgressBatcher<ToolProgress>((batch) => {
+      if (!signal.aborted) parent?.send({ type: "tool.progress", progress: batch });
+    }, now);
+    const report = (event: ToolProgress) => progress.push(event);
     const toolset = await deps.toolset(input.runId);
     const batch = new BatchAborts(signal);
     const decisionOf = new Map(input.decisions.map((d) => [d.callId, d]));
@@ -248,7 +274,7 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
         return { callId: call.id, name: call.name, status: "rejected", content: `Call rejected: ${reason}`, effectTags: [] };
       }
       const rawArguments = decision.editedArguments ?? call.arguments;
-      report({ type: "tool.call.started", callId: call.id, name: call.name, arguments: rawArguments, at: now() });
+      report({ type: "tool.call.started", callId: call.id, name: call.name, arguments: rawArguments });
       const started = now();
       const fail = (kind: ToolErrorKind, message: string) => reportOutcome(failure(call, kind, message, now() - started));
       const journal = deps.journal;
@@ -340,9 +366,13 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       } else {
         for (const call of input.calls) outcomes.push(await runOne(call));
       }
+    } catch (error) {
+      progress.flush();
+      throw error;
     } finally {
       batch.release();
     }
-    return { outcomes };
+    const held = progress.take();
+    return held.length > 0 ? { outcomes, progress: held } : { outcomes };
   });
 }

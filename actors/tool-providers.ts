@@ -18,11 +18,15 @@ export class ToolRegistry {
   private readonly pending = new Map<string, Promise<ToolSet>>();
   private readonly ready = new Map<string, ToolSet>();
   private readonly closing = new Map<string, Promise<void>>();
+  /** The static tools as JSON, made once: every run without providers shares it (context is never mutated). */
+  readonly staticInfo: ToolInfo[];
 
   constructor(
     readonly staticSet: ToolSet,
     readonly hasProviders: boolean,
-  ) {}
+  ) {
+    this.staticInfo = staticSet.info();
+  }
 
   /** The live tools of a run (waits while providers are still starting, e.g. after a restore). */
   toolset(runId: string): Promise<ToolSet> {
@@ -82,7 +86,7 @@ export function createToolProvidersActor<C>(
     // Nothing is sent once the agent has stopped this actor.
     let live = true;
     if (!registry.hasProviders) {
-      queueMicrotask(() => live && sendBack({ type: "tools.ready", tools: registry.staticSet.info() }));
+      queueMicrotask(() => live && sendBack({ type: "tools.ready", tools: registry.staticInfo }));
       return () => {
         live = false;
       };

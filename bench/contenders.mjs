@@ -1,11 +1,13 @@
 import OpenAI from "openai";
 import { ModelClient, ToolSet, createReactMachine, defaultContextBuilder, human, runAgent } from "jianmu";
+import { createChartMachine, runChart } from "./chart.mjs";
 import { BENCH_PROMPT } from "./task.mjs";
 import { jianmuTools, toolBodies } from "./tools.mjs";
 
 /*
- * The two contenders. Each is built once per scenario (as an application would build its agent
- * once) and then `run()` many times; a run resolves with the final answer text.
+ * The contenders: the floor, jianmu, and the reference `chart` (jianmu's statechart in bare
+ * XState, see chart.mjs). Each is built once per scenario (as an application would build its
+ * agent once) and then `run()` many times; a run resolves with the final answer text.
  */
 
 const API_KEY = "bench-key";
@@ -18,11 +20,14 @@ const toolset = ToolSet.empty().withTools(jianmuTools);
 const FLOOR_SYSTEM_PROMPT = defaultContextBuilder({ agent: "floor", iteration: 0, messages: [], state: {}, tools: toolset.info() })[0].content;
 const FLOOR_TOOLS = toolset.schemas();
 
-/** The floor: a minimal hand-written ReAct loop on the `openai` SDK. No validation, no events, no state. */
-export function createFloor({ baseURL, model, stream }) {
+/**
+ * One model call as the floor makes it: the raw SDK request with the shared prompt and tools,
+ * streamed or not, reduced to the reply's text and tool calls. The chart's `llm` actor makes the
+ * very same call.
+ */
+function sdkCompletion({ baseURL, model, stream }) {
   const client = new OpenAI({ baseURL, apiKey: API_KEY, maxRetries: 0 });
-
-  async function complete(messages) {
+  return async function complete(messages) {
     const body = { model, messages, tools: FLOOR_TOOLS, stream };
     if (!stream) {
       const completion = await client.chat.completions.create(body);
@@ -44,15 +49,21 @@ export function createFloor({ baseURL, model, stream }) {
       }
     }
     return { content, toolCalls };
-  }
+  };
+}
 
+const firstMessages = (prompt) => [
+  { role: "system", content: FLOOR_SYSTEM_PROMPT },
+  { role: "user", content: prompt },
+];
+
+/** The floor: a minimal hand-written ReAct loop on the `openai` SDK. No validation, no events, no state. */
+export function createFloor({ baseURL, model, stream }) {
+  const complete = sdkCompletion({ baseURL, model, stream });
   return {
     name: "floor",
     async run(prompt = BENCH_PROMPT) {
-      const messages = [
-        { role: "system", content: FLOOR_SYSTEM_PROMPT },
-        { role: "user", content: prompt },
-      ];
+      const messages = firstMessages(prompt);
       for (let round = 0; round < 50; round++) {
         const { content, toolCalls } = await complete(messages);
         if (toolCalls.length === 0) return content;
@@ -67,6 +78,24 @@ export function createFloor({ baseURL, model, stream }) {
         messages.push(...results);
       }
       throw new Error("floor: no final answer after 50 rounds");
+    },
+  };
+}
+
+/**
+ * The reference: jianmu's chart shape in bare XState (`setup().createMachine()`, `createActor`,
+ * `toPromise`) around the floor's SDK call and tool bodies. It shows how much of jianmu's cost
+ * over the floor is the interpreter itself.
+ */
+export function createChart({ baseURL, model, stream }) {
+  const machine = createChartMachine({ complete: sdkCompletion({ baseURL, model, stream }), toolBodies, toolInfo: toolset.info() });
+  return {
+    name: "chart",
+    machine,
+    async run(prompt = BENCH_PROMPT) {
+      const output = await runChart(machine, firstMessages(prompt));
+      if (output.status !== "succeeded") throw new Error(`chart: the run failed (${output.termination?.reason}): ${output.termination?.error ?? ""}`);
+      return output.finalAnswer;
     },
   };
 }
@@ -91,4 +120,4 @@ export function createJianmu({ baseURL, model, stream, machineOptions = {} }) {
   };
 }
 
-export const CONTENDERS = { floor: createFloor, jianmu: createJianmu };
+export const CONTENDERS = { floor: createFloor, chart: createChart, jianmu: createJianmu };

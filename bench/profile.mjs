@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { runClient, startServer } from "./processes.mjs";
 
 /*
- * Profile one contender: `node bench/profile.mjs [jianmu|floor] [runs] [stream|whole] [DIR]` runs
+ * Profile one contender: `node bench/profile.mjs [jianmu|chart|floor] [runs] [stream|whole] [DIR]` runs
  * K=10, P=1 runs one after another in a client started with --cpu-prof against the bench server,
  * then prints where the client's CPU time went (self time by function and by package).
  * Open the .cpuprofile in DIR with Chrome DevTools for the whole picture.

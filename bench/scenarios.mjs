@@ -7,13 +7,15 @@ import { takeSleepCalls } from "./tools.mjs";
 
 /*
  * Each scenario runs in a client process of its own (see client.mjs) against the server process,
- * and returns plain numbers. Where both contenders share a process they alternate, repetition by
- * repetition, so that drift (other load on the machine, JIT warm-up, GC) hits both alike.
+ * and returns plain numbers. Where contenders share a process they alternate, repetition by
+ * repetition, so that drift (other load on the machine, JIT warm-up, GC) hits them alike.
  */
 
 const NAMES = ["floor", "jianmu"];
+/** The timing scenarios also run the reference `chart` (jianmu's chart in bare XState). */
+const WITH_CHART = ["floor", "chart", "jianmu"];
 
-function build(task, { baseURL, stream }) {
+function build(task, { baseURL, stream }, names = NAMES) {
   const model = taskModel(task);
   const expected = finalAnswer(parseTaskModel(model));
   const checked = (contender) => ({
@@ -25,36 +27,36 @@ function build(task, { baseURL, stream }) {
       return answer;
     },
   });
-  return Object.fromEntries(NAMES.map((name) => [name, checked(CONTENDERS[name]({ baseURL, model, stream }))]));
+  return Object.fromEntries(names.map((name) => [name, checked(CONTENDERS[name]({ baseURL, model, stream }))]));
 }
 
-async function warmUp(contenders, runs) {
-  for (let i = 0; i < runs; i++) for (const name of NAMES) await contenders[name].run();
+async function warmUp(contenders, runs, names = NAMES) {
+  for (let i = 0; i < runs; i++) for (const name of names) await contenders[name].run();
 }
 
 /** One K=10, P=1 run at a time: wall and CPU time per run. */
 export async function latency({ baseURL, stream, reps, warmup }) {
-  const contenders = build({ k: 10, p: 1 }, { baseURL, stream });
-  await warmUp(contenders, warmup);
-  const samples = { floor: { wallMs: [], cpuMs: [] }, jianmu: { wallMs: [], cpuMs: [] } };
+  const contenders = build({ k: 10, p: 1 }, { baseURL, stream }, WITH_CHART);
+  await warmUp(contenders, warmup, WITH_CHART);
+  const samples = Object.fromEntries(WITH_CHART.map((name) => [name, { wallMs: [], cpuMs: [] }]));
   for (let rep = 0; rep < reps; rep++) {
-    for (const name of interleaved(rep, NAMES)) {
+    for (const name of interleaved(rep, WITH_CHART)) {
       const { wallMs, cpuMs } = await timed(() => contenders[name].run());
       samples[name].wallMs.push(wallMs);
       samples[name].cpuMs.push(cpuMs);
     }
   }
   const summary = (name) => ({ wallMs: median(samples[name].wallMs), cpuMs: median(samples[name].cpuMs), samples: reps });
-  return { stream, floor: summary("floor"), jianmu: summary("jianmu") };
+  return { stream, floor: summary("floor"), chart: summary("chart"), jianmu: summary("jianmu") };
 }
 
 /** `runs` K=10, P=1 runs with `concurrency` in flight: completed runs per second. */
 export async function throughput({ baseURL, stream, reps, runs, concurrency, warmup }) {
-  const contenders = build({ k: 10, p: 1 }, { baseURL, stream });
-  for (const name of NAMES) await runPool(warmup, concurrency, () => contenders[name].run());
-  const rates = { floor: [], jianmu: [] };
+  const contenders = build({ k: 10, p: 1 }, { baseURL, stream }, WITH_CHART);
+  for (const name of WITH_CHART) await runPool(warmup, concurrency, () => contenders[name].run());
+  const rates = Object.fromEntries(WITH_CHART.map((name) => [name, []]));
   for (let rep = 0; rep < reps; rep++) {
-    for (const name of interleaved(rep, NAMES)) {
+    for (const name of interleaved(rep, WITH_CHART)) {
       const { wallMs } = await timed(() => runPool(runs, concurrency, () => contenders[name].run()));
       rates[name].push(runs / (wallMs / 1000));
     }
@@ -64,6 +66,7 @@ export async function throughput({ baseURL, stream, reps, runs, concurrency, war
     concurrency,
     runs,
     floor: { runsPerSecond: median(rates.floor), samples: reps },
+    chart: { runsPerSecond: median(rates.chart), samples: reps },
     jianmu: { runsPerSecond: median(rates.jianmu), samples: reps },
   };
 }
@@ -248,7 +251,7 @@ export async function persistence({ baseURL, iterations, historySize }) {
 
 /** For profiling (bench/profile.mjs): `runs` K=10, P=1 runs of one contender, one after another. */
 export async function repeat({ baseURL, stream, contender, runs }) {
-  const one = build({ k: 10, p: 1 }, { baseURL, stream })[contender];
+  const one = build({ k: 10, p: 1 }, { baseURL, stream }, [contender])[contender];
   const { wallMs, cpuMs } = await timed(async () => {
     for (let i = 0; i < runs; i++) await one.run();
   });

@@ -1,5 +1,6 @@
 import type { CallDecision } from "../actors/guard.js";
 import type { ModelCallEvent, Usage } from "../actors/model-client.js";
+import type { Progress } from "../actors/progress.js";
 import type { ToolErrorKind, ToolProgress } from "../actors/tool-executor.js";
 import type { ErrorInfo } from "../actors/errors.js";
 import type { ToolsLifecycleEvent } from "../actors/tool-providers.js";
@@ -31,8 +32,8 @@ export type AgentCommand = ApproveEvent | RejectEvent | CancelEvent;
 // ---- Events the agent's own actors send it -------------------------------------------------
 
 export type InternalEvent =
-  | { type: "llm.progress"; event: ModelCallEvent }
-  | { type: "tool.progress"; event: ToolProgress }
+  | { type: "llm.progress"; progress: Progress<ModelCallEvent>[] }
+  | { type: "tool.progress"; progress: Progress<ToolProgress>[] }
   | ToolsLifecycleEvent;
 
 export type AgentEvent = AgentCommand | InternalEvent;

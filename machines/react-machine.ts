@@ -2,11 +2,11 @@ import { assign, emit, enqueueActions, setup, type ActorRefFrom } from "xstate";
 import { createApprovalTimerActor } from "../actors/approval-timer.js";
 import type { ContextBuilder } from "../actors/context-builder.js";
 import { toErrorInfo } from "../actors/errors.js";
-import { createPreflightActor, type CallDecision, type Guard } from "../actors/guard.js";
+import { createPreflightActor, type CallDecision, type CallRecord, type Guard } from "../actors/guard.js";
 import { createLLMActor, type LLMInput, type LLMOutput } from "../actors/llm-step.js";
 import type { Message, ToolCall } from "../actors/messages.js";
-import type { ModelClient, Usage } from "../actors/model-client.js";
-import { createToolExecutorActor, type ToolRunner } from "../actors/tool-executor.js";
+import type { ModelCallEvent, ModelClient, Usage } from "../actors/model-client.js";
+import { createToolExecutorActor, type ToolProgress, type ToolRunner } from "../actors/tool-executor.js";
 import type { ToolJournal } from "../actors/tool-journal.js";
 import { createToolProvidersActor, ToolRegistry } from "../actors/tool-providers.js";
 import type { ToolProvider } from "../tools/provider.js";
@@ -17,6 +17,7 @@ import { errorTermination, initialContext, type AgentContext, type AgentInput, t
 import type { AgentEmitted, AgentEvent, ApproveEvent, EmittedBase, RejectEvent, TerminationReason } from "./events.js";
 import { ReActState, type StateSchema } from "./state.js";
 import { StateAccess } from "./state-access.js";
+import { carriedProgress } from "./progress.js";
 import { applyDecisions, applyOutcomes, applyReply, decideCall, expireApprovals, recordStarted } from "./transitions.js";
 
 export interface ReactMachineOptions<C = unknown> {
@@ -112,42 +113,55 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
   const childId = (actor: keyof typeof ACTOR_NAMES) => `${name}.${actor}`;
   const target = (path: string) => `#${name}.${path}`;
 
-  const base = (context: AgentContext): EmittedBase => ({
+  const base = (context: AgentContext, timestamp = now()): EmittedBase => ({
     agent: name,
     runId: context.loop.runId,
     iteration: context.loop.iteration,
-    timestamp: now(),
+    timestamp,
   });
   const read = <T>(context: AgentContext, field: string) => access.read<T>(context.state, field);
+
+  // What the LLM step gets besides the conversation is fixed per machine: built once (and frozen,
+  // since every run shares it), not on every round.
+  const sampling: LLMInput["sampling"] = {};
+  if (config.model !== undefined) sampling.model = config.model;
+  if (config.temperature !== undefined) sampling.temperature = config.temperature;
+  if (config.maxTokens !== undefined) sampling.maxTokens = config.maxTokens;
+  if (config.topP !== undefined) sampling.topP = config.topP;
+  if (config.topK !== undefined) sampling.topK = config.topK;
+  if (config.timeout !== undefined) sampling.timeoutMs = config.timeout * 1000;
+  const fixedInput = Object.freeze({
+    agent: name,
+    // An explicit context builder owns the whole prompt, persona included.
+    ...(config.systemPrompt !== undefined && !options.contextBuilder ? { systemPrompt: config.systemPrompt } : {}),
+    sampling: Object.freeze(sampling),
+    ...(config.resilience !== undefined ? { resilience: config.resilience } : {}),
+  });
+  const firstRoundParams = Object.freeze({ ...config.extraParams });
+  const laterRoundParams = Object.freeze(Object.fromEntries(Object.entries(config.extraParams).filter(([key]) => !TOOL_CHOICE_KEYS.has(key))));
+  /** The state view handed to actors, once per host state (which is never mutated, so the view stays true). */
+  const views = new WeakMap<AgentContext["state"], Record<string, unknown>>();
+  const viewOf = (context: AgentContext) => {
+    let view = views.get(context.state);
+    if (!view) views.set(context.state, (view = access.view(context.state)));
+    return view;
+  };
 
   const llmInput = (context: AgentContext): LLMInput => {
     const rounds = read<number>(context, "rounds");
     const firstRound = rounds === 0;
-    const extraParams = firstRound
-      ? config.extraParams
-      : Object.fromEntries(Object.entries(config.extraParams).filter(([key]) => !TOOL_CHOICE_KEYS.has(key)));
-    const sampling: LLMInput["sampling"] = {};
-    if (config.model !== undefined) sampling.model = config.model;
-    if (config.temperature !== undefined) sampling.temperature = config.temperature;
-    if (config.maxTokens !== undefined) sampling.maxTokens = config.maxTokens;
-    if (config.topP !== undefined) sampling.topP = config.topP;
-    if (config.topK !== undefined) sampling.topK = config.topK;
-    if (config.timeout !== undefined) sampling.timeoutMs = config.timeout * 1000;
-    return {
-      agent: name,
+    const input: LLMInput = {
+      ...fixedInput,
       runId: context.loop.runId,
       iteration: context.loop.iteration,
       rounds,
       messages: read<Message[]>(context, "messages"),
-      state: access.view(context.state),
+      state: viewOf(context),
       tools: context.loop.tools,
-      // An explicit context builder owns the whole prompt, persona included.
-      ...(config.systemPrompt !== undefined && !options.contextBuilder ? { systemPrompt: config.systemPrompt } : {}),
-      sampling,
-      ...(firstRound && config.toolChoice !== undefined ? { toolChoice: config.toolChoice } : {}),
-      extraParams,
-      ...(config.resilience !== undefined ? { resilience: config.resilience } : {}),
+      extraParams: firstRound ? firstRoundParams : laterRoundParams,
     };
+    if (firstRound && config.toolChoice !== undefined) input.toolChoice = config.toolChoice;
+    return input;
   };
 
   /** Check edited arguments against the tool's schema; undefined means they are fine. */
@@ -189,6 +203,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
     actors: {
       llm: createLLMActor({
         modelClient: options.modelClient,
+        now,
         ...(options.contextBuilder ? { contextBuilder: options.contextBuilder } : {}),
       }),
       guard: createPreflightActor(options.constraints ?? [], now),
@@ -208,28 +223,34 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         const detail = event.type === "agent.cancel" ? event.reason : undefined;
         return { loop: { ...context.loop, termination: errorTermination(params.reason, context.loop.iteration, error, detail) } };
       }),
-      /** Model progress becomes telemetry; streamed text also grows `streamingOutput` in context. */
+      /**
+       * Model progress becomes telemetry; streamed text also grows `streamingOutput` in context. It
+       * arrives in batches, and its last batch rides on the LLM step's result (see ProgressBatcher).
+       */
       reportModelProgress: enqueueActions(({ context, event, enqueue }) => {
-        // A forged or malformed progress event (sent from outside) is ignored, not a crash.
-        if (event.type !== "llm.progress" || typeof event.event?.type !== "string") return;
-        const progress = event.event;
-        if (progress.type === "text.delta") {
-          enqueue.assign({
-            state: access.write(context.state, { streamingOutput: read<string>(context, "streamingOutput") + progress.delta }),
-          });
+        const progress = carriedProgress<ModelCallEvent>(event);
+        if (!progress) return;
+        let text = "";
+        for (const { at, event: item } of progress) {
+          if (item.type === "text.delta" && typeof item.delta === "string") text += item.delta;
+          // Object.assign, not `{ ...item, ...base }`: spreading two objects of varying shapes
+          // takes a slow path in V8 (microseconds per event, on every model event).
+          enqueue.emit(Object.assign({}, item, base(context, at)) as AgentEmitted);
         }
-        // Object.assign, not `{ ...progress, ...base }`: spreading two objects of varying shapes
-        // takes a slow path in V8 (microseconds per event, on every model event).
-        enqueue.emit(Object.assign({}, progress, base(context)) as AgentEmitted);
+        if (text !== "") {
+          enqueue.assign({ state: access.write(context.state, { streamingOutput: read<string>(context, "streamingOutput") + text }) });
+        }
       }),
+      /** Tool progress becomes telemetry; started calls join the history that budgets and rate limits read. */
       reportToolProgress: enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== "tool.progress" || typeof event.event?.type !== "string") return;
-        const progress = event.event;
-        if (progress.type === "tool.call.started") enqueue.assign(recordStarted(context, progress));
-        // The progress minus its `at`, then the base fields; copied by hand for the same reason as above.
-        const payload: Record<string, unknown> = {};
-        for (const key of Object.keys(progress)) if (key !== "at") payload[key] = (progress as Record<string, unknown>)[key];
-        enqueue.emit(Object.assign(payload, base(context)) as unknown as AgentEmitted);
+        const progress = carriedProgress<ToolProgress>(event);
+        if (!progress) return;
+        const started: CallRecord[] = [];
+        for (const { at, event: item } of progress) {
+          if (item.type === "tool.call.started") started.push({ callId: item.callId, name: item.name, at });
+          enqueue.emit(Object.assign({}, item, base(context, at)) as unknown as AgentEmitted);
+        }
+        if (started.length > 0) enqueue.assign(recordStarted(context, started));
       }),
       /** guard.approve / guard.reject: apply it, or report why it changes nothing. */
       decideByCommand: enqueueActions(({ context, event, enqueue }) => {
@@ -328,7 +349,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
     },
   }).createMachine({
     id: name,
-    context: ({ input }) => initialContext(input, access, registry.staticSet.info()),
+    context: ({ input }) => initialContext(input, access, registry.staticInfo),
     initial: "Initialising",
     invoke: { id: childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
     on: {
@@ -385,11 +406,11 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
                     {
                       guard: ({ event }) => event.output.toolCalls.length > 0,
                       target: "ToolExecutor",
-                      actions: [assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
+                      actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
                     },
                     {
                       target: "StateCondition",
-                      actions: [assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
+                      actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
                     },
                   ],
                   onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "modelError" } } },
@@ -406,7 +427,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
                       input: ({ context }) => ({
                         calls: read<ToolCall[]>(context, "actions"),
                         tools: context.loop.tools,
-                        state: access.view(context.state),
+                        state: viewOf(context),
                         runId: context.loop.runId,
                         iteration: context.loop.iteration,
                         history: context.loop.history,
@@ -466,10 +487,13 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
                         calls: read<ToolCall[]>(context, "actions"),
                         decisions: context.loop.decisions,
                         mode: config.toolExecution,
-                        state: access.view(context.state),
+                        state: viewOf(context),
                         maxOutputChars: config.maxToolOutputChars,
                       }),
-                      onDone: { target: target("Evaluating.ChildRunning.StateCondition"), actions: assign(({ context, event }) => applyOutcomes(context, access, event.output)) },
+                      onDone: {
+                        target: target("Evaluating.ChildRunning.StateCondition"),
+                        actions: ["reportToolProgress", assign(({ context, event }) => applyOutcomes(context, access, event.output))],
+                      },
                       onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "internalError" } } },
                     },
                     on: { "tool.progress": { actions: "reportToolProgress" } },

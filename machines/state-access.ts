@@ -23,6 +23,8 @@ export class StateError extends Error {
 export class StateAccess {
   private readonly paths: ReadonlyMap<string, readonly string[]>;
   readonly fields: readonly string[];
+  /** Each resettable lifetime's fields and their defaults, as JSON text (parsed afresh on every reset, so no two runs share an object). */
+  private readonly defaults = new Map<Exclude<Lifetime, "persistent">, { field: string; json: string | undefined }[]>();
 
   constructor(
     readonly schema: StateSchema,
@@ -38,6 +40,16 @@ export class StateAccess {
         return [field, namespace ? [namespace, ...path] : path];
       }),
     );
+    for (const lifetime of ["run", "step"] as const) {
+      const fields = this.fields.filter((field) => fieldMeta(schema.shape[field] as z.ZodType).lifetime === lifetime);
+      this.defaults.set(
+        lifetime,
+        fields.map((field) => {
+          const value = defaultOf(schema.shape[field] as z.ZodType);
+          return { field, json: value === undefined ? undefined : JSON.stringify(value) };
+        }),
+      );
+    }
   }
 
   /** The host-state path of a field, e.g. `["agentA", "llm", "usage"]`. */
@@ -75,10 +87,7 @@ export class StateAccess {
   /** Set every field of the given lifetime back to its schema default. */
   reset(host: HostState, lifetime: Exclude<Lifetime, "persistent">): HostState {
     const updates: Record<string, unknown> = {};
-    for (const field of this.fields) {
-      const schema = this.schema.shape[field] as z.ZodType;
-      if (fieldMeta(schema).lifetime === lifetime) updates[field] = defaultOf(schema);
-    }
+    for (const { field, json } of this.defaults.get(lifetime) ?? []) updates[field] = json === undefined ? undefined : JSON.parse(json);
     return this.write(host, updates);
   }
 

@@ -1,8 +1,8 @@
-import type { CallDecision, PreflightOutput } from "../actors/guard.js";
+import type { CallDecision, CallRecord, PreflightOutput } from "../actors/guard.js";
 import type { LLMOutput } from "../actors/llm-step.js";
 import { ai, toolMessage, type ToolCall } from "../actors/messages.js";
 import { addUsage, type Usage } from "../actors/model-client.js";
-import type { ExecutorOutput, ToolProgress } from "../actors/tool-executor.js";
+import type { ExecutorOutput } from "../actors/tool-executor.js";
 import type { AgentContext } from "./context.js";
 import type { StateAccess } from "./state-access.js";
 
@@ -42,12 +42,9 @@ export function applyDecisions(context: AgentContext, output: PreflightOutput): 
   return { ...context, loop: { ...context.loop, decisions: output.decisions } };
 }
 
-/** A call of the batch started: record it before any result exists (budgets and rate limits count it). */
-export function recordStarted(context: AgentContext, progress: Extract<ToolProgress, { type: "tool.call.started" }>): AgentContext {
-  return {
-    ...context,
-    loop: { ...context.loop, history: [...context.loop.history, { callId: progress.callId, name: progress.name, at: progress.at }] },
-  };
+/** Calls of the batch started: record them before any result exists (budgets and rate limits count them). */
+export function recordStarted(context: AgentContext, started: readonly CallRecord[]): AgentContext {
+  return { ...context, loop: { ...context.loop, history: [...context.loop.history, ...started] } };
 }
 
 /**

@@ -139,7 +139,7 @@ export class EventCatalogue {
         case "llm": {
           const input = childInput<LLMInput>(child.ref)!;
           for (const script of this.scripts) done(turnOf(script, input.rounds + 1), `model ${scriptLabel(script)}`);
-          add({ type: "llm.progress", event: { type: "text.delta", delta: "Thinking " } }, "model streams text");
+          add({ type: "llm.progress", progress: [{ at: PURE_CLOCK, event: { type: "text.delta", delta: "Thinking " } }] }, "model streams text");
           add(
             { type: `xstate.error.actor.${child.id}`, error: new ModelError("the model call failed (scripted)", { kind: "script", model: "scripted" }) },
             "model call fails",
@@ -159,7 +159,10 @@ export class EventCatalogue {
           const first = output.outcomes.find((o) => o.status === "ok" || o.status === "error");
           const call = first && input.calls.find((c) => c.id === first.callId);
           if (call) {
-            add({ type: "tool.progress", event: { type: "tool.call.started", callId: call.id, name: call.name, arguments: call.arguments, at: PURE_CLOCK } }, `${call.name} starts`);
+            add(
+              { type: "tool.progress", progress: [{ at: PURE_CLOCK, event: { type: "tool.call.started", callId: call.id, name: call.name, arguments: call.arguments } }] },
+              `${call.name} starts`,
+            );
           }
           error("the tool executor crashed (scripted)", "tool executor crashes");
           break;

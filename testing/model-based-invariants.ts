@@ -66,8 +66,12 @@ export class InvariantChecker {
   private expected = new Map<string, CallDecision>();
   /** Calls approved by a `guard.approve` while pending, in the current batch. */
   private approved = new Set<string>();
-  /** Calls the executor may run in the current batch. */
-  private authorized = new Set<string>();
+  /**
+   * Calls the executor may run, by iteration. Kept per iteration, not reset: a batch's last
+   * progress is reported with its result, which the agent may process in the same macrostep as
+   * the start of the next iteration.
+   */
+  private readonly authorized = new Map<number, Set<string>>();
   /** Every call authorized in this run (for checks on what tools really ran). */
   readonly everAuthorized = new Set<string>();
 
@@ -109,7 +113,6 @@ export class InvariantChecker {
       if (loop.decisions.length > 0) this.fail("iterationStartsClean", `${loop.decisions.length} decision(s) left over at the start of iteration ${loop.iteration}`);
       this.expected = new Map();
       this.approved = new Set();
-      this.authorized = new Set();
     }
 
     this.trackApprovals(previous, snapshot, microstep);
@@ -122,9 +125,9 @@ export class InvariantChecker {
     }
   }
 
-  /** Live: the executor reported that a call started. */
-  toolStarted(callId: string, name: string): void {
-    if (!this.authorized.has(callId)) this.fail("onlyAuthorizedCallsRun", `tool ${name} (call ${callId}) started although the call was not allowed or approved`);
+  /** Live: the executor reported that a call of `iteration` started. */
+  toolStarted(callId: string, name: string, iteration: number): void {
+    if (!this.authorized.get(iteration)?.has(callId)) this.fail("onlyAuthorizedCallsRun", `tool ${name} (call ${callId}) started although the call was not allowed or approved`);
   }
 
   /** Live: the run's output agrees with how it ended. */
@@ -178,7 +181,8 @@ export class InvariantChecker {
     if (!input) return;
     if (!snapshot.matches(EXECUTING)) return;
     const decisionOf = new Map(input.decisions.map((d) => [d.callId, d]));
-    this.authorized = new Set();
+    const authorized = new Set<string>();
+    this.authorized.set(snapshot.context.loop.iteration, authorized);
     for (const call of input.calls) {
       const decision = decisionOf.get(call.id);
       if (!decision) continue;
@@ -196,7 +200,7 @@ export class InvariantChecker {
         this.fail("onlyAuthorizedCallsRun", `call ${call.id} (${call.name}) would run as "approved" but no guard.approve for it was sent while it was pending`);
         continue;
       }
-      this.authorized.add(call.id);
+      authorized.add(call.id);
       this.everAuthorized.add(call.id);
     }
   }

@@ -176,7 +176,7 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
   actor.on("*", (event) => {
     const agentEvent = event as AgentEmitted;
     emitted.push(agentEvent);
-    if (agentEvent.type === "tool.call.started") checker.toolStarted(agentEvent.callId, agentEvent.name);
+    if (agentEvent.type === "tool.call.started") checker.toolStarted(agentEvent.callId, agentEvent.name, agentEvent.iteration);
     options.onEvent?.(agentEvent);
   });
 

@@ -42,7 +42,10 @@ interface Row {
   targetText: string;
   result: string;
   floor?: number;
+  chart?: number;
   jianmu?: number;
+  ratio?: number;
+  of?: string;
 }
 
 describe("npm run bench --smoke", () => {
@@ -69,6 +72,18 @@ describe("npm run bench --smoke", () => {
     }
   });
 
+  it("splits each latency and throughput row with the bare XState chart reference", () => {
+    const lines = run.stdout.split("\n");
+    // Each jianmu / floor row of these measures is followed by chart / floor, then jianmu / chart.
+    const parents = lines.filter((line) => /^\| (Latency, .*: (wall|client CPU) time|Throughput, )/.test(line));
+    expect(parents).toHaveLength(5);
+    for (const parent of parents) {
+      const at = lines.indexOf(parent);
+      expect(lines[at + 1], `the chart / floor row under "${parent}"`).toMatch(/^\| +↳ bare XState chart \/ floor .*\| chart: [\d.]+ (ms|runs\/s) \| \d+\.\d\d× \| — \| info \|$/);
+      expect(lines[at + 2], `the jianmu / chart row under "${parent}"`).toMatch(/^\| +↳ jianmu \/ bare XState chart .*\| chart: [\d.]+ (ms|runs\/s) \| [\d.]+ (ms|runs\/s) \| \d+\.\d\d× \| — \| info \|$/);
+    }
+  });
+
   it("writes the results as JSON with machine, versions and date, and as markdown", () => {
     const report = JSON.parse(readFileSync(join(out, "latest.json"), "utf8")) as {
       date: string;
@@ -86,6 +101,13 @@ describe("npm run bench --smoke", () => {
     const latency = report.rows.find((row) => row.measure.includes("non-streaming: wall time"));
     expect(latency?.floor).toBeGreaterThan(0);
     expect(latency?.jianmu).toBeGreaterThan(0);
+    const chartRows = report.rows.filter((row) => row.of === latency?.measure);
+    expect(chartRows).toHaveLength(2);
+    for (const row of chartRows) {
+      expect(row.chart).toBeGreaterThan(0);
+      expect(row.ratio).toBeGreaterThan(0);
+      expect(row.result).toBe("info");
+    }
     const markdown = readFileSync(join(out, "latest.md"), "utf8");
     expect(markdown).toContain("- Machine: ");
     expect(markdown).toContain("| Measure |");

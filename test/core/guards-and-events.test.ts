@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fromPromise } from "xstate";
+import { createActor, fromPromise, toPromise } from "xstate";
 import { z } from "zod";
 import type { Guard } from "../../actors/guard.js";
 import type { LLMInput, LLMOutput } from "../../actors/llm-step.js";
@@ -7,6 +7,8 @@ import { human, type ToolMessage } from "../../actors/messages.js";
 import type { AgentEmitted } from "../../machines/events.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
+import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
+import { replies, startOpenAIServer } from "../../testing/openai-server.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { defineTool } from "../../tools/tool.js";
 import { multiply, nextEvent, startAgent } from "./helpers.js";
@@ -127,16 +129,68 @@ describe("telemetry", () => {
     expect(JSON.stringify(events)).not.toMatch(/authorization|apiKey/i);
   });
 
-  it("streams text into streamingOutput while the reply arrives", async () => {
-    const model = scriptedModel([{ content: "one two three", delayMs: 5 }]);
-    const machine = createReactMachine({ modelClient: model });
-    const { actor, done } = startAgent(machine, { messages: [human("count")] });
-    const partials: string[] = [];
-    actor.subscribe((s) => partials.push(s.context.state["streamingOutput"] as string));
+  it("streams text into streamingOutput while the reply arrives (chunks 40 ms apart, over real HTTP)", async () => {
+    const words = ["one ", "two ", "three"];
+    const chunk = (delta: object, finish: string | null = null) => ({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] });
+    const server = await startOpenAIServer({
+      respond: () => replies.sseFromChunks([chunk({ role: "assistant", content: "" }), ...words.map((w) => chunk({ content: w })), chunk({}, "stop")], { delayMs: 40 }),
+    });
+    try {
+      const modelClient = resolveModelClient({ baseURL: server.baseURL, apiKey: "k", model: "m", stream: true });
+      const { actor, done } = startAgent(createReactMachine({ modelClient, configFile: false }), { messages: [human("count")] });
+      const partials: string[] = [];
+      actor.subscribe((s) => partials.push(s.context.state["streamingOutput"] as string));
+      const deltas: string[] = [];
+      actor.on("text.delta", (e) => deltas.push(e.delta));
+      await done;
+      expect(partials).toContain("one ");
+      expect(partials).toContain("one two ");
+      expect(partials.at(-1)).toBe("one two three");
+      expect(deltas).toEqual(words);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("sends bursts of progress as one event, and the last burst with the result, without changing what is emitted", async () => {
+    const model = scriptedModel([{ toolCalls: [{ id: "m", name: "multiply", arguments: { a: 2, b: 5 } }] }, { content: "ten, as asked" }]);
+    const machine = createReactMachine({ modelClient: model, tools: [multiply], now: () => 1_000 });
+    const received: string[] = [];
+    const emitted: string[] = [];
+    const actor = createActor(machine, { input: { messages: [human("2*5")] }, inspect: (e) => e.type === "@xstate.event" && received.push(e.event.type) });
+    actor.on("*", (e) => emitted.push(e.type));
+    actor.start();
+    await toPromise(actor);
+    // The scripted model and the tool answer at once: nothing needs sending before the results.
+    expect(received.filter((type) => type === "llm.progress" || type === "tool.progress")).toEqual([]);
+    expect(emitted).toEqual([
+      "reply.started",
+      "model.call.started",
+      "model.call.completed",
+      "reply.completed",
+      "tool.call.started",
+      "tool.call.completed",
+      "reply.started",
+      "model.call.started",
+      "text.delta",
+      "text.delta",
+      "text.delta",
+      "model.call.completed",
+      "reply.completed",
+      "loop.terminated",
+    ]);
+    expect(actor.getSnapshot().context.state["streamingOutput"]).toBe("ten, as asked");
+  });
+
+  it("a slow step sends its progress while it runs, within one frame (16 ms)", async () => {
+    const model = scriptedModel([{ content: "late", delayMs: 120 }]);
+    const { actor, done } = startAgent(createReactMachine({ modelClient: model }), { messages: [human("x")] });
+    const started = performance.now();
+    await nextEvent(actor, "model.call.started");
+    const waited = performance.now() - started;
+    expect(actor.getSnapshot().matches({ Evaluating: { ChildRunning: "AgentLLM" } })).toBe(true);
+    expect(waited).toBeLessThan(110);
     await done;
-    expect(partials).toContain("one ");
-    expect(partials).toContain("one two ");
-    expect(partials.at(-1)).toBe("one two three");
   });
 
   it("names child actors after the machine, so several agents can share one system", async () => {

@@ -25,7 +25,7 @@ function runEverything(report: boolean) {
     const outcomes: ExecutorOutput["outcomes"] = [];
     for (const call of input.calls) {
       if (report) {
-        self._parent?.send({ type: "tool.progress", event: { type: "tool.call.started", callId: call.id, name: call.name, arguments: call.arguments, at: Date.now() } });
+        self._parent?.send({ type: "tool.progress", progress: [{ at: Date.now(), event: { type: "tool.call.started", callId: call.id, name: call.name, arguments: call.arguments } }] });
       }
       const tool = tools.find((t) => t.name === call.name);
       let content = "";

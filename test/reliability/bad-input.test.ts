@@ -220,8 +220,10 @@ describe("unknown and malformed events sent to a running agent", () => {
     { type: "guard.reject", callId: "nobody" },
     // The agent's own internal events, forged from outside with nonsense payloads.
     { type: "llm.progress" },
-    { type: "llm.progress", event: null },
-    { type: "tool.progress", event: 7 },
+    { type: "llm.progress", progress: null },
+    { type: "llm.progress", progress: [{ at: 1, event: null }] },
+    { type: "tool.progress", progress: 7 },
+    { type: "tool.progress", progress: [{ event: { type: "tool.call.started" } }] },
     { type: "tools.ready", tools: "junk" },
   ];
 

@@ -41,7 +41,7 @@ describe("replayRecording", () => {
     await run;
     const replayed: StatelyInspectionEvent[] = [];
     const summary = await replayRecording(path, { send: (event) => void replayed.push(event) });
-    expect(live.length).toBeGreaterThan(100);
+    expect(live.length).toBeGreaterThan(60); // the whole three-round run, not a prefix of it
     expect(replayed.map(shape)).toEqual(live.map(shape));
     expect(summary).toEqual({ events: live.length, machineId: "ReActAgent" });
   });

@@ -1,0 +1,166 @@
+import { assign, createActor, emit, fromCallback, fromPromise, setup, toPromise } from "xstate";
+
+/*
+ * The reference contender `chart`: jianmu's statechart rebuilt in bare XState, with no jianmu
+ * code in it. Same states, the same transitions and the same invoked actors at the same places
+ * (see machines/react-machine.ts and docs/ARCHITECTURE.md), but each actor does only what the
+ * floor does: the model step is the floor's raw SDK call, the guard allows every call, the tool
+ * executor runs the floor's tool bodies in parallel. No validation, no progress events, no
+ * telemetry beyond `reply.started`, no state schema. Its cost over the floor is what XState's
+ * interpreter costs for this chart shape; jianmu's cost over it is jianmu's own code.
+ *
+ * Left out of the shape: AwaitingApproval (never entered: the guard allows everything) and the
+ * root's agent.cancel / tools.failed handlers (never sent here).
+ */
+
+const MAX_ITERATIONS = 50;
+/** Like jianmu's default config: no token budget, so the CheckAbort guard is evaluated and passes. */
+const MAX_BUDGET_TOKENS = undefined;
+
+/**
+ * @param {{
+ *   name?: string,
+ *   complete: (messages: object[]) => Promise<{ content: string, toolCalls: object[] }>,
+ *   toolBodies: Record<string, (args: any) => unknown>,
+ *   toolInfo: object[],
+ * }} options
+ */
+export function createChartMachine({ name = "chart", complete, toolBodies, toolInfo }) {
+  const target = (path) => `#${name}.${path}`;
+  const terminate = (reason) => assign(({ event }) => ({ termination: { reason, error: String(event.error?.message ?? event.error) } }));
+
+  return setup({
+    actors: {
+      toolProviders: fromCallback(({ sendBack }) => {
+        let live = true;
+        queueMicrotask(() => live && sendBack({ type: "tools.ready", tools: toolInfo }));
+        return () => {
+          live = false;
+        };
+      }),
+      llm: fromPromise(({ input }) => complete(input.messages)),
+      guard: fromPromise(async ({ input }) => ({ decisions: input.calls.map((call) => ({ callId: call.id, name: call.function.name, status: "allowed" })) })),
+      toolExecutor: fromPromise(({ input }) =>
+        Promise.all(
+          input.calls.map(async (call) => ({
+            role: "tool",
+            tool_call_id: call.id,
+            content: String(await toolBodies[call.function.name](JSON.parse(call.function.arguments))),
+          })),
+        ),
+      ),
+    },
+    actions: {
+      applyReply: assign(({ context, event }) => {
+        const { content, toolCalls } = event.output;
+        const done = toolCalls.length === 0;
+        return {
+          rounds: context.rounds + 1,
+          actions: toolCalls,
+          done,
+          finalAnswer: done ? content : null,
+          messages: [...context.messages, { role: "assistant", content: content === "" ? null : content, ...(done ? {} : { tool_calls: toolCalls }) }],
+        };
+      }),
+    },
+    guards: {
+      budgetSpent: ({ context }) => MAX_BUDGET_TOKENS !== undefined && context.totalTokens >= MAX_BUDGET_TOKENS,
+      hasToolCalls: ({ event }) => event.output.toolCalls.length > 0,
+      isDone: ({ context }) => context.done,
+      iterationsLeft: ({ context }) => context.iteration < MAX_ITERATIONS,
+    },
+  }).createMachine({
+    id: name,
+    context: ({ input }) => ({
+      messages: input.messages,
+      tools: [],
+      iteration: 0,
+      rounds: 0,
+      totalTokens: 0,
+      actions: [],
+      decisions: [],
+      streamingOutput: "",
+      done: false,
+      finalAnswer: null,
+      termination: null,
+    }),
+    initial: "Initialising",
+    invoke: { id: `${name}.toolProviders`, src: "toolProviders" },
+    states: {
+      Initialising: {
+        on: { "tools.ready": { target: "Evaluating", actions: assign({ tools: ({ event }) => event.tools }) } },
+      },
+      Evaluating: {
+        entry: assign({ actions: [], decisions: [] }),
+        initial: "CheckAbort",
+        states: {
+          CheckAbort: {
+            always: [{ guard: "budgetSpent", target: target("Failed"), actions: terminate("tokenBudget") }, { target: "ChildRunning" }],
+          },
+          ChildRunning: {
+            initial: "AgentLLM",
+            states: {
+              AgentLLM: {
+                entry: [assign({ streamingOutput: "" }), emit(({ context }) => ({ type: "reply.started", agent: name, round: context.rounds + 1 }))],
+                invoke: {
+                  id: `${name}.llm`,
+                  src: "llm",
+                  input: ({ context }) => ({ messages: context.messages, tools: context.tools }),
+                  onDone: [
+                    { guard: "hasToolCalls", target: "ToolExecutor", actions: "applyReply" },
+                    { target: "StateCondition", actions: "applyReply" },
+                  ],
+                  onError: { target: target("Failed"), actions: terminate("modelError") },
+                },
+              },
+              ToolExecutor: {
+                initial: "Preflight",
+                states: {
+                  Preflight: {
+                    invoke: {
+                      id: `${name}.guard`,
+                      src: "guard",
+                      input: ({ context }) => ({ calls: context.actions }),
+                      onDone: { target: "Executing", actions: assign({ decisions: ({ event }) => event.output.decisions }) },
+                      onError: { target: target("Failed"), actions: terminate("internalError") },
+                    },
+                  },
+                  Executing: {
+                    invoke: {
+                      id: `${name}.toolExecutor`,
+                      src: "toolExecutor",
+                      input: ({ context }) => ({ calls: context.actions }),
+                      onDone: {
+                        target: target("Evaluating.ChildRunning.StateCondition"),
+                        actions: assign({ messages: ({ context, event }) => [...context.messages, ...event.output] }),
+                      },
+                      onError: { target: target("Failed"), actions: terminate("internalError") },
+                    },
+                  },
+                },
+              },
+              StateCondition: {
+                always: [{ guard: "isDone", target: target("Succeeded") }, { target: target("CheckBudget") }],
+              },
+            },
+          },
+        },
+      },
+      CheckBudget: {
+        entry: assign({ iteration: ({ context }) => context.iteration + 1 }),
+        always: [{ guard: "iterationsLeft", target: "Retry" }, { target: "Failed", actions: assign({ termination: { reason: "maxIterations" } }) }],
+      },
+      Retry: { always: "Evaluating" },
+      Succeeded: { type: "final" },
+      Failed: { type: "final" },
+    },
+    output: ({ context }) => ({ status: context.termination ? "failed" : "succeeded", finalAnswer: context.finalAnswer, termination: context.termination }),
+  });
+}
+
+/** One run: start an actor with the prompt's messages and wait for its output. */
+export async function runChart(machine, messages) {
+  const actor = createActor(machine, { input: { messages } });
+  actor.start();
+  return toPromise(actor);
+}
