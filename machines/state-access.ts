@@ -64,8 +64,20 @@ export class StateAccess {
   }
 
   write(host: HostState, updates: Record<string, unknown>): HostState {
+    const fields = Object.keys(updates);
+    // The common case, every field at the top level: one copy of the host, not one per field.
+    if (fields.every((field) => this.pathOf(field).length === 1)) {
+      const next: HostState = { ...host };
+      for (const field of fields) {
+        const key = this.pathOf(field)[0]!;
+        const value = updates[field];
+        if (value === undefined) delete next[key];
+        else next[key] = value;
+      }
+      return next;
+    }
     let next = host;
-    for (const [field, value] of Object.entries(updates)) next = setPath(next, this.pathOf(field), value);
+    for (const field of fields) next = setPath(next, this.pathOf(field), updates[field]);
     return next;
   }
 
