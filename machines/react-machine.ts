@@ -139,12 +139,14 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
   });
   const firstRoundParams = Object.freeze({ ...config.extraParams });
   const laterRoundParams = Object.freeze(Object.fromEntries(Object.entries(config.extraParams).filter(([key]) => !TOOL_CHOICE_KEYS.has(key))));
-  /** The state view handed to actors, once per host state (which is never mutated, so the view stays true). */
-  const views = new WeakMap<AgentContext["state"], Record<string, unknown>>();
+  /**
+   * The state view handed to actors. The last one is reused while the host state is the same object
+   * (it is never mutated, so the view stays true): Preflight and Executing see the same state.
+   */
+  let lastView: { state: AgentContext["state"]; view: Record<string, unknown> } | undefined;
   const viewOf = (context: AgentContext) => {
-    let view = views.get(context.state);
-    if (!view) views.set(context.state, (view = access.view(context.state)));
-    return view;
+    if (lastView?.state !== context.state) lastView = { state: context.state, view: access.view(context.state) };
+    return lastView.view;
   };
 
   const llmInput = (context: AgentContext): LLMInput => {
