@@ -1,7 +1,6 @@
-import { ZERO_USAGE } from "../model-client.js";
 import { argumentsText, toUsage, type Completion } from "./openai-wire-schemas.js";
 import type { TurnParts } from "./stream-merge.js";
-import { finalizeToolCall } from "./tool-call-ids.js";
+import { finalToolCall } from "./tool-call-ids.js";
 
 /**
  * A whole (non-streamed) `chat.completion` as a turn. Tolerates what servers really send:
@@ -10,20 +9,20 @@ import { finalizeToolCall } from "./tool-call-ids.js";
  * no choice to read.
  */
 export function readCompletion(completion: Completion): TurnParts | undefined {
-  const choice = completion.choices.find((c) => (c.index ?? 0) === 0) ?? completion.choices[0];
+  const choice = firstChoice(completion.choices);
   if (!choice) return undefined;
   const message = choice.message;
-  const toolCalls = (message.tool_calls ?? []).map((call) =>
-    finalizeToolCall({
-      id: call.id ?? "",
-      name: call.function?.name ?? "",
-      arguments: argumentsText(call.function?.arguments),
-    }),
-  );
+  const calls = message.tool_calls ?? [];
+  const toolCalls: TurnParts["toolCalls"] = new Array(calls.length);
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i] as (typeof calls)[number];
+    const fn = call.function;
+    toolCalls[i] = finalToolCall(call.id ?? "", fn?.name ?? "", argumentsText(fn?.arguments));
+  }
   const turn: TurnParts = {
     content: message.content ?? "",
     toolCalls,
-    usage: completion.usage ? toUsage(completion.usage) : { ...ZERO_USAGE },
+    usage: toUsage(completion.usage),
     finishReason: choice.finish_reason ?? null,
   };
   if (message.refusal) turn.refusal = message.refusal;
@@ -32,4 +31,13 @@ export function readCompletion(completion: Completion): TurnParts | undefined {
   if (!completion.usage) turn.usageMissing = true;
   if (completion.model) turn.serverModel = completion.model;
   return turn;
+}
+
+/** Choice 0 (an `n > 1` answer lists several), else whichever comes first. */
+function firstChoice<C extends { index?: number | null | undefined }>(choices: readonly C[]): C | undefined {
+  for (let i = 0; i < choices.length; i++) {
+    const choice = choices[i] as C;
+    if ((choice.index ?? 0) === 0) return choice;
+  }
+  return choices[0];
 }

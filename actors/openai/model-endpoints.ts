@@ -24,17 +24,21 @@ export interface EndpointSpec {
   maxTokensParam?: EndpointTuning["maxTokensParam"];
 }
 
-export function defaultTuning(baseURL: string, spec: Partial<EndpointTuning> = {}): EndpointTuning {
-  let host = "";
-  try {
-    host = new URL(baseURL).hostname;
-  } catch {
-    // An unparsable URL fails on first use; tuning does not matter then.
-  }
+/** The tuning an endpoint gets unless configured otherwise (see `EndpointTuning`). */
+function tuningFor(host: string, spec: Partial<EndpointTuning>): EndpointTuning {
   return {
     streamUsage: spec.streamUsage ?? true,
     maxTokensParam: spec.maxTokensParam ?? (host === "api.openai.com" ? "max_completion_tokens" : "max_tokens"),
   };
+}
+
+function hostOf(baseURL: string): string {
+  try {
+    return new URL(baseURL).hostname;
+  } catch {
+    // An unparsable URL fails on first use; tuning does not matter then.
+    return "";
+  }
 }
 
 /**
@@ -43,7 +47,19 @@ export function defaultTuning(baseURL: string, spec: Partial<EndpointTuning> = {
  */
 export class ClientPool {
   private readonly clients = new Map<string, OpenAI>();
+  /** What a base URL is shown as, and its host: both parse the URL, so each is worked out once. */
+  private readonly urls = new Map<string, { endpoint: string; host: string }>();
   constructor(private readonly defaultHeaders?: Record<string, string>) {}
+
+  describe(baseURL: string): { endpoint: string; host: string } {
+    let described = this.urls.get(baseURL);
+    if (!described) {
+      described = { endpoint: publicEndpoint(baseURL), host: hostOf(baseURL) };
+      // Fallbacks come from configuration, so there are only ever a few; the cap is a safety net.
+      if (this.urls.size < 64) this.urls.set(baseURL, described);
+    }
+    return described;
+  }
 
   /** Registers a pre-built client for its own base URL and key. */
   adopt(client: OpenAI): void {
@@ -71,16 +87,13 @@ function poolKey(baseURL: string, apiKey: string): string {
   return `${baseURL.replace(/\/$/, "")}\u0000${apiKey}`;
 }
 
+/** Built for every fallback of every call, so the URL parsing behind it is the pool's, done once. */
 export function targetFor(pool: ClientPool, spec: EndpointSpec, model: string, client?: OpenAI): CallTarget {
-  return {
-    endpoint: publicEndpoint(spec.baseURL),
-    model,
-    client: client ?? pool.get(spec.baseURL, spec.apiKey),
-    tuning: defaultTuning(spec.baseURL, {
-      ...(spec.streamUsage !== undefined ? { streamUsage: spec.streamUsage } : {}),
-      ...(spec.maxTokensParam !== undefined ? { maxTokensParam: spec.maxTokensParam } : {}),
-    }),
-  };
+  const { endpoint, host } = pool.describe(spec.baseURL);
+  const tuning: Partial<EndpointTuning> = {};
+  if (spec.streamUsage !== undefined) tuning.streamUsage = spec.streamUsage;
+  if (spec.maxTokensParam !== undefined) tuning.maxTokensParam = spec.maxTokensParam;
+  return { endpoint, model, client: client ?? pool.get(spec.baseURL, spec.apiKey), tuning: tuningFor(host, tuning) };
 }
 
 /** A fallback as written in options or config, before its key is looked up. */

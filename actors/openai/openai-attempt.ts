@@ -1,8 +1,9 @@
 import type OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import type { ModelTurn } from "../model-client.js";
 import { readCompletion } from "./completion-read.js";
 import { AttemptError, classifyFailure } from "./model-failure.js";
-import { ChunkSchema, CompletionSchema, describeWireIssue } from "./openai-wire-schemas.js";
+import { describeWireIssue, parseChunk, parseCompletion } from "./openai-wire-schemas.js";
 import { StreamMerger, type TurnParts } from "./stream-merge.js";
 
 export interface AttemptInput {
@@ -10,8 +11,10 @@ export interface AttemptInput {
   body: Record<string, unknown>;
   stream: boolean;
   timeoutMs: number;
+  /** The model the turn is reported as (the target's, which may be a fallback). */
+  model: string;
   /** The caller's signal; aborting it cancels the HTTP request at once. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   onText: (delta: string) => void;
 }
 
@@ -22,7 +25,8 @@ export interface AttemptInput {
  * removes it, so handing it a long-lived signal would leak one listener per request.)
  * The timeout covers the whole attempt, streamed body included, not just the response headers.
  */
-export async function attemptCompletion(input: AttemptInput): Promise<TurnParts> {
+export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn> {
+  const { signal } = input;
   const controller = new AbortController();
   let abortReason: "caller" | "timeout" | undefined;
   const onCallerAbort = () => {
@@ -33,21 +37,26 @@ export async function attemptCompletion(input: AttemptInput): Promise<TurnParts>
     abortReason ??= "timeout";
     controller.abort();
   }, input.timeoutMs);
-  input.signal?.addEventListener("abort", onCallerAbort, { once: true });
-  if (input.signal?.aborted) onCallerAbort();
-  const merger = new StreamMerger(input.onText);
+  if (signal) {
+    if (signal.aborted) onCallerAbort();
+    else signal.addEventListener("abort", onCallerAbort, { once: true });
+  }
+  // Only a stream needs one (a whole answer is read in one piece), so only a stream makes one.
+  let merger: StreamMerger | undefined;
   // Set once the whole body has been read: aborting then would only cost (each abort builds
   // DOMExceptions in the SDK and in fetch) and free nothing.
   let bodyRead = false;
   try {
     // The SDK must not retry on its own: retries, their events and the toolChoice rule are ours.
     const requestOptions = { signal: controller.signal, maxRetries: 0 };
+    let parts: TurnParts;
     // The body is built by us (it may carry fields the SDK's types do not know, like `top_k`).
     if (input.stream) {
+      merger = new StreamMerger(input.onText);
       const body = input.body as unknown as ChatCompletionCreateParamsStreaming;
       const stream = await input.client.chat.completions.create(body, requestOptions);
       for await (const raw of stream) {
-        const chunk = ChunkSchema.safeParse(raw);
+        const chunk = parseChunk(raw);
         if (!chunk.success) throw invalidResponse(`a stream chunk is malformed: ${describeWireIssue(chunk.error)}`, merger.delivered);
         merger.push(chunk.data);
       }
@@ -64,24 +73,28 @@ export async function attemptCompletion(input: AttemptInput): Promise<TurnParts>
         });
       }
       bodyRead = true;
-      return merger.finish();
+      parts = merger.finish();
+    } else {
+      const body = input.body as unknown as ChatCompletionCreateParamsNonStreaming;
+      const raw: unknown = await input.client.chat.completions.create(body, requestOptions);
+      bodyRead = true;
+      const completion = parseCompletion(raw);
+      if (!completion.success) throw invalidResponse(`the response is not a chat completion: ${describeWireIssue(completion.error)}`, false);
+      const turn = readCompletion(completion.data);
+      if (!turn) throw invalidResponse("the response has no choices", false);
+      // A whole answer reaches the caller as one delta, so `streamingOutput` works either way.
+      if (turn.content !== "") input.onText(turn.content);
+      parts = turn;
     }
-    const body = input.body as unknown as ChatCompletionCreateParamsNonStreaming;
-    const raw: unknown = await input.client.chat.completions.create(body, requestOptions);
-    bodyRead = true;
-    const completion = CompletionSchema.safeParse(raw);
-    if (!completion.success) throw invalidResponse(`the response is not a chat completion: ${describeWireIssue(completion.error)}`, false);
-    const turn = readCompletion(completion.data);
-    if (!turn) throw invalidResponse("the response has no choices", false);
-    // A whole answer reaches the caller as one delta, so `streamingOutput` works either way.
-    if (turn.content !== "") input.onText(turn.content);
-    return turn;
+    // The parts are freshly made and ours: naming the model on them spares a copy of the turn.
+    return Object.assign(parts, { model: input.model });
   } catch (error) {
-    const context = { timeoutMs: input.timeoutMs, delivered: merger.delivered };
-    throw new AttemptError(classifyFailure(error, abortReason === undefined ? context : { ...context, abortReason }));
+    const delivered = merger?.delivered ?? false;
+    const context = abortReason === undefined ? { timeoutMs: input.timeoutMs, delivered } : { timeoutMs: input.timeoutMs, delivered, abortReason };
+    throw new AttemptError(classifyFailure(error, context));
   } finally {
     clearTimeout(timer);
-    input.signal?.removeEventListener("abort", onCallerAbort);
+    signal?.removeEventListener("abort", onCallerAbort);
     // Frees the connection if we stopped reading early (bad chunk, listener error).
     if (!bodyRead) controller.abort();
   }

@@ -1,4 +1,4 @@
-import { ModelError, type ModelCallEvent, type ModelCallOptions, type ModelClient, type ModelRequest, type ModelTurn } from "../model-client.js";
+import { ModelError, type ModelCallOptions, type ModelClient, type ModelRequest, type ModelTurn } from "../model-client.js";
 import {
   ModelClientOptionsError,
   parseModelClientOptions,
@@ -20,7 +20,7 @@ import { attemptCompletion } from "./openai-attempt.js";
 import { buildRequestBody } from "./openai-wire.js";
 import { publicEndpoint, secretRedactor, urlSecrets } from "./redact.js";
 import { ResilienceSchema, type Resilience } from "../resilience-config.js";
-import { abortableSleep, callWithResilience, type ResilienceRuntime } from "./resilience.js";
+import { abortableSleep, callWithResilience, emitSafely, monotonicNow, type ResilienceRuntime, type ResilientCall } from "./resilience.js";
 
 export type { ModelClientOptions } from "./model-client-options.js";
 
@@ -52,8 +52,11 @@ class OpenAIModelClient implements ModelClient {
   private readonly timeoutMs: number;
   private readonly runtime: ResilienceRuntime;
   private readonly knownSecrets: string[];
-  /** Built once, not on every call: the primary endpoint's target for each model, and the redactor of the known secrets. */
-  private readonly primaryTargets = new Map<string, CallTarget>();
+  /**
+   * Built once, not on every call: the primary endpoint's target for each model (as the one-target
+   * list a call without fallbacks uses as is), and the redactor of the known secrets.
+   */
+  private readonly primaryTargets = new Map<string, readonly [CallTarget]>();
   private readonly knownRedactor: (text: string) => string;
 
   constructor(options: ParsedModelClientOptions) {
@@ -107,7 +110,7 @@ class OpenAIModelClient implements ModelClient {
     this.runtime = {
       sleep: options.sleep ?? abortableSleep,
       random: options.random ?? Math.random,
-      now: () => performance.now(),
+      now: monotonicNow,
     };
     this.knownSecrets = [this.primary.apiKey, ...urlSecrets(this.primary.baseURL), ...this.fallbackSecrets(this.fallbacks)];
     this.knownRedactor = secretRedactor(this.knownSecrets);
@@ -115,7 +118,19 @@ class OpenAIModelClient implements ModelClient {
     this.description = `OpenAI-compatible endpoint ${publicEndpoint(this.primary.baseURL)}, model ${this.defaultModel ?? "(set per request)"}${extra}`;
   }
 
-  async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelTurn> {
+  /**
+   * Not `async`: the call's promise is the retry loop's own, with no wrapper promise and no extra
+   * microtask hop per call. Whatever goes wrong before the loop starts still comes back as a rejection.
+   */
+  complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelTurn> {
+    try {
+      return callWithResilience(this.prepareCall(request, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private prepareCall(request: ModelRequest, options: ModelCallOptions): ResilientCall<CallTarget, ModelTurn> {
     const model = request.model ?? this.defaultModel;
     if (model === undefined) {
       const endpoint = publicEndpoint(this.primary.baseURL);
@@ -125,53 +140,52 @@ class OpenAIModelClient implements ModelClient {
       );
     }
     // `config.resilience` replaces the client's settings, fallbacks included (ReActConfig says so).
-    const policy = request.resilience ?? this.policy;
-    const fallbacks = request.resilience ? request.resilience.fallbacks : this.fallbacks;
-    const targets = [this.primaryTarget(model), ...this.fallbackTargets(fallbacks, model)];
-    const redact = request.resilience ? secretRedactor([...this.knownSecrets, ...this.fallbackSecrets(fallbacks)]) : this.knownRedactor;
-    const emit = (event: ModelCallEvent) => {
-      try {
-        options.onEvent?.(event);
-      } catch {
-        // Telemetry must not break the call: a throwing listener loses its event, nothing more.
-      }
-    };
+    const override = request.resilience;
+    const fallbacks = override ? override.fallbacks : this.fallbacks;
+    const primary = this.primaryOnly(model);
+    const targets = fallbacks.length === 0 ? primary : [primary[0], ...this.fallbackTargets(fallbacks, model)];
+    const { signal, onEvent } = options;
+    const stream = this.stream;
     const timeoutMs = request.timeoutMs ?? this.timeoutMs;
-    const { turn, target } = await callWithResilience<CallTarget>({
+    // Each streamed delta becomes an event; without a listener there is nobody to build it for.
+    const onText = onEvent ? (delta: string) => emitSafely(onEvent, { type: "text.delta", delta }) : ignoreText;
+    return {
       targets,
-      policy,
+      policy: override ?? this.policy,
       runtime: this.runtime,
-      ...(options.signal ? { signal: options.signal } : {}),
-      emit,
-      redact,
-      attempt: async (target) => {
+      signal,
+      onEvent,
+      // Redaction only runs on a failure, so a call's own secrets are gathered then, not on every call.
+      redact: override ? this.lazyRedactor(fallbacks) : this.knownRedactor,
+      attempt: (target) => {
         if (target.unavailable !== undefined) {
           throw new AttemptError({ category: "config", kind: "config", message: target.unavailable, delivered: false });
         }
         // Built from the same request every time: retries and fallbacks send the same toolChoice.
-        const body = buildRequestBody(request, target.model, this.stream, target.tuning);
-        return attemptCompletion({
-          client: target.client,
-          body,
-          stream: this.stream,
-          timeoutMs,
-          ...(options.signal ? { signal: options.signal } : {}),
-          onText: (delta) => emit({ type: "text.delta", delta }),
-        });
+        const body = buildRequestBody(request, target.model, stream, target.tuning);
+        return attemptCompletion({ client: target.client, body, stream, timeoutMs, model: target.model, signal, onText });
       },
-    });
-    return { ...turn, model: target.model };
+    };
   }
 
-  /** The primary endpoint never changes after construction, so its target per model is reused. */
-  private primaryTarget(model: string): CallTarget {
-    let target = this.primaryTargets.get(model);
-    if (!target) {
-      target = targetFor(this.pool, this.primary, model, this.primaryClient);
+  /** The redactor of the known secrets plus the fallbacks' own, built the first time it is needed. */
+  private lazyRedactor(fallbacks: readonly FallbackSpec[]): (text: string) => string {
+    let redactor: ((text: string) => string) | undefined;
+    return (text) => {
+      redactor ??= secretRedactor([...this.knownSecrets, ...this.fallbackSecrets(fallbacks)]);
+      return redactor(text);
+    };
+  }
+
+  /** The primary endpoint never changes after construction, so its target list per model is reused. */
+  private primaryOnly(model: string): readonly [CallTarget] {
+    let targets = this.primaryTargets.get(model);
+    if (!targets) {
+      targets = Object.freeze([targetFor(this.pool, this.primary, model, this.primaryClient)] as const);
       // A handful of models is the norm; a caller cycling through many must not grow this without bound.
-      if (this.primaryTargets.size < 32) this.primaryTargets.set(model, target);
+      if (this.primaryTargets.size < 32) this.primaryTargets.set(model, targets);
     }
-    return target;
+    return targets;
   }
 
   private fallbackTargets(fallbacks: readonly FallbackSpec[], model: string): CallTarget[] {
@@ -218,6 +232,8 @@ function readEnvironment(env: Record<string, string | undefined>): { apiKey?: st
   }
   return out;
 }
+
+function ignoreText(): void {}
 
 function urlHasCredentials(baseURL: string): boolean {
   const url = new URL(baseURL);

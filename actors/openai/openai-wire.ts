@@ -33,30 +33,32 @@ export type WireMessage =
  * `content: null` (what OpenAI itself produces); one without tool calls always carries a string,
  * because several servers reject a null content there. A tool message's `name` and `isError`
  * stay on our side: the API has no such fields (the content already says what went wrong).
+ * Plain loops: this runs over the whole history on every call.
  */
 export function toWireMessages(messages: readonly Message[]): WireMessage[] {
-  return messages.map((message): WireMessage => {
-    switch (message.role) {
-      case "system":
-      case "user":
-        return { role: message.role, content: message.content };
-      case "assistant": {
-        const calls = message.toolCalls ?? [];
-        if (calls.length === 0) return { role: "assistant", content: message.content ?? "" };
-        return {
-          role: "assistant",
-          content: message.content === "" ? null : message.content,
-          tool_calls: calls.map((call) => ({
-            id: call.id,
-            type: "function",
-            function: { name: call.name, arguments: call.arguments },
-          })),
-        };
+  const wire: WireMessage[] = new Array(messages.length);
+  for (let i = 0; i < messages.length; i++) wire[i] = toWireMessage(messages[i] as Message);
+  return wire;
+}
+
+function toWireMessage(message: Message): WireMessage {
+  switch (message.role) {
+    case "system":
+    case "user":
+      return { role: message.role, content: message.content };
+    case "assistant": {
+      const calls = message.toolCalls;
+      if (calls === undefined || calls.length === 0) return { role: "assistant", content: message.content ?? "" };
+      const toolCalls: NonNullable<Extract<WireMessage, { role: "assistant" }>["tool_calls"]> = new Array(calls.length);
+      for (let i = 0; i < calls.length; i++) {
+        const call = calls[i] as (typeof calls)[number];
+        toolCalls[i] = { id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } };
       }
-      case "tool":
-        return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+      return { role: "assistant", content: message.content === "" ? null : message.content, tool_calls: toolCalls };
     }
-  });
+    case "tool":
+      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+  }
 }
 
 /**
@@ -70,9 +72,16 @@ export function buildRequestBody(
   stream: boolean,
   tuning: EndpointTuning,
 ): Record<string, unknown> {
-  const { toolChoice: extraToolChoice, ...extra } = request.extraParams ?? {};
-  const body: Record<string, unknown> = { ...extra };
-  if (extraToolChoice !== undefined && body["tool_choice"] === undefined) body["tool_choice"] = extraToolChoice;
+  const body: Record<string, unknown> = {};
+  const extra = request.extraParams;
+  if (extra !== undefined) {
+    // A loop rather than rest-and-spread: one copy, none at all for the usual empty object.
+    for (const key in extra) {
+      if (key !== "toolChoice" && Object.hasOwn(extra, key)) body[key] = extra[key];
+    }
+    const extraToolChoice = extra["toolChoice"];
+    if (extraToolChoice !== undefined && body["tool_choice"] === undefined) body["tool_choice"] = extraToolChoice;
+  }
   body["model"] = model;
   body["messages"] = toWireMessages(request.messages);
   if (request.tools.length > 0) body["tools"] = request.tools;

@@ -1,8 +1,7 @@
-import { ModelError, type ModelAttemptFailure, type ModelCallEvent } from "../model-client.js";
+import { ModelError, type ModelAttemptFailure, type ModelCallEvent, type ModelTurn } from "../model-client.js";
 import { AttemptError, classifyFailure, type AttemptFailure } from "./model-failure.js";
 import { RETRYABLE, type Resilience } from "../resilience-config.js";
 import { redactedError } from "./redact.js";
-import type { TurnParts } from "./stream-merge.js";
 
 /** Clock, randomness and waiting, injectable so tests neither sleep for real nor depend on luck. */
 export interface ResilienceRuntime {
@@ -14,10 +13,16 @@ export interface ResilienceRuntime {
   now(): number;
 }
 
+/**
+ * `performance.now`, looked up once: in Node the global `performance` is a lazy getter, read on
+ * every use otherwise (twice per attempt, for the events' durations).
+ */
+export const monotonicNow: () => number = performance.now.bind(performance);
+
 export const defaultRuntime: ResilienceRuntime = {
   sleep: abortableSleep,
   random: Math.random,
-  now: () => performance.now(),
+  now: monotonicNow,
 };
 
 export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -68,16 +73,29 @@ export interface AttemptTarget {
   model: string;
 }
 
-export interface ResilientCall<T extends AttemptTarget> {
+/** What an attempt returns, as far as the events need it. */
+export type AttemptResult = Pick<ModelTurn, "usage" | "finishReason">;
+
+export interface ResilientCall<T extends AttemptTarget, R extends AttemptResult> {
   targets: readonly T[];
   policy: Resilience;
   runtime: ResilienceRuntime;
-  signal?: AbortSignal;
-  emit: (event: ModelCallEvent) => void;
+  signal?: AbortSignal | undefined;
+  /** The caller's listener; without one no event is built at all. */
+  onEvent?: ((event: ModelCallEvent) => void) | undefined;
   /** Applied to every message that leaves the call. */
   redact: (text: string) => string;
   /** One HTTP attempt. Throws `AttemptError` (or anything `classifyFailure` understands). */
-  attempt: (target: T, attempt: number) => Promise<TurnParts>;
+  attempt: (target: T, attempt: number) => Promise<R>;
+}
+
+/** Telemetry must not break the call: a throwing listener loses its event, nothing more. */
+export function emitSafely(onEvent: (event: ModelCallEvent) => void, event: ModelCallEvent): void {
+  try {
+    onEvent(event);
+  } catch {
+    // Dropped, as said above.
+  }
 }
 
 /**
@@ -85,30 +103,34 @@ export interface ResilientCall<T extends AttemptTarget> {
  * the next target is tried. Output that already reached the caller ends the call (a retry or a
  * fallback would send it twice); so does an abort. Events report every attempt.
  */
-export async function callWithResilience<T extends AttemptTarget>(call: ResilientCall<T>): Promise<{ turn: TurnParts; target: T }> {
-  const { policy, runtime, emit, redact } = call;
+export async function callWithResilience<T extends AttemptTarget, R extends AttemptResult>(call: ResilientCall<T, R>): Promise<R> {
+  const { targets, policy, runtime, onEvent, redact } = call;
   const failures: { target: T; failure: AttemptFailure; record: ModelAttemptFailure }[] = [];
   let attemptNo = 0;
-  for (const [targetIndex, target] of call.targets.entries()) {
-    const hasNextTarget = targetIndex < call.targets.length - 1;
+  for (let targetIndex = 0; targetIndex < targets.length; targetIndex++) {
+    const target = targets[targetIndex] as T;
+    const hasNextTarget = targetIndex < targets.length - 1;
     for (let retryIndex = 0; ; retryIndex++) {
       if (call.signal?.aborted) throw cancelled(target, failures.map((f) => f.record));
       attemptNo += 1;
-      const started = runtime.now();
-      emit({ type: "model.call.started", attempt: attemptNo, model: target.model, endpoint: target.endpoint });
+      // Durations are only ever reported in events, so without a listener the clock is not read.
+      const started = onEvent ? runtime.now() : 0;
+      if (onEvent) emitSafely(onEvent, { type: "model.call.started", attempt: attemptNo, model: target.model, endpoint: target.endpoint });
       let failure: AttemptFailure;
       try {
         const turn = await call.attempt(target, attemptNo);
-        emit({
-          type: "model.call.completed",
-          attempt: attemptNo,
-          model: target.model,
-          endpoint: target.endpoint,
-          usage: turn.usage,
-          finishReason: turn.finishReason,
-          durationMs: runtime.now() - started,
-        });
-        return { turn, target };
+        if (onEvent) {
+          emitSafely(onEvent, {
+            type: "model.call.completed",
+            attempt: attemptNo,
+            model: target.model,
+            endpoint: target.endpoint,
+            usage: turn.usage,
+            finishReason: turn.finishReason,
+            durationMs: runtime.now() - started,
+          });
+        }
+        return turn;
       } catch (error) {
         failure = error instanceof AttemptError ? error.failure : classifyFailure(error, { timeoutMs: 0, delivered: false });
       }
@@ -136,20 +158,22 @@ export async function callWithResilience<T extends AttemptTarget>(call: Resilien
             : hasNextTarget
               ? "fallback"
               : "none";
-      const event: ModelCallEvent = {
-        type: "model.call.failed",
-        attempt: attemptNo,
-        model: target.model,
-        endpoint: target.endpoint,
-        message: failure.message,
-        willRetry: next !== "none",
-        durationMs: runtime.now() - started,
-        kind: failure.kind,
-        next,
-      };
-      if (failure.status !== undefined) event.status = failure.status;
-      if (failure.code !== undefined) event.code = failure.code;
-      emit(event);
+      if (onEvent) {
+        const event: ModelCallEvent = {
+          type: "model.call.failed",
+          attempt: attemptNo,
+          model: target.model,
+          endpoint: target.endpoint,
+          message: failure.message,
+          willRetry: next !== "none",
+          durationMs: runtime.now() - started,
+          kind: failure.kind,
+          next,
+        };
+        if (failure.status !== undefined) event.status = failure.status;
+        if (failure.code !== undefined) event.code = failure.code;
+        emitSafely(onEvent, event);
+      }
 
       if (failure.category === "aborted") throw cancelled(target, failures.map((f) => f.record));
       if (next === "none") throw finalError(failures, policy, redact);

@@ -1,7 +1,6 @@
 import type { ModelTurn } from "../model-client.js";
 import { toUsage, argumentsText, type Chunk, type ToolCallDelta, type WireUsage } from "./openai-wire-schemas.js";
-import { ZERO_USAGE } from "../model-client.js";
-import { finalizeToolCall, type WireToolCall } from "./tool-call-ids.js";
+import { finalToolCall, type WireToolCall } from "./tool-call-ids.js";
 
 /** Everything of a turn but the model name, which the caller knows (it picked the endpoint). */
 export type TurnParts = Omit<ModelTurn, "model">;
@@ -20,8 +19,12 @@ export class StreamMerger {
   private content = "";
   private refusal = "";
   private reasoning = "";
-  private readonly calls = new Map<number, WireToolCall>();
-  private lastCallKey: number | undefined;
+  /**
+   * The calls in the order they opened. An array rather than a Map keyed by index: a turn has
+   * one call or a handful, and a short scan costs less than hashing on every delta.
+   */
+  private readonly calls: ToolCallSlot[] = [];
+  private lastCall: ToolCallSlot | undefined;
   private usage: WireUsage | undefined;
   private finishReason: string | null = null;
   private serverModel: string | undefined;
@@ -50,7 +53,11 @@ export class StreamMerger {
     this.chunkCount += 1;
     if (chunk.model && this.serverModel === undefined) this.serverModel = chunk.model;
     if (chunk.usage) this.usage = chunk.usage;
-    for (const choice of chunk.choices ?? []) {
+    const choices = chunk.choices;
+    if (!choices) return;
+    // Indexed loops here and below: this runs for every chunk of every stream.
+    for (let i = 0; i < choices.length; i++) {
+      const choice = choices[i] as (typeof choices)[number];
       if ((choice.index ?? 0) !== 0) continue;
       if (choice.finish_reason) this.finishReason = choice.finish_reason;
       const delta = choice.delta;
@@ -59,7 +66,8 @@ export class StreamMerger {
       // Servers use one name or the other; preferring one avoids doubling text if both appear.
       const reasoning = delta.reasoning_content ?? delta.reasoning;
       if (reasoning) this.reasoning += reasoning;
-      for (const call of delta.tool_calls ?? []) this.mergeToolCall(call);
+      const calls = delta.tool_calls;
+      if (calls) for (let c = 0; c < calls.length; c++) this.mergeToolCall(calls[c] as ToolCallDelta);
       if (delta.content) {
         this.content += delta.content;
         this.outputStarted = true;
@@ -69,16 +77,21 @@ export class StreamMerger {
   }
 
   finish(): TurnParts {
-    const keys = [...this.calls.keys()].sort((a, b) => a - b);
-    const toolCalls = keys
-      .map((key) => this.calls.get(key) as WireToolCall)
+    const slots = this.calls;
+    // Servers open calls in index order; only a stream that does not needs sorting.
+    let ordered = true;
+    for (let i = 1; i < slots.length; i++) if ((slots[i] as ToolCallSlot).key < (slots[i - 1] as ToolCallSlot).key) ordered = false;
+    const sorted = ordered ? slots : [...slots].sort((a, b) => a.key - b.key);
+    const toolCalls: TurnParts["toolCalls"] = [];
+    for (let i = 0; i < sorted.length; i++) {
+      const call = sorted[i] as ToolCallSlot;
       // A slot that never got a name, id or argument is noise, not a call.
-      .filter((call) => call.name !== "" || call.id !== "" || call.arguments !== "")
-      .map(finalizeToolCall);
+      if (call.name !== "" || call.id !== "" || call.arguments !== "") toolCalls.push(finalToolCall(call.id, call.name, call.arguments));
+    }
     const turn: TurnParts = {
       content: this.content,
       toolCalls,
-      usage: this.usage ? toUsage(this.usage) : { ...ZERO_USAGE },
+      usage: toUsage(this.usage),
       finishReason: this.finishReason,
     };
     if (this.refusal !== "") turn.refusal = this.refusal;
@@ -89,13 +102,8 @@ export class StreamMerger {
   }
 
   private mergeToolCall(delta: ToolCallDelta): void {
-    const key = this.keyFor(delta);
-    let call = this.calls.get(key);
-    if (!call) {
-      call = { id: "", name: "", arguments: "" };
-      this.calls.set(key, call);
-    }
-    this.lastCallKey = key;
+    const call = this.slotFor(delta);
+    this.lastCall = call;
     if (delta.id && call.id === "") call.id = delta.id;
     const fn = delta.function;
     if (fn?.name && call.name === "") call.name = fn.name;
@@ -105,15 +113,31 @@ export class StreamMerger {
   }
 
   /**
-   * Every recorded server sends `index`; for one that does not, a delta with a new id opens a
-   * new call and anything else continues the last one.
+   * The call a delta continues, opened if new. Every recorded server sends `index`; for one that
+   * does not, a delta with a new id opens a new call and anything else continues the last one.
    */
-  private keyFor(delta: ToolCallDelta): number {
-    if (typeof delta.index === "number") return delta.index;
-    if (delta.id) {
-      for (const [key, call] of this.calls) if (call.id === delta.id) return key;
-      return this.calls.size === 0 ? 0 : Math.max(...this.calls.keys()) + 1;
+  private slotFor(delta: ToolCallDelta): ToolCallSlot {
+    const slots = this.calls;
+    let key: number;
+    if (typeof delta.index === "number") {
+      key = delta.index;
+    } else if (delta.id) {
+      for (let i = 0; i < slots.length; i++) if ((slots[i] as ToolCallSlot).id === delta.id) return slots[i] as ToolCallSlot;
+      // A new id: the next key after the highest so far.
+      key = slots.length === 0 ? 0 : -Infinity;
+      for (let i = 0; i < slots.length; i++) key = Math.max(key, (slots[i] as ToolCallSlot).key + 1);
+    } else {
+      if (this.lastCall) return this.lastCall;
+      key = 0;
     }
-    return this.lastCallKey ?? 0;
+    for (let i = 0; i < slots.length; i++) if ((slots[i] as ToolCallSlot).key === key) return slots[i] as ToolCallSlot;
+    const slot: ToolCallSlot = { key, id: "", name: "", arguments: "" };
+    slots.push(slot);
+    return slot;
   }
+}
+
+/** One call as it is assembled from deltas, under the key its deltas name. */
+interface ToolCallSlot extends WireToolCall {
+  key: number;
 }

@@ -24,12 +24,13 @@ export interface WireToolCall {
 /**
  * Give a call its final form: a real id (minted when the server sent none) and arguments that
  * parse ("" from a tool without parameters becomes "{}"; anything else stays verbatim so a
- * malformed JSON reaches the tool executor, which turns it into an observation).
+ * malformed JSON reaches the tool executor, which turns it into an observation). Takes the parts
+ * rather than a call, so readers build each call once.
  */
-export function finalizeToolCall(call: WireToolCall): WireToolCall {
+export function finalToolCall(id: string, name: string, args: string): WireToolCall {
   return {
-    id: call.id !== "" ? call.id : syntheticToolCallId(),
-    name: call.name,
-    arguments: call.arguments.trim() === "" ? "{}" : call.arguments,
+    id: id !== "" ? id : syntheticToolCallId(),
+    name,
+    arguments: args.trim() === "" ? "{}" : args,
   };
 }
