@@ -130,7 +130,7 @@ class ToolTimeoutError extends Error {
  */
 class BatchAborts {
   private readonly running = new Set<AbortController>();
-  /** Rejects with the abort reason when the batch is aborted: every call races against it. */
+  /** Rejects with the abort reason when the batch is aborted: the batch races against it. */
   readonly stopped: Promise<never>;
   private rejectStopped: (reason: unknown) => void = () => undefined;
   private readonly onAbort = () => {
@@ -162,10 +162,11 @@ class BatchAborts {
 }
 
 /**
- * Run one call, stopped by its timeout or by the batch abort, whichever comes first (a tool that
- * ignores its signal is left behind, not waited for). The call's own AbortController (so a tool's
- * listeners never pile up on the batch signal) is made only when the tool reads `ctx.signal` or
- * has a timeout: most tools do neither, and a controller per call is measurable.
+ * Run one call, stopped by its timeout if it has one (a tool that ignores its signal is left
+ * behind, not waited for; the batch as a whole races the batch abort in the same way). The call's
+ * own AbortController (so a tool's listeners never pile up on the batch signal) is made only when
+ * the tool reads `ctx.signal` or has a timeout: most tools do neither, and a controller per call
+ * is measurable.
  */
 async function runWithLimits(
   tool: Tool,
@@ -180,19 +181,17 @@ async function runWithLimits(
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     if (batch.signal.aborted) throw batch.signal.reason ?? new Error("aborted");
-    const limits: Promise<never>[] = [batch.stopped];
     const timeoutMs = tool.timeoutMs;
+    let timedOut: Promise<never> | undefined;
     if (timeoutMs !== undefined) {
       const callController = own();
-      limits.push(
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const error = new ToolTimeoutError(`timed out after ${timeoutMs} ms`);
-            callController.abort(error);
-            reject(error);
-          }, timeoutMs);
-        }),
-      );
+      timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const error = new ToolTimeoutError(`timed out after ${timeoutMs} ms`);
+          callController.abort(error);
+          reject(error);
+        }, timeoutMs);
+      });
     }
     let view: ToolContext["state"] | undefined;
     const ctx: ToolContext = {
@@ -210,7 +209,7 @@ async function runWithLimits(
       if (batch.signal.aborted) throw batch.signal.reason;
       return runner(tool, args, ctx);
     });
-    return await Promise.race([running, ...limits]);
+    return await (timedOut ? Promise.race([running, timedOut]) : running);
   } finally {
     if (timer) clearTimeout(timer);
     if (controller) batch.untrack(controller);
@@ -359,13 +358,19 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       input.mode === "parallel" ||
       (input.mode === "auto" && runnable.length > 1 && runnable.every((call) => toolset.get(call.name)?.parallelSafe === true));
 
-    const outcomes: ToolOutcome[] = [];
-    try {
-      if (parallel) {
-        outcomes.push(...(await Promise.all(input.calls.map(runOne))));
-      } else {
-        for (const call of input.calls) outcomes.push(await runOne(call));
+    const serially = async () => {
+      const outcomes: ToolOutcome[] = [];
+      for (const call of input.calls) {
+        // Stopped mid-batch: the calls not yet begun are not begun (nor journaled as started).
+        if (signal.aborted) break;
+        outcomes.push(await runOne(call));
       }
+      return outcomes;
+    };
+    let outcomes: ToolOutcome[];
+    try {
+      // Stopped (cancel, actor.stop): end now, whatever the calls still running do.
+      outcomes = await Promise.race([parallel ? Promise.all(input.calls.map(runOne)) : serially(), batch.stopped]);
     } catch (error) {
       progress.flush();
       throw error;

@@ -176,6 +176,31 @@ describe("tool execution", () => {
     expect(model.requests).toHaveLength(1);
   });
 
+  it("a serial batch cancelled during its first call never begins the next, even when the running tool ignores its signal", async () => {
+    const ran: string[] = [];
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const stubborn = defineTool({
+      name: "stubborn",
+      description: "Ignores its signal and never ends",
+      parameters: z.object({ label: z.string() }),
+      execute: ({ label }) => {
+        ran.push(label);
+        running();
+        return new Promise(() => undefined);
+      },
+    });
+    const model = scriptedModel([{ toolCalls: [{ name: "stubborn", arguments: { label: "first" } }, { name: "stubborn", arguments: { label: "second" } }] }]);
+    const machine = createReactMachine({ modelClient: model, tools: [stubborn], config: { toolExecution: "serial" } });
+    const { actor, done } = startAgent(machine, { messages: [human("go")] });
+    await started;
+    actor.send({ type: "agent.cancel" });
+    const output = await done;
+    expect(output.termination?.reason).toBe("cancelled");
+    await sleep(20);
+    expect(ran).toEqual(["first"]);
+  });
+
   it("cancelling during a model call aborts the call", async () => {
     const model = scriptedModel([{ content: "too late", delayMs: 10_000 }]);
     const { actor, done } = startAgent(createReactMachine({ modelClient: model }), { messages: [human("go")] });

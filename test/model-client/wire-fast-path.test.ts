@@ -37,33 +37,23 @@ const completion = object({ model: text, usage, choices: list(object({ index, fi
 const shortcuts = { chunk: 0, completion: 0 };
 
 describe("wire fast path", () => {
-  it("agrees with ChunkSchema on every chunk", () => {
+  const agrees = <T>(kind: keyof typeof shortcuts, values: fc.Arbitrary<unknown>, fast: (raw: unknown) => { success: boolean; data?: T }, schema: { safeParse(raw: unknown): { success: boolean; data?: unknown } }) => {
     fc.assert(
-      fc.property(chunk, (raw) => {
-        const fast = parseChunk(raw);
-        if (fast.data === raw) shortcuts.chunk += 1;
-        const schema = ChunkSchema.safeParse(raw);
-        expect(fast.success).toBe(schema.success);
-        if (fast.success) expect(fast.data).toEqual(schema.data);
+      fc.property(values, (raw) => {
+        const quick = fast(raw);
+        if (quick.data === raw) shortcuts[kind] += 1;
+        const reference = schema.safeParse(raw);
+        expect(quick.success).toBe(reference.success);
+        if (quick.success) expect(quick.data).toEqual(reference.data);
       }),
       { numRuns: 2000 },
     );
-    expect(shortcuts.chunk).toBeGreaterThan(200);
-  });
+    expect(shortcuts[kind]).toBeGreaterThan(200);
+  };
 
-  it("agrees with CompletionSchema on every completion", () => {
-    fc.assert(
-      fc.property(completion, (raw) => {
-        const fast = parseCompletion(raw);
-        if (fast.data === raw) shortcuts.completion += 1;
-        const schema = CompletionSchema.safeParse(raw);
-        expect(fast.success).toBe(schema.success);
-        if (fast.success) expect(fast.data).toEqual(schema.data);
-      }),
-      { numRuns: 2000 },
-    );
-    expect(shortcuts.completion).toBeGreaterThan(200);
-  });
+  it("agrees with ChunkSchema on every chunk", () => agrees("chunk", chunk, parseChunk, ChunkSchema));
+
+  it("agrees with CompletionSchema on every completion", () => agrees("completion", completion, parseCompletion, CompletionSchema));
 
   it("takes the shortcut for what servers usually send, and words a bad field as the schema does", () => {
     const usual = { id: "c", object: "chat.completion.chunk", model: "m", choices: [{ index: 0, delta: { content: "hi" }, finish_reason: null }] };
