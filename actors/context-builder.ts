@@ -1,4 +1,4 @@
-import { describeTools } from "../tools/toolset.js";
+import { describeTools, perToolList } from "../tools/toolset.js";
 import type { ToolInfo } from "../tools/tool.js";
 import { system, type Message } from "./messages.js";
 
@@ -32,9 +32,12 @@ export const REACT_PROTOCOL = [
   "When you have the answer, reply with it in plain text and call no tool: that ends the task.",
 ].join("\n");
 
+/** An agent's tool list is one unchanging array per run: its description is written once. */
+const describeOnce = perToolList(describeTools);
+
 /** The default preset: persona (or `systemPrompt`) + protocol + tool descriptions, then the history. */
 export const defaultContextBuilder: ContextBuilder = (input) => {
   const persona = input.systemPrompt ?? DEFAULT_PERSONA;
-  const prompt = [persona, REACT_PROTOCOL, `Available tools:\n${describeTools(input.tools)}`].join("\n\n");
+  const prompt = [persona, REACT_PROTOCOL, `Available tools:\n${describeOnce(input.tools)}`].join("\n\n");
   return [system(prompt), ...input.messages];
 };

@@ -1,6 +1,6 @@
 import { fromPromise, type AnyActorRef } from "xstate";
 import type { ToolInfo } from "../tools/tool.js";
-import { functionSchemas } from "../tools/toolset.js";
+import { functionSchemas, perToolList } from "../tools/toolset.js";
 import type { Resilience } from "./resilience-config.js";
 import { defaultContextBuilder, type ContextBuilder } from "./context-builder.js";
 import { answerDanglingCalls, type Message } from "./messages.js";
@@ -48,6 +48,9 @@ export interface LLMActorDeps {
   now?: () => number;
 }
 
+/** The agent's tool list is one unchanging array per run (it lives in context): its schemas are built once. */
+const schemasOf = perToolList(functionSchemas);
+
 /** Assemble the request the model client receives. Exported so custom LLM actors can reuse it. */
 export async function buildModelRequest(input: LLMInput, contextBuilder: ContextBuilder = defaultContextBuilder): Promise<ModelRequest> {
   const messages = await contextBuilder({
@@ -58,7 +61,7 @@ export async function buildModelRequest(input: LLMInput, contextBuilder: Context
     tools: input.tools,
     ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
   });
-  const request: ModelRequest = { messages: answerDanglingCalls(messages), tools: functionSchemas(input.tools), extraParams: input.extraParams };
+  const request: ModelRequest = { messages: answerDanglingCalls(messages), tools: schemasOf(input.tools), extraParams: input.extraParams };
   const { model, temperature, maxTokens, topP, topK, timeoutMs } = input.sampling;
   if (model !== undefined) request.model = model;
   if (temperature !== undefined) request.temperature = temperature;
@@ -86,8 +89,7 @@ export function createLLMActor(deps: LLMActorDeps) {
     try {
       const request = await buildModelRequest(input, deps.contextBuilder);
       const turn = await deps.modelClient.complete(request, { signal, onEvent: (event) => progress.push(event) });
-      const held = progress.take();
-      return held.length > 0 ? { ...turn, progress: held } : turn;
+      return progress.attachTo(turn);
     } catch (error) {
       // The failed attempts are worth reporting: send them before the error ends the step.
       progress.flush();

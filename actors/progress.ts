@@ -17,7 +17,7 @@ export const PROGRESS_WINDOW_MS = 16;
  * every observer notified), tens of microseconds each, and progress comes in bursts: a model
  * call's start and end, a streamed reply's deltas, a fast tool's start and result, often within
  * the same millisecond. Sent one by one they cost more than the work they report. What is still
- * held when the actor finishes is not sent at all: it rides on the actor's result (`take()`), and
+ * held when the actor finishes is not sent at all: it rides on the actor's result (`attachTo()`), and
  * the agent reports it before the result itself, so the order of events never changes.
  */
 export class ProgressBatcher<E> {
@@ -39,8 +39,14 @@ export class ProgressBatcher<E> {
     if (held.length > 0) this.send(held);
   }
 
-  /** Hand over what is held, to travel with the actor's result. */
-  take(): Progress<E>[] {
+  /** The actor's result with what is held riding on it (unchanged when nothing is held). */
+  attachTo<T extends object>(result: T): T & { progress?: Progress<E>[] } {
+    const held = this.take();
+    return held.length > 0 ? { ...result, progress: held } : result;
+  }
+
+  /** Hand over what is held. */
+  private take(): Progress<E>[] {
     waiting.delete(this);
     const held = this.held;
     if (held.length > 0) this.held = [];

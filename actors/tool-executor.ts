@@ -377,7 +377,6 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
     } finally {
       batch.release();
     }
-    const held = progress.take();
-    return held.length > 0 ? { outcomes, progress: held } : { outcomes };
+    return progress.attachTo({ outcomes });
   });
 }

@@ -101,10 +101,11 @@ export class ToolSet {
 }
 
 /**
- * A function of a tool list, computed once per list. An agent's tools stay the same array for a
- * whole run, and the model is sent their schemas and descriptions on every round.
+ * A function of a tool list, computed once per list (by identity). For lists that never change:
+ * an agent's tools stay the same array for a whole run, and the model is sent their schemas and
+ * descriptions on every round.
  */
-function perToolList<T>(compute: (tools: readonly ToolInfo[]) => T): (tools: readonly ToolInfo[]) => T {
+export function perToolList<T>(compute: (tools: readonly ToolInfo[]) => T): (tools: readonly ToolInfo[]) => T {
   const cache = new WeakMap<readonly ToolInfo[], T>();
   return (tools) => {
     let value = cache.get(tools);
@@ -116,15 +117,14 @@ function perToolList<T>(compute: (tools: readonly ToolInfo[]) => T): (tools: rea
   };
 }
 
-/** The function declarations of a tool list (the same array for the same list: treat it as read-only). */
-export const functionSchemas = perToolList((tools): FunctionSchema[] =>
-  tools.map((tool) => ({
+export function functionSchemas(tools: readonly ToolInfo[]): FunctionSchema[] {
+  return tools.map((tool) => ({
     type: "function",
     function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
-  })),
-);
+  }));
+}
 
-export const describeTools = perToolList((tools): string => {
+export function describeTools(tools: readonly ToolInfo[]): string {
   if (tools.length === 0) return "No tools are available.";
   return tools
     .map((tool) => {
@@ -138,7 +138,7 @@ export const describeTools = perToolList((tools): string => {
       return [`- ${tool.name}: ${tool.description}`, ...args].join("\n");
     })
     .join("\n");
-});
+}
 
 /** Close providers in reverse start order; one failing close does not keep the others open. */
 async function closeAll(providers: readonly Closable[]): Promise<void> {
