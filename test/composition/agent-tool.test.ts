@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createActor } from "xstate";
+import { createActor, type AnyActorRef } from "xstate";
 import { human } from "../../actors/messages.js";
 import { agentTool } from "../../machines/agent-tool.js";
 import type { AgentEmitted } from "../../machines/events.js";
@@ -98,7 +98,9 @@ describe("agentTool", () => {
     const actor = createActor(researcher, {
       input: { messages: [human("go")] },
       inspect: (event) => {
-        if (event.type === "@xstate.actor") registered.push({ id: event.actorRef.id, ...(event.actorRef._parent ? { parent: event.actorRef._parent.id } : {}) });
+        if (event.type !== "@xstate.actor") return;
+        const ref = event.actorRef as AnyActorRef;
+        registered.push({ id: ref.id, ...(ref._parent ? { parent: ref._parent.id } : {}) });
       },
     });
     const seen = new Promise<Record<string, unknown>>((resolve) => {
