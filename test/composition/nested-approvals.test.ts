@@ -6,7 +6,7 @@ import { human } from "../../actors/messages.js";
 import { agentTool } from "../../machines/agent-tool.js";
 import { pendingApprovals } from "../../machines/approvals.js";
 import type { AgentEmitted } from "../../machines/events.js";
-import { runStatusOf } from "../../machines/persistence.js";
+import { persistAgent, restoreAgent, runStatusOf } from "../../machines/persistence.js";
 import { createReactMachine, type ReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
@@ -123,5 +123,22 @@ describe("approvals bubble up from nested agents", () => {
     expect(done.output?.status).toBe("succeeded");
     expect(runs).toEqual([]);
     expect(models.innerModel.requests[1]!.messages.at(-1)).toMatchObject({ role: "tool", content: expect.stringMatching(/no approval arrived before the deadline/) });
+  });
+
+  it("a saved run whose nested agent lacks logic for one of its children is refused, naming where", async () => {
+    const { top } = threeLevels();
+    const actor = createActor(top, { input: { messages: [human("go")] } });
+    actor.start();
+    await waitUntil(actor, awaiting);
+    const saved = persistAgent(actor);
+    actor.stop();
+    // Restorable as saved...
+    expect(() => restoreAgent(top, structuredClone(saved))).not.toThrow();
+    // ...but not once a child two levels down names logic nobody provides.
+    const damaged = structuredClone(saved);
+    type Children = Record<string, { src: string; snapshot: { children: Children } }>;
+    const middle = (damaged.snapshot["children"] as Children)["Top.agent"]!;
+    middle.snapshot.children["Middle.agent"]!.snapshot.children["Inner.approvalTimer"]!.src = "noSuchLogic";
+    expect(() => restoreAgent(top, damaged)).toThrow(/"Top\.agent › Middle\.agent › Inner\.approvalTimer" uses logic "noSuchLogic"/);
   });
 });
