@@ -8,8 +8,8 @@ import { ToolOutcomeSchema } from "../actors/tool-journal.js";
 import type { Tool } from "../tools/tool.js";
 import type { AgentToolSpec } from "./agent-tool-spec.js";
 import { PendingApprovalSchema, type PendingApproval } from "./approvals.js";
-import type { AgentContext, AgentInput, AgentOutput } from "./context.js";
-import type { AgentEmitted, AgentPath, ApproveEvent, RejectEvent } from "./events.js";
+import { errorTermination, type AgentContext, type AgentInput, type AgentOutput } from "./context.js";
+import type { AgentEmitted, AgentPath, ApproveEvent, RejectEvent, Termination } from "./events.js";
 import type { StateAccess } from "./state-access.js";
 import { applyOutcomes } from "./transitions.js";
 
@@ -236,6 +236,19 @@ export function finishHandoff(context: AgentContext, access: StateAccess, output
   if (output.status === "succeeded") state = access.write(state, { done: true, finalAnswer: output.finalAnswer ?? "" });
   const { delegation: _done, ...loop } = context.loop;
   return { ...context, state, loop };
+}
+
+/** Why a run whose handoff target failed (`output`) or crashed (`error`) ends. */
+export function handoffTermination(context: AgentContext, event: { output?: unknown; error?: unknown }): Termination {
+  const target = context.loop.delegation?.current?.agent ?? "the handoff target";
+  const output = event.output as Partial<AgentOutput> | undefined;
+  if (output?.termination) {
+    const t = output.termination;
+    const why = `${t.reason}${t.error ? `: ${t.error.message}` : t.detail ? `: ${t.detail}` : ""}`;
+    return errorTermination("handoffFailed", context.loop.iteration, t.error, `${target} failed (${why})`);
+  }
+  const error = event.error !== undefined ? toErrorInfo(event.error) : undefined;
+  return errorTermination("handoffFailed", context.loop.iteration, error, `${target} ${error ? "crashed" : "ended without an answer"}`);
 }
 
 /** A nested agent's status: the calls it waits on, marked with this level of the path. */

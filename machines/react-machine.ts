@@ -123,6 +123,8 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
   const spawnNested = (enqueue: { spawnChild: unknown }, src: string, input: unknown) =>
     (enqueue.spawnChild as (src: string, options: { id: string; input: unknown }) => void)(src, { id: nestedId, input });
   const target = (path: string) => `#${name}.${path}`;
+  /** No call of this agent's batch waits for a person, nor any call of the nested agent it runs. */
+  const nothingWaits = (context: AgentContext) => !context.loop.decisions.some((d) => d.status === "pending") && !context.loop.delegation?.pending.length;
 
   const base = (context: AgentContext, timestamp = now()): EmittedBase => ({
     agent: name,
@@ -407,6 +409,8 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         enqueue.stopChild(nestedId);
         if (output) enqueue.assign(nested.finishHandoff(context, access, output));
       }),
+      /** The handoff target failed or crashed: the run fails with reason handoffFailed, saying why. */
+      failHandoff: assign(({ context, event }) => ({ loop: { ...context.loop, termination: nested.handoffTermination(context, event as { output?: unknown; error?: unknown }) } })),
       /** guard.approve / guard.reject for a call a nested agent waits on: pass it down one level. */
       forwardToNestedAgent: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== "guard.approve" && event.type !== "guard.reject") return;
@@ -433,13 +437,11 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       budgetSpent: ({ context }) =>
         config.maxBudgetTokens !== undefined && read<Usage>(context, "usage").totalTokens >= config.maxBudgetTokens,
       iterationsLeft: ({ context }) => context.loop.iteration < config.maxIterations,
-      nonePending: ({ context }) => !context.loop.decisions.some((d) => d.status === "pending") && !context.loop.delegation?.pending.length,
+      nonePending: ({ context }) => nothingWaits(context),
       delegationPlanned: ({ context }) => nested.delegatedCalls(read<ToolCall[]>(context, "actions"), context.loop.decisions, agents).length > 0,
       nestedWaiting: ({ context, event }) => event.type === "agent.status" && event.from === nestedId && !!context.loop.delegation?.current && event.pending.length > 0,
-      backToDelegating: ({ context }) =>
-        !context.loop.decisions.some((d) => d.status === "pending") && !context.loop.delegation?.pending.length && context.loop.delegation?.current?.kind === "agent",
-      backToHandingOff: ({ context }) =>
-        !context.loop.decisions.some((d) => d.status === "pending") && !context.loop.delegation?.pending.length && context.loop.delegation?.current?.kind === "handoff",
+      backToDelegating: ({ context }) => nothingWaits(context) && context.loop.delegation?.current?.kind === "agent",
+      backToHandingOff: ({ context }) => nothingWaits(context) && context.loop.delegation?.current?.kind === "handoff",
       delegationDone: ({ context }) => !context.loop.delegation?.current && !context.loop.delegation?.queue.length,
       handoffNext: ({ context }) => !context.loop.delegation?.current && !context.loop.delegation?.queue.length && !!context.loop.delegation?.handoff,
       handoffSucceeded: ({ event }) => (event as { output?: AgentOutput }).output?.status === "succeeded",
@@ -652,9 +654,9 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
                             "agent.status": [{ guard: "nestedWaiting", target: "AwaitingApproval", actions: "mirrorNestedAgent" }, { actions: "mirrorNestedAgent" }],
                             [`xstate.done.actor.${nestedId}`]: [
                               { guard: "handoffSucceeded", target: target("Evaluating.ChildRunning.StateCondition"), actions: "finishHandoff" },
-                              { target: target("Failed"), actions: ["finishHandoff", { type: "terminate", params: { reason: "handoffFailed" } }] },
+                              { target: target("Failed"), actions: ["failHandoff", "finishHandoff"] },
                             ],
-                            [`xstate.error.actor.${nestedId}`]: { target: target("Failed"), actions: { type: "terminate", params: { reason: "handoffFailed" } } },
+                            [`xstate.error.actor.${nestedId}`]: { target: target("Failed"), actions: ["failHandoff", "finishHandoff"] },
                           },
                         },
                       }

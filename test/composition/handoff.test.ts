@@ -86,7 +86,7 @@ describe("handoff", () => {
     const { triage } = triageAndSpecialist({ specialistTurns: [new Error("specialist model down")] });
     const output = await runAgent(triage, { messages: [human("hi")] });
     expect(output.status).toBe("failed");
-    expect(output.termination?.reason).toBe("handoffFailed");
+    expect(output.termination).toMatchObject({ reason: "handoffFailed", detail: expect.stringMatching(/^Specialist failed \(modelError: .*specialist model down/) });
   });
 
   it("approvals inside the target bubble up to the caller", async () => {
