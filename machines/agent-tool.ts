@@ -58,8 +58,14 @@ export function renderResult(value: unknown): string {
  * provider: the caller's chart must know it when it is built).
  */
 export function agentTool<P extends z.ZodObject = typeof DefaultInput>(machine: ReactMachine, options: AgentToolOptions<P>): Tool {
-  const name = String(options?.name);
+  if (!options || typeof options !== "object") {
+    throw new ToolDefinitionError("agentTool", "options", "must be an object { name, description, input?, toInput?, toResult? }");
+  }
+  const name = String(options.name);
   const agent = checkMachine(machine, name);
+  for (const field of ["toInput", "toResult"] as const) {
+    if (options[field] !== undefined && typeof options[field] !== "function") throw new ToolDefinitionError(name, field, "must be a function");
+  }
   const parameters = (options.input ?? DefaultInput) as P;
   const custom = options.input !== undefined;
   const tool = defineTool({

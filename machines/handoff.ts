@@ -23,6 +23,7 @@ function toolNameFor(agent: string): string {
  * for `agentTool`. Only the first handoff of a model reply is taken.
  */
 export function handoff(machine: ReactMachine, options: HandoffOptions = {}): Tool {
+  if (!options || typeof options !== "object") throw new ToolDefinitionError("handoff", "options", "must be an object { name?, description? }");
   if (!machine || typeof machine !== "object" || typeof machine.provide !== "function" || typeof machine.id !== "string") {
     throw new ToolDefinitionError(options.name ?? "handoff", "machine", "must be an agent machine made by createReactMachine({ ... })");
   }

@@ -220,3 +220,37 @@ describe("agentTool", () => {
     expect(events.some((e) => e.type === "loop.terminated" && e.agent === "Writer")).toBe(false);
   });
 });
+
+describe("agentTool and handoff: bad definitions", () => {
+  const writer = createReactMachine({ name: "Writer", modelClient: scriptedModel([]), configFile: false });
+
+  it("name the field and the fix", async () => {
+    const { handoff } = await import("../../machines/handoff.js");
+    expect(() => agentTool({} as never, { name: "ask", description: "Ask" })).toThrow(/tool "ask": machine must be an agent machine made by createReactMachine/);
+    expect(() => agentTool(writer, undefined as never)).toThrow(/options must be an object \{ name, description/);
+    expect(() => agentTool(writer, { name: "ask writer", description: "Ask" })).toThrow(/tool "ask writer": name must be 1-64 characters/);
+    expect(() => agentTool(writer, { name: "ask", description: "" })).toThrow(/tool "ask": description must be a non-empty string/);
+    expect(() => agentTool(writer, { name: "ask", description: "Ask", toResult: "finalAnswer" as never })).toThrow(/tool "ask": toResult must be a function/);
+    expect(() => handoff(null as never)).toThrow(/machine must be an agent machine/);
+    expect(handoff(writer).name).toBe("transfer_to_Writer");
+  });
+
+  it("run on their own (e.g. from a tool provider), they say they must be given to the caller's createReactMachine", () => {
+    const tool = agentTool(writer, { name: "ask", description: "Ask" });
+    expect(() => tool.execute({ input: "hi" }, { signal: new AbortController().signal, callId: "c", state: {} })).toThrow(/runs as a nested agent of the agent whose createReactMachine\(\{ tools \}\) holds it/);
+  });
+
+  it("a toInput that throws is an observation for that call; the nested agent never starts", async () => {
+    const writerModel = scriptedModel([]);
+    const quiet = createReactMachine({ name: "Writer", modelClient: writerModel, configFile: false });
+    const caller = createReactMachine({
+      name: "Caller",
+      modelClient: scriptedModel([{ toolCalls: [{ id: "c1", name: "ask", arguments: { input: "hi" } }] }, { content: "ok" }]),
+      tools: [agentTool(quiet, { name: "ask", description: "Ask", toInput: () => { throw new Error("no input for you"); } })],
+      configFile: false,
+    });
+    const output = await runAgent(caller, { messages: [human("go")] });
+    expect(output.messages.find((m) => m.role === "tool")?.content).toBe("Error: ask could not build the agent's input: no input for you");
+    expect(writerModel.requests).toHaveLength(0);
+  });
+});
