@@ -118,7 +118,7 @@ export interface StartStep {
 /** Take the next queued agent call whose arguments fit; the others get an error observation. */
 export function startNextAgent(context: AgentContext, agents: AgentTools, now: number): StartStep {
   const delegation = context.loop.delegation;
-  if (!delegation || delegation.current) return { context, failed: [] };
+  if (!delegation || delegation.current || delegation.queue.length === 0) return { context, failed: [] };
   const queue = [...delegation.queue];
   const failed: ToolOutcome[] = [];
   let start: NestedStart | undefined;
