@@ -2,6 +2,8 @@ import type { Actor, AnyStateMachine, Snapshot } from "xstate";
 import { z } from "zod";
 import { TERMINATION_REASONS } from "./events.js";
 import { stateAccessOf, type ReactMachine } from "./react-machine.js";
+import { statePath } from "./state-path.js";
+import { DelegationSchema } from "./delegation.js";
 
 /**
  * Saving a run and restoring it, possibly in another process. XState's persisted snapshot is
@@ -89,6 +91,7 @@ const ContextSchema = z.object({
         detail: z.string().optional(),
       })
       .nullable(),
+    delegation: DelegationSchema.optional(),
   }),
 });
 
@@ -124,19 +127,7 @@ const FRESH_RUN = "restore an earlier checkpoint or start a fresh run";
 
 // ---- Saving ---------------------------------------------------------------------------------------
 
-/** `{ Evaluating: { ChildRunning: "AgentLLM" } }` → `Evaluating.ChildRunning.AgentLLM`. */
-export function statePath(value: unknown): string {
-  const parts: string[] = [];
-  let node = value;
-  while (node !== null && typeof node === "object") {
-    const [key] = Object.keys(node);
-    if (key === undefined) break;
-    parts.push(key);
-    node = (node as Record<string, unknown>)[key];
-  }
-  if (typeof node === "string") parts.push(node);
-  return parts.join(".");
-}
+export { statePath };
 
 interface SnapshotLike {
   status: string;
@@ -285,17 +276,29 @@ export function restoreAgent(machine: ReactMachine, saved: unknown): Snapshot<un
       `cannot restore run ${envelope.runId}: state "${envelope.state}" does not exist in machine "${machine.id}" (its statechart changed since the run was saved): ${FRESH_RUN}`,
     );
   }
-  const known = new Set(Object.keys(machine.implementations.actors));
-  for (const [id, child] of Object.entries(snapshot.children as Record<string, { src: string }>)) {
-    if (!known.has(child.src)) {
+  checkChildren(envelope.runId, machine, snapshot.children as SavedChildren, "");
+  return snapshot as unknown as Snapshot<unknown>;
+}
+
+type SavedChildren = Record<string, { src: string; snapshot?: { children?: SavedChildren } }>;
+
+/**
+ * Every saved child must have logic to restore it from, nested agents' children included (a nested
+ * agent's logic is its machine, which restores its own children from its own implementations).
+ */
+function checkChildren(runId: string, machine: { implementations: { actors: Record<string, unknown> } }, children: SavedChildren, where: string): void {
+  for (const [id, child] of Object.entries(children)) {
+    const logic = machine.implementations.actors[child.src] as { implementations?: { actors: Record<string, unknown> } } | undefined;
+    if (!logic) {
       // XState would silently drop the child and the run would wait for it forever.
       throw new SnapshotError(
         "actors",
-        `cannot restore run ${envelope.runId}: its invoked actor "${id}" uses logic "${child.src}", which this machine does not provide; provide it with machine.provide({ actors: { ${child.src}: ... } })`,
+        `cannot restore run ${runId}: its invoked actor "${where}${id}" uses logic "${child.src}", which ${where ? "that nested agent's machine" : "this machine"} does not provide; provide it with machine.provide({ actors: { ${child.src}: ... } })`,
       );
     }
+    const nested = child.snapshot?.children;
+    if (logic.implementations && nested && typeof nested === "object") checkChildren(runId, logic as { implementations: { actors: Record<string, unknown> } }, nested, `${where}${id} › `);
   }
-  return snapshot as unknown as Snapshot<unknown>;
 }
 
 function describe(value: unknown): string {
