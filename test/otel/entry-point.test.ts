@@ -1,0 +1,79 @@
+import { readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+// Installed with @opentelemetry/sdk-trace-base (a dev dependency); the names the spans use are checked against it.
+import * as incubating from "@opentelemetry/semantic-conventions/incubating";
+import { describe, expect, it } from "vitest";
+import { human } from "../../actors/messages.js";
+import { createReactMachine } from "../../machines/react-machine.js";
+import { runAgent } from "../../machines/runner.js";
+import { OPERATION, TRACE_ATTRIBUTES, TraceOptionsError, traceAgent } from "../../otel.js";
+import { scriptedModel } from "../../testing/scripted-model.js";
+import { memoryTracing } from "./helpers.js";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** Every file `entry` loads through static imports (type-only imports and `import()` excluded). */
+function staticGraph(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    if (!file.endsWith(".ts")) return;
+    const source = readFileSync(file, "utf8");
+    for (const match of source.matchAll(/^\s*(?:import|export)\s+(?!type\b)(?:[^"';]*?\s+from\s+)?["']([^"']+)["']/gm)) {
+      const target = match[1]!;
+      if (target.startsWith(".")) visit(resolve(dirname(file), target.replace(/\.js$/, ".ts")));
+      else seen.add(target);
+    }
+  };
+  visit(join(ROOT, entry));
+  return seen;
+}
+
+describe("the jianmu/otel entry point", () => {
+  it('is not loaded by import "jianmu": no static import reaches OpenTelemetry or otel/', () => {
+    const graph = [...staticGraph("index.ts")].map((file) => (file.startsWith("/") ? relative(ROOT, file) : file));
+    expect(graph).toContain("machines/runner.ts");
+    expect(graph.filter((file) => file.startsWith("@opentelemetry") || file.startsWith("otel"))).toEqual([]);
+    // And the entry point itself does reach it (the walk sees through re-exports).
+    expect([...staticGraph("otel.ts")]).toContain("@opentelemetry/api");
+  });
+
+  it("uses the GenAI semantic conventions' own names", () => {
+    const known = new Set(Object.values(incubating).filter((value): value is string => typeof value === "string"));
+    const genAi = Object.values(TRACE_ATTRIBUTES).filter((name) => name.startsWith("gen_ai.") || name.startsWith("error.") || name.startsWith("server."));
+    expect(genAi.length).toBeGreaterThan(10);
+    for (const name of genAi) expect(known, name).toContain(name);
+    expect(incubating.GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT).toBe(OPERATION.invokeAgent);
+    expect(incubating.GEN_AI_OPERATION_NAME_VALUE_CHAT).toBe(OPERATION.chat);
+    expect(incubating.GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL).toBe(OPERATION.executeTool);
+  });
+
+  it("refuses a tracer that is not one, naming the option and the fix", async () => {
+    const machine = createReactMachine({ modelClient: scriptedModel([{ content: "hi" }]), configFile: false });
+    await expect(runAgent(machine, { messages: [human("hello")] }, { tracer: {} as never })).rejects.toThrow(
+      /options\.tracer must be an OpenTelemetry Tracer: pass trace\.getTracer\("my-app"\)/,
+    );
+    const { createActor } = await import("xstate");
+    const actor = createActor(machine, { input: { messages: [human("hello")] } });
+    expect(() => traceAgent(actor, { tracer: memoryTracing().tracer, captureContent: "yes" as never })).toThrow(TraceOptionsError);
+    expect(() => traceAgent(actor, { tracer: memoryTracing().tracer, secrets: [42] as never })).toThrow(/options\.secrets must be an array of strings/);
+  });
+
+  it("removes the secrets it is given from everything it records, content included", async () => {
+    const machine = createReactMachine({
+      modelClient: scriptedModel([{ content: "The vault code is hunter2-vault-code, as you asked." }]),
+      configFile: false,
+    });
+    const tracing = memoryTracing();
+    const { createActor, toPromise } = await import("xstate");
+    const actor = createActor(machine, { input: { messages: [human("code?")] } });
+    traceAgent(actor, { tracer: tracing.tracer, captureContent: true, secrets: ["hunter2-vault-code"] });
+    actor.start();
+    await toPromise(actor);
+    const text = JSON.stringify(tracing.spans().map((span) => span.attributes));
+    expect(text).toContain("The vault code is [redacted], as you asked.");
+    expect(text).not.toContain("hunter2");
+  });
+});
