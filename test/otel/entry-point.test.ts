@@ -41,7 +41,7 @@ describe("the jianmu/otel entry point", () => {
   });
 
   it("uses the GenAI semantic conventions' own names", () => {
-    const known = new Set(Object.values(incubating).filter((value): value is string => typeof value === "string"));
+    const known = new Set<unknown>(Object.values(incubating as Record<string, unknown>).filter((value) => typeof value === "string"));
     const genAi = Object.values(TRACE_ATTRIBUTES).filter((name) => name.startsWith("gen_ai.") || name.startsWith("error.") || name.startsWith("server."));
     expect(genAi.length).toBeGreaterThan(10);
     for (const name of genAi) expect(known, name).toContain(name);
