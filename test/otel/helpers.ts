@@ -28,7 +28,9 @@ export function memoryTracing() {
 /** The loopback OpenAI-compatible server answering the scripted turns in order, and a real client on it. */
 export async function scriptedEndpoint(turns: readonly Reply[]): Promise<{ server: OpenAIServer; modelClient: ModelClient }> {
   const server = await startOpenAIServer({ respond: scriptedTurns(turns).respond });
-  const modelClient = ModelClient.resolve({ baseURL: server.baseURL, apiKey: API_KEY, model: "gpt-4o-mini" });
+  // Retries without waiting, so a retried call costs the test nothing.
+  const resilience = { initialDelayMs: 1, maxDelayMs: 5, backoffMultiplier: 2, jitter: 0 };
+  const modelClient = ModelClient.resolve({ baseURL: server.baseURL, apiKey: API_KEY, model: "gpt-4o-mini", resilience });
   return { server, modelClient };
 }
 

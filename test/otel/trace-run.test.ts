@@ -1,9 +1,11 @@
-import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { afterEach, describe, expect, it } from "vitest";
+import { createActor, toPromise } from "xstate";
 import { human } from "../../actors/messages.js";
 import { requireApproval } from "../../actors/guards/index.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
+import { traceAgent } from "../../otel.js";
 import { replies, type OpenAIServer } from "../../testing/openai-server.js";
 import {
   addTool,
@@ -210,24 +212,61 @@ describe("runAgent(..., { tracer })", () => {
     expectNoKey(spans);
   });
 
+  it("gives each attempt of a retried model call its own chat span; only the failed one is ERROR", async () => {
+    const { modelClient } = await endpoint(replies.error(503, "the model is overloaded, try again"), textTurn("Here I am."));
+    const machine = createReactMachine({ modelClient, configFile: false });
+    const tracing = memoryTracing();
+
+    const output = await runAgent(machine, { messages: [human("Hello?")] }, { tracer: tracing.tracer });
+    expect(output.status).toBe("succeeded");
+    const spans = tracing.spans();
+    const chats = byName(spans, "chat gpt-4o-mini");
+    expect(chats.map((chat) => [chat.attributes["jianmu.model.attempt"], chat.status.code, chat.attributes["error.type"], chat.attributes["jianmu.model.will_retry"]])).toEqual([
+      [1, SpanStatusCode.ERROR, "503", true],
+      [2, SpanStatusCode.UNSET, undefined, undefined],
+    ]);
+    expect(chats[1]!.attributes["gen_ai.response.finish_reasons"]).toEqual(["stop"]);
+    expect(one(spans, "invoke_agent ReActAgent").status.code).toBe(SpanStatusCode.UNSET);
+  });
+
+  it("ends a cancelled run's span ERROR (cancelled) and the wait it cut short undecided", async () => {
+    const { modelClient } = await endpoint(toolCallTurn([{ id: "call_note_1", name: "save_note", args: { text: "x" } }]));
+    const machine = createReactMachine({ modelClient, tools: [saveNoteTool], constraints: [requireApproval({ tools: ["save_note"] })], configFile: false });
+    const tracing = memoryTracing();
+    const controller = new AbortController();
+
+    const output = await runAgent(machine, { messages: [human("Save x.")] }, {
+      tracer: tracing.tracer,
+      signal: controller.signal,
+      // Nobody answers: the caller gives up instead.
+      onApproval: () => {
+        controller.abort();
+        return new Promise(() => {});
+      },
+    });
+    expect(output.termination?.reason).toBe("cancelled");
+    const spans = tracing.spans();
+    const run = one(spans, "invoke_agent ReActAgent");
+    expect(run.status.code).toBe(SpanStatusCode.ERROR);
+    expect(run.attributes).toMatchObject({ "error.type": "cancelled", "jianmu.run.status": "failed" });
+    expect(one(spans, "awaiting_approval").attributes["jianmu.approval.decision"]).toBe("undecided");
+    expect(byName(spans, "execute_tool save_note")).toEqual([]);
+    expect(spans.every((span) => span.ended)).toBe(true);
+  });
+
   it("nests the run under the caller's span when one is given", async () => {
     const { modelClient } = await endpoint(textTurn("Hi."));
     const machine = createReactMachine({ modelClient, configFile: false });
     const tracing = memoryTracing();
-    const { context, trace } = await import("@opentelemetry/api");
     const request = tracing.tracer.startSpan("POST /chat");
 
-    await context.with(trace.setSpan(context.active(), request), () =>
-      // Without a registered context manager the active context is the root; traceAgent's `parent` is the explicit way.
-      import("../../otel.js").then(async ({ traceAgent }) => {
-        const { createActor, toPromise } = await import("xstate");
-        const actor = createActor(machine, { input: { messages: [human("Hello")] } });
-        traceAgent(actor, { tracer: tracing.tracer, parent: trace.setSpan(context.active(), request) });
-        actor.start();
-        await toPromise(actor);
-      }),
-    );
+    const actor = createActor(machine, { input: { messages: [human("Hello")] } });
+    // Without a registered context manager the active context is empty: `parent` says where the run belongs.
+    traceAgent(actor, { tracer: tracing.tracer, parent: trace.setSpan(ROOT_CONTEXT, request) });
+    actor.start();
+    await toPromise(actor);
     request.end();
+
     const spans = tracing.spans();
     expect(isChildOf(one(spans, "invoke_agent ReActAgent"), one(spans, "POST /chat"))).toBe(true);
   });
