@@ -8,7 +8,11 @@ import { resolveModelClient } from "./actors/openai/openai-model-client.js";
 export { createReactMachine, ACTOR_NAMES, MachineOptionsError, reactConfigOf, toolProvidersClosed } from "./machines/react-machine.js";
 export type { ReactMachine, ReactMachineOptions, ReactAgentRef } from "./machines/react-machine.js";
 export { runAgent } from "./machines/runner.js";
-export { pendingApprovals } from "./machines/approvals.js";
+export { pendingApprovals, PendingApprovalSchema } from "./machines/approvals.js";
+export { agentTool } from "./machines/agent-tool.js";
+export type { AgentToolOptions } from "./machines/agent-tool.js";
+export { handoff } from "./machines/handoff.js";
+export type { HandoffOptions } from "./machines/handoff.js";
 export type { ApprovalAnswer, PendingApproval } from "./machines/approvals.js";
 export type { RunOptions } from "./machines/runner.js";
 export { AgentInputError } from "./machines/context.js";
@@ -30,12 +34,14 @@ export {
 export type { FieldMeta, Lifetime, ReActField, ReActStateShape, StateKeys, StateSchema } from "./machines/state.js";
 export { StateAccess, StateError } from "./machines/state-access.js";
 export type { HostState } from "./machines/state-access.js";
-export { EMITTED_TYPES } from "./machines/events.js";
+export { EMITTED_TYPES, AgentPathSchema } from "./machines/events.js";
 export type {
   AgentCommand,
   AgentEmitted,
   AgentEmittedType,
   AgentEvent,
+  AgentPath,
+  NestedAgentEvent,
   ApproveEvent,
   CancelEvent,
   EmittedBase,

@@ -1,23 +1,29 @@
+import { z } from "zod";
 import type { AgentContext } from "./context.js";
+import { AgentPathSchema } from "./events.js";
 
 /** A call waiting for a person, as an approver needs it. */
-export interface PendingApproval {
-  callId: string;
-  name: string;
+export const PendingApprovalSchema = z.object({
+  callId: z.string(),
+  name: z.string(),
   /** The model's arguments, raw JSON. */
-  arguments: string;
-  reason?: string;
+  arguments: z.string(),
+  reason: z.string().optional(),
   /** Epoch ms after which the call times out, when its guard set a timeout. */
-  deadline?: number;
-}
+  deadline: z.number().optional(),
+  /** Set when a nested agent (an agentTool or a handoff target) waits on the call: where it sits. Send it back with the decision. */
+  agentPath: AgentPathSchema.optional(),
+});
+export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 
 /**
- * The calls an agent is waiting on, read from a snapshot alone. Works where the telemetry events
- * are out of reach: a restored run (its `guard.approval.requested` was emitted in another process)
- * or an agent invoked by your own machine (read the child's snapshot in `onSnapshot`).
+ * The calls an agent is waiting on, read from a snapshot alone: its own, then those of the nested
+ * agent it runs (marked with their `agentPath`). Works where the telemetry events are out of reach:
+ * a restored run (its `guard.approval.requested` was emitted in another process) or an agent
+ * invoked by your own machine (read the child's snapshot in `onSnapshot`).
  */
 export function pendingApprovals(snapshot: { context: AgentContext }): PendingApproval[] {
-  return snapshot.context.loop.decisions
+  const own = snapshot.context.loop.decisions
     .filter((d) => d.status === "pending")
     .map((d) => ({
       callId: d.callId,
@@ -26,6 +32,8 @@ export function pendingApprovals(snapshot: { context: AgentContext }): PendingAp
       ...(d.reason !== undefined ? { reason: d.reason } : {}),
       ...(d.deadline !== undefined ? { deadline: d.deadline } : {}),
     }));
+  const nested = snapshot.context.loop.delegation?.pending ?? [];
+  return nested.length > 0 ? [...own, ...nested] : own;
 }
 
 /** What an `onApproval` callback answers. */

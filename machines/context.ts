@@ -4,6 +4,7 @@ import type { CallDecision, CallRecord } from "../actors/guard.js";
 import { MessageSchema, type Message } from "../actors/messages.js";
 import type { Usage } from "../actors/model-client.js";
 import type { ToolInfo } from "../tools/tool.js";
+import type { Delegation } from "./delegation.js";
 import type { ErrorInfo, Termination } from "./events.js";
 import type { StateAccess, HostState } from "./state-access.js";
 
@@ -31,6 +32,8 @@ export interface LoopContext {
   /** Calls that started executing in this run (budgets and rate limits read it). */
   history: CallRecord[];
   termination: Termination | null;
+  /** While calls of the batch run in nested agents (agentTool, handoff): where they stand. */
+  delegation?: Delegation;
 }
 
 export interface AgentContext {

@@ -4,9 +4,22 @@ import type { Progress } from "../actors/progress.js";
 import type { ToolErrorKind, ToolProgress } from "../actors/tool-executor.js";
 import type { ErrorInfo } from "../actors/errors.js";
 import type { ToolsLifecycleEvent } from "../actors/tool-providers.js";
+import { z } from "zod";
+import type { PendingApproval } from "./approvals.js";
 
 export type { ErrorInfo } from "../actors/errors.js";
 export { toErrorInfo } from "../actors/errors.js";
+
+// ---- Where a nested agent sits ------------------------------------------------------------------
+
+/**
+ * The way from the top agent down to a nested one (an `agentTool` or `handoff` target), outermost
+ * first: one entry per level below the top. `agent` is the nested agent's machine name, `callId` the
+ * id of the tool call in the level above that started it. Telemetry of nested agents is re-emitted by
+ * each parent with this path; events of the top agent carry none.
+ */
+export const AgentPathSchema = z.array(z.object({ agent: z.string().min(1), callId: z.string().min(1) }).strict());
+export type AgentPath = z.infer<typeof AgentPathSchema>;
 
 // ---- Events users send to a running agent ----------------------------------------------------
 
@@ -15,12 +28,16 @@ export interface ApproveEvent {
   type: "guard.approve";
   callId: string;
   args?: Record<string, unknown> | string;
+  /** For a call of a nested agent: its `agentPath` (from `pendingApprovals`); without it the call is looked up by id. */
+  agentPath?: AgentPath;
 }
 /** Reject a pending call; the model reads the reason. */
 export interface RejectEvent {
   type: "guard.reject";
   callId: string;
   reason?: string;
+  /** For a call of a nested agent: its `agentPath` (from `pendingApprovals`). */
+  agentPath?: AgentPath;
 }
 /** Stop the run from any state; in-flight model and tool calls are aborted. */
 export interface CancelEvent {
@@ -34,7 +51,16 @@ export type AgentCommand = ApproveEvent | RejectEvent | CancelEvent;
 export type InternalEvent =
   | { type: "llm.progress"; progress: Progress<ModelCallEvent>[] }
   | { type: "tool.progress"; progress: Progress<ToolProgress>[] }
-  | ToolsLifecycleEvent;
+  | ToolsLifecycleEvent
+  | NestedAgentEvent;
+
+/**
+ * What a nested agent (see machines/nested-agent.ts) tells the agent that started it: each telemetry
+ * event it emits, and where it stands (the calls it waits on, its checkpoint moment) when that changes.
+ */
+export type NestedAgentEvent =
+  | { type: "agent.emitted"; from: string; event: AgentEmitted }
+  | { type: "agent.status"; from: string; pending: PendingApproval[]; moment: string | null };
 
 export type AgentEvent = AgentCommand | InternalEvent;
 
@@ -47,6 +73,8 @@ export interface EmittedBase {
   iteration: number;
   /** Epoch milliseconds. */
   timestamp: number;
+  /** Present on events re-emitted from a nested agent: where it sits (see AgentPathSchema). */
+  agentPath?: AgentPath;
 }
 
 /** Why a failed run ended. The one list: types, schemas and checks derive from it. */
@@ -58,6 +86,7 @@ export const TERMINATION_REASONS = [
   "approvalTimeout",
   "toolProviderError",
   "internalError",
+  "handoffFailed",
 ] as const;
 export type TerminationReason = (typeof TERMINATION_REASONS)[number];
 
@@ -86,7 +115,8 @@ export type AgentEmitted =
   | Emit<"guard.approval.requested", { callId: string; name: string; arguments: string; reason?: string; deadline?: number }>
   | Emit<"guard.approval.decided", { callId: string; name: string; decision: "approved" | "rejected"; edited: boolean; reason?: string }>
   | Emit<"guard.approval.refused", { callId: string; reason: string }>
-  | Emit<"loop.terminated", { status: "succeeded" | "failed"; reason?: TerminationReason; rounds: number; usage: Usage }>;
+  | Emit<"loop.terminated", { status: "succeeded" | "failed"; reason?: TerminationReason; rounds: number; usage: Usage }>
+  | Emit<"agent.handoff", { callId: string; name: string; from: string; to: string; messages: number }>;
 
 export type AgentEmittedType = AgentEmitted["type"];
 
@@ -105,4 +135,5 @@ export const EMITTED_TYPES: readonly AgentEmittedType[] = [
   "guard.approval.decided",
   "guard.approval.refused",
   "loop.terminated",
+  "agent.handoff",
 ];

@@ -3,6 +3,8 @@ import { z } from "zod";
 import { TERMINATION_REASONS } from "./events.js";
 import { stateAccessOf, type ReactMachine } from "./react-machine.js";
 import { TraceLinkSchema, traceLinkOf } from "./trace-link.js";
+import { statePath } from "./state-path.js";
+import { DelegationSchema } from "./delegation.js";
 
 /**
  * Saving a run and restoring it, possibly in another process. XState's persisted snapshot is
@@ -90,6 +92,7 @@ const ContextSchema = z.object({
         detail: z.string().optional(),
       })
       .nullable(),
+    delegation: DelegationSchema.optional(),
   }),
 });
 
@@ -127,19 +130,7 @@ const FRESH_RUN = "restore an earlier checkpoint or start a fresh run";
 
 // ---- Saving ---------------------------------------------------------------------------------------
 
-/** `{ Evaluating: { ChildRunning: "AgentLLM" } }` → `Evaluating.ChildRunning.AgentLLM`. */
-export function statePath(value: unknown): string {
-  const parts: string[] = [];
-  let node = value;
-  while (node !== null && typeof node === "object") {
-    const [key] = Object.keys(node);
-    if (key === undefined) break;
-    parts.push(key);
-    node = (node as Record<string, unknown>)[key];
-  }
-  if (typeof node === "string") parts.push(node);
-  return parts.join(".");
-}
+export { statePath };
 
 interface SnapshotLike {
   status: string;

@@ -1,4 +1,4 @@
-import { assign, emit, enqueueActions, setup, type ActorRefFrom } from "xstate";
+import { assign, emit, enqueueActions, setup, type ActorRefFrom, type AnyStateMachine } from "xstate";
 import { createApprovalTimerActor } from "../actors/approval-timer.js";
 import type { ContextBuilder } from "../actors/context-builder.js";
 import { toErrorInfo } from "../actors/errors.js";
@@ -6,7 +6,7 @@ import { createPreflightActor, type CallDecision, type CallRecord, type Guard } 
 import { createLLMActor, type LLMInput, type LLMOutput } from "../actors/llm-step.js";
 import type { Message, ToolCall } from "../actors/messages.js";
 import type { ModelCallEvent, ModelClient, Usage } from "../actors/model-client.js";
-import { createToolExecutorActor, type ToolProgress, type ToolRunner } from "../actors/tool-executor.js";
+import { createToolExecutorActor, type ToolOutcome, type ToolProgress, type ToolRunner } from "../actors/tool-executor.js";
 import type { ToolJournal } from "../actors/tool-journal.js";
 import { createToolProvidersActor, ToolRegistry } from "../actors/tool-providers.js";
 import type { ToolProvider } from "../tools/provider.js";
@@ -19,6 +19,9 @@ import { ReActState, type StateSchema } from "./state.js";
 import { StateAccess } from "./state-access.js";
 import { carriedProgress } from "./progress.js";
 import { applyDecisions, applyOutcomes, applyReply, decideCall, expireApprovals, recordStarted } from "./transitions.js";
+import { agentToolsOf } from "./agent-tool-spec.js";
+import * as nested from "./delegation.js";
+import { nestedAgentLogic } from "./nested-agent.js";
 
 export interface ReactMachineOptions<C = unknown> {
   /** Machine id (default "ReActAgent"); invoked actor ids are prefixed with it. */
@@ -111,6 +114,14 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
   const providers = options.toolProviders ?? [];
   const registry = new ToolRegistry(ToolSet.empty().withTools(options.tools ?? []), providers.length > 0);
   const childId = (actor: keyof typeof ACTOR_NAMES) => `${name}.${actor}`;
+  // Agent tools and handoffs run as a nested agent, one at a time, under this id (machines/delegation.ts).
+  const agents = agentToolsOf(options.tools ?? []);
+  const delegates = [...agents.values()].some(({ spec }) => spec.kind === "agent");
+  const handsOff = [...agents.values()].some(({ spec }) => spec.kind === "handoff");
+  const nestedId = `${name}.agent`;
+  /** Spawn the nested agent by its logic name (`agent.<tool>`), provided below; the typed spawn only knows setup's actors. */
+  const spawnNested = (enqueue: { spawnChild: unknown }, src: string, input: unknown) =>
+    (enqueue.spawnChild as (src: string, options: { id: string; input: unknown }) => void)(src, { id: nestedId, input });
   const target = (path: string) => `#${name}.${path}`;
 
   const base = (context: AgentContext, timestamp = now()): EmittedBase => ({
@@ -193,7 +204,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
     return undefined;
   };
 
-  const machine = setup({
+  const chart = setup({
     types: {
       context: {} as AgentContext,
       events: {} as AgentEvent,
@@ -333,6 +344,77 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
           enqueue.emit({ type: "tool.call.denied", ...base(context), callId: d.callId, name: d.name, reason, decision: "rejected" });
         }
       }),
+      // ---- nested agents (agentTool, handoff): the logic is in delegation.ts ----
+      /** A nested agent's telemetry, re-emitted with this level added to its agentPath; its model usage counts here too. */
+      relayNestedAgent: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== "agent.emitted" || event.from !== nestedId) return;
+        const relayed = nested.relayed(context, event.event);
+        if (!relayed) return;
+        if (relayed.type === "reply.completed") enqueue.assign(nested.addNestedUsage(context, access, relayed.usage));
+        enqueue.emit(relayed);
+      }),
+      mirrorNestedAgent: assign(({ context, event }) =>
+        event.type === "agent.status" && event.from === nestedId ? nested.mirrorStatus(context, event.pending, event.moment) : context,
+      ),
+      startNestedAgent: enqueueActions(({ context, enqueue }) => {
+        const step = nested.startNextAgent(context, agents, now());
+        if (step.context === context) return;
+        enqueue.assign(step.context);
+        for (const outcome of step.failed) {
+          const error = outcome.content.replace(/^Error: /, "");
+          enqueue.emit({ type: "tool.call.failed", ...base(context), callId: outcome.callId, name: outcome.name, durationMs: 0, error, errorKind: outcome.errorKind ?? "threw" });
+        }
+        if (!step.start) return;
+        const { call, src, input } = step.start;
+        enqueue.assign(recordStarted(step.context, [{ callId: call.id, name: call.name, at: now() }]));
+        enqueue.emit({ type: "tool.call.started", ...base(context), callId: call.id, name: call.name, arguments: step.context.loop.delegation!.current!.arguments });
+        spawnNested(enqueue, src, input);
+      }),
+      finishNestedAgent: enqueueActions(({ context, event, enqueue }) => {
+        const ended = "output" in event ? { output: event.output as AgentOutput } : { error: (event as { error?: unknown }).error };
+        const { context: next, outcome } = nested.finishAgentCall(context, agents, ended, now(), config.maxToolOutputChars);
+        enqueue.stopChild(nestedId);
+        if (!outcome) return;
+        enqueue.assign(next);
+        const durationMs = outcome.durationMs ?? 0;
+        if (outcome.status === "ok") {
+          enqueue.emit({ type: "tool.call.completed", ...base(context), callId: outcome.callId, name: outcome.name, durationMs, output: outcome.content });
+        } else {
+          const error = outcome.content.replace(/^Error: /, "");
+          enqueue.emit({ type: "tool.call.failed", ...base(context), callId: outcome.callId, name: outcome.name, durationMs, error, errorKind: outcome.errorKind ?? "threw" });
+        }
+      }),
+      planDelegation: assign(({ context, event }) => {
+        const output = (event as { output?: { outcomes?: ToolOutcome[] } }).output;
+        return nested.planDelegation(context, read<ToolCall[]>(context, "actions"), agents, output?.outcomes ?? []);
+      }),
+      applyDelegated: assign(({ context }) => nested.applyDelegated(context, access)),
+      startHandoff: enqueueActions(({ context, enqueue }) => {
+        const step = nested.startHandoff(context, access, agents, now());
+        if (!step.start) return;
+        const { call, src, input } = step.start;
+        enqueue.assign(step.context);
+        const current = step.context.loop.delegation!.current!;
+        enqueue.emit({ type: "agent.handoff", ...base(context), callId: call.id, name: call.name, from: name, to: current.agent, messages: current.carried });
+        spawnNested(enqueue, src, input);
+      }),
+      finishHandoff: enqueueActions(({ context, event, enqueue }) => {
+        const output = (event as { output?: AgentOutput }).output;
+        enqueue.stopChild(nestedId);
+        if (output) enqueue.assign(nested.finishHandoff(context, access, output));
+      }),
+      /** guard.approve / guard.reject for a call a nested agent waits on: pass it down one level. */
+      forwardToNestedAgent: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== "guard.approve" && event.type !== "guard.reject") return;
+        const route = nested.routeCommand(context, event);
+        if (route === "own") return;
+        if ("refused" in route) enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: event.callId, reason: route.refused });
+        else enqueue.sendTo(nestedId, route.forward);
+      }),
+      // Exit actions run before the transition's own: the batch's outcomes are applied after this, so context stays.
+      stopNestedAgent: enqueueActions(({ context, enqueue }) => {
+        if (context.loop.delegation) enqueue.stopChild(nestedId);
+      }),
       announceTermination: emit(({ context }) => ({
         type: "loop.terminated" as const,
         ...base(context),
@@ -347,7 +429,17 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       budgetSpent: ({ context }) =>
         config.maxBudgetTokens !== undefined && read<Usage>(context, "usage").totalTokens >= config.maxBudgetTokens,
       iterationsLeft: ({ context }) => context.loop.iteration < config.maxIterations,
-      nonePending: ({ context }) => !context.loop.decisions.some((d) => d.status === "pending"),
+      nonePending: ({ context }) => !context.loop.decisions.some((d) => d.status === "pending") && !context.loop.delegation?.pending.length,
+      delegationPlanned: ({ context }) => nested.delegatedCalls(read<ToolCall[]>(context, "actions"), context.loop.decisions, agents).length > 0,
+      nestedWaiting: ({ context, event }) => event.type === "agent.status" && event.from === nestedId && !!context.loop.delegation?.current && event.pending.length > 0,
+      backToDelegating: ({ context }) =>
+        !context.loop.decisions.some((d) => d.status === "pending") && !context.loop.delegation?.pending.length && context.loop.delegation?.current?.kind === "agent",
+      backToHandingOff: ({ context }) =>
+        !context.loop.decisions.some((d) => d.status === "pending") && !context.loop.delegation?.pending.length && context.loop.delegation?.current?.kind === "handoff",
+      delegationDone: ({ context }) => !context.loop.delegation?.current && !context.loop.delegation?.queue.length,
+      handoffNext: ({ context }) => !context.loop.delegation?.current && !context.loop.delegation?.queue.length && !!context.loop.delegation?.handoff,
+      handoffSucceeded: ({ event }) => (event as { output?: AgentOutput }).output?.status === "succeeded",
+      forNestedAgent: ({ context, event }) => (event.type === "guard.approve" || event.type === "guard.reject") && nested.routeCommand(context, event) !== "own",
     },
   }).createMachine({
     id: name,
@@ -356,6 +448,8 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
     invoke: { id: childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
     on: {
       "agent.cancel": { target: ".Failed", actions: { type: "terminate", params: { reason: "cancelled" } } },
+      // A nested agent's telemetry, re-emitted with its path (it may arrive in any state of the batch).
+      ...(agents.size > 0 ? { "agent.emitted": { actions: "relayNestedAgent" as const } } : {}),
       // AwaitingApproval handles these itself; anywhere else nothing waits for them.
       "guard.approve": { actions: "refuseCommand" },
       "guard.reject": { actions: "refuseCommand" },
@@ -449,7 +543,15 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
                     },
                   },
                   AwaitingApproval: {
-                    always: { guard: "nonePending", target: "Executing" },
+                    // Waiting for a nested agent's calls: back to where the nested agent runs once they are decided.
+                    always:
+                      agents.size > 0
+                        ? [
+                            ...(delegates ? [{ guard: "backToDelegating" as const, target: "Delegating" }] : []),
+                            ...(handsOff ? [{ guard: "backToHandingOff" as const, target: "HandingOff" }] : []),
+                            { guard: "nonePending" as const, target: "Executing" },
+                          ]
+                        : { guard: "nonePending", target: "Executing" },
                     invoke: {
                       id: childId("approvalTimer"),
                       src: "approvalTimer",
@@ -474,10 +576,17 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
                         },
                       ],
                     },
-                    on: {
-                      "guard.approve": { actions: "decideByCommand" },
-                      "guard.reject": { actions: "decideByCommand" },
-                    },
+                    on:
+                      agents.size > 0
+                        ? {
+                            "guard.approve": [{ guard: "forNestedAgent", actions: "forwardToNestedAgent" }, { actions: "decideByCommand" }],
+                            "guard.reject": [{ guard: "forNestedAgent", actions: "forwardToNestedAgent" }, { actions: "decideByCommand" }],
+                            "agent.status": { actions: "mirrorNestedAgent" },
+                          }
+                        : {
+                            "guard.approve": { actions: "decideByCommand" },
+                            "guard.reject": { actions: "decideByCommand" },
+                          },
                   },
                   Executing: {
                     invoke: {
@@ -486,21 +595,69 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
                       input: ({ context }) => ({
                         runId: context.loop.runId,
                         iteration: context.loop.iteration,
-                        calls: read<ToolCall[]>(context, "actions"),
+                        calls: nested.executorCalls(read<ToolCall[]>(context, "actions"), context.loop.decisions, agents),
                         decisions: context.loop.decisions,
                         mode: config.toolExecution,
                         state: viewOf(context),
                         maxOutputChars: config.maxToolOutputChars,
                       }),
-                      onDone: {
-                        target: target("Evaluating.ChildRunning.StateCondition"),
-                        actions: ["reportToolProgress", assign(({ context, event }) => applyOutcomes(context, access, event.output))],
-                      },
+                      onDone: [
+                        ...(agents.size > 0
+                          ? [
+                              {
+                                guard: "delegationPlanned" as const,
+                                target: delegates ? "Delegating" : "HandingOff",
+                                actions: ["reportToolProgress" as const, "planDelegation" as const],
+                              },
+                            ]
+                          : []),
+                        {
+                          target: target("Evaluating.ChildRunning.StateCondition"),
+                          actions: ["reportToolProgress", assign(({ context, event }) => applyOutcomes(context, access, event.output))],
+                        },
+                      ],
                       onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "internalError" } } },
                     },
                     on: { "tool.progress": { actions: "reportToolProgress" } },
                   },
+                  // Agent tools of the batch run one at a time as a nested agent (machines/delegation.ts).
+                  // (Cast: optional states must not change the chart's inferred state value type.)
+                  ...((delegates
+                    ? {
+                        Delegating: {
+                          entry: "startNestedAgent",
+                          always: [
+                            ...(handsOff ? [{ guard: "handoffNext" as const, target: "HandingOff" }] : []),
+                            { guard: "delegationDone" as const, target: target("Evaluating.ChildRunning.StateCondition"), actions: "applyDelegated" as const },
+                          ],
+                          on: {
+                            "agent.status": [{ guard: "nestedWaiting", target: "AwaitingApproval", actions: "mirrorNestedAgent" }, { actions: "mirrorNestedAgent" }],
+                            // Re-entering starts the next queued agent call, or leaves when there is none.
+                            [`xstate.done.actor.${nestedId}`]: { target: "Delegating", reenter: true, actions: "finishNestedAgent" },
+                            [`xstate.error.actor.${nestedId}`]: { target: "Delegating", reenter: true, actions: "finishNestedAgent" },
+                          },
+                        },
+                      }
+                    : {}) as object),
+                  // A handoff: the target agent takes the conversation over and its answer is this run's.
+                  ...((handsOff
+                    ? {
+                        HandingOff: {
+                          entry: "startHandoff",
+                          on: {
+                            "agent.status": [{ guard: "nestedWaiting", target: "AwaitingApproval", actions: "mirrorNestedAgent" }, { actions: "mirrorNestedAgent" }],
+                            [`xstate.done.actor.${nestedId}`]: [
+                              { guard: "handoffSucceeded", target: target("Evaluating.ChildRunning.StateCondition"), actions: "finishHandoff" },
+                              { target: target("Failed"), actions: ["finishHandoff", { type: "terminate", params: { reason: "handoffFailed" } }] },
+                            ],
+                            [`xstate.error.actor.${nestedId}`]: { target: target("Failed"), actions: { type: "terminate", params: { reason: "handoffFailed" } } },
+                          },
+                        },
+                      }
+                    : {}) as object),
                 },
+                // Leaving the batch (done, cancelled, failed) stops a nested agent still running.
+                exit: agents.size > 0 ? ["stopNestedAgent" as const] : [],
               },
               StateCondition: {
                 always: [{ guard: "isDone", target: target("Succeeded") }, { target: target("CheckBudget") }],
@@ -535,6 +692,10 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       return output;
     },
   });
+  // Each agent tool's machine, as the logic of the nested agent that runs it (spawned by name, so persisted snapshots restore it).
+  const machine: typeof chart = agents.size > 0
+    ? chart.provide({ actors: Object.fromEntries([...agents].map(([tool, { spec }]) => [nested.nestedAgentSrc(tool), nestedAgentLogic(spec.machine as AnyStateMachine)])) as never })
+    : chart;
   registries.set(machine.config, registry);
   stateAccesses.set(machine.config, access);
   resolvedConfigs.set(machine.config, config);

@@ -96,15 +96,17 @@ function startRun(machine: ReactMachine, input: AgentInput, options: RunOptions,
       if (actor.getSnapshot().status === "active") actor.send(event);
     };
     const ask = (request: PendingApproval) => {
+      // A nested agent's call goes back down its path.
+      const path = request.agentPath ? { agentPath: request.agentPath } : {};
       Promise.resolve()
         .then(() => onApproval!(request))
         .then(
           (answer) =>
             answer.approve
-              ? send({ type: "guard.approve", callId: request.callId, ...(answer.args !== undefined ? { args: answer.args } : {}) })
-              : send({ type: "guard.reject", callId: request.callId, ...(answer.reason !== undefined ? { reason: answer.reason } : {}) }),
+              ? send({ type: "guard.approve", callId: request.callId, ...path, ...(answer.args !== undefined ? { args: answer.args } : {}) })
+              : send({ type: "guard.reject", callId: request.callId, ...path, ...(answer.reason !== undefined ? { reason: answer.reason } : {}) }),
           (error: unknown) =>
-            send({ type: "guard.reject", callId: request.callId, reason: `the approver failed: ${error instanceof Error ? error.message : String(error)}` }),
+            send({ type: "guard.reject", callId: request.callId, ...path, reason: `the approver failed: ${error instanceof Error ? error.message : String(error)}` }),
         );
     };
     if (onApproval) actor.on("guard.approval.requested", (event) => ask(event));

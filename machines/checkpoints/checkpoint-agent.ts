@@ -1,16 +1,7 @@
 import type { Actor, AnyStateMachine } from "xstate";
-import type { AgentContext } from "../context.js";
-import { persistAgent, statePath, type PersistedAgent } from "../persistence.js";
+import { persistAgent, type PersistedAgent } from "../persistence.js";
+import { momentOf, type AgentSnapshotLike } from "./moment.js";
 import { CheckpointError, type CheckpointStore } from "./store.js";
-
-/**
- * The states worth a checkpoint: each is the start of a step whose inputs are all in context.
- * - AgentLLM: an iteration begins (the previous one's tool results are in the messages);
- * - AwaitingApproval: the run waits for a person, maybe for days (saved again as decisions arrive);
- * - Executing: the approved batch is fixed; a restore re-runs the executor, which asks the journal.
- * Final states are saved too. Nothing else is (no save per text delta or tool progress).
- */
-const CHECKPOINT_STATES = new Set(["AgentLLM", "AwaitingApproval", "Executing"]);
 
 export interface CheckpointOptions {
   /** Called for every failed save (the run goes on; `flush()` also rejects with the first failure). */
@@ -28,27 +19,8 @@ export interface CheckpointHandle {
   readonly saves: number;
 }
 
-interface AgentSnapshotLike {
-  status: string;
-  value: unknown;
-  context: AgentContext;
-}
-
-/** Identifies a checkpoint-worthy moment; undefined for the moments in between. */
-function momentOf(snapshot: AgentSnapshotLike): string | undefined {
-  if (snapshot.status === "done") return "final";
-  if (snapshot.status !== "active") return undefined;
-  const path = statePath(snapshot.value);
-  const leaf = path.slice(path.lastIndexOf(".") + 1);
-  if (!CHECKPOINT_STATES.has(leaf)) return undefined;
-  const loop = snapshot.context.loop;
-  // In AwaitingApproval each approval or rejection is worth keeping: the approver need not repeat it.
-  const decisions = leaf === "AwaitingApproval" ? loop.decisions.map((d) => `${d.callId}:${d.status}`).join(",") : "";
-  return `${path}|${loop.iteration}|${decisions}`;
-}
-
 /**
- * Save the agent to the store at every stable state (see CHECKPOINT_STATES). Attach before
+ * Save the agent to the store at every stable state (see CHECKPOINT_STATES in moment.ts). Attach before
  * `actor.start()` to catch the first one. Pair it with `createReactMachine({ journal: store })`
  * so a run restored from the `Executing` checkpoint does not run its tools again.
  *

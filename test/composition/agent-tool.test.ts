@@ -1,0 +1,172 @@
+import { describe, expect, it } from "vitest";
+import { createActor, type AnyActorRef } from "xstate";
+import { human } from "../../actors/messages.js";
+import { agentTool } from "../../machines/agent-tool.js";
+import type { AgentEmitted } from "../../machines/events.js";
+import { createReactMachine } from "../../machines/react-machine.js";
+import { runAgent } from "../../machines/runner.js";
+import { scriptedModel } from "../../testing/scripted-model.js";
+import { add, multiply } from "../core/helpers.js";
+
+const usage = (promptTokens: number, completionTokens: number) => ({ promptTokens, completionTokens });
+
+/** A writer agent (two turns: multiply, then answer) used as a tool by a research agent. */
+function writerAndResearcher(options: { researcherBudget?: number; writerTurns?: Parameters<typeof scriptedModel>[0] } = {}) {
+  const writerModel = scriptedModel(
+    options.writerTurns ?? [
+      { toolCalls: [{ id: "w1", name: "multiply", arguments: { a: 6, b: 7 } }], usage: usage(10, 5) },
+      { content: "The product is 42.", usage: usage(20, 5) },
+    ],
+  );
+  const writer = createReactMachine({ name: "Writer", modelClient: writerModel, tools: [multiply], configFile: false });
+  const researcherModel = scriptedModel([
+    { toolCalls: [{ id: "r1", name: "ask_writer", arguments: { input: "What is 6 times 7?" } }], usage: usage(100, 10) },
+    { content: "The writer says 42.", usage: usage(200, 10) },
+  ]);
+  const researcher = createReactMachine({
+    name: "Researcher",
+    modelClient: researcherModel,
+    tools: [add, agentTool(writer, { name: "ask_writer", description: "Ask the writer agent" })],
+    configFile: false,
+    ...(options.researcherBudget !== undefined ? { config: { maxBudgetTokens: options.researcherBudget } } : {}),
+  });
+  return { writer, writerModel, researcher, researcherModel };
+}
+
+describe("agentTool", () => {
+  it("runs the nested agent as a child actor; its answer is the call's result and its usage adds to the caller's", async () => {
+    const { researcher, writerModel, researcherModel } = writerAndResearcher();
+    const events: AgentEmitted[] = [];
+    const output = await runAgent(researcher, { messages: [human("Ask the writer what 6 times 7 is")] }, { onEvent: (e) => events.push(e) });
+
+    expect(output.status).toBe("succeeded");
+    expect(output.finalAnswer).toBe("The writer says 42.");
+    expect(output.messages.find((m) => m.role === "tool")).toMatchObject({ toolCallId: "r1", name: "ask_writer", content: "The product is 42." });
+    // The writer got the question as its user message, and the caller's conversation never reached it.
+    expect(writerModel.requests[0]!.messages.at(-1)).toEqual({ role: "user", content: "What is 6 times 7?" });
+    expect(writerModel.remaining).toBe(0);
+    expect(researcherModel.remaining).toBe(0);
+    // 110 + 210 of its own, 15 + 25 of the writer's.
+    expect(output.usage).toEqual({ promptTokens: 330, completionTokens: 30, totalTokens: 360 });
+
+    // The writer's telemetry comes out of the researcher with the path; the researcher's own has none.
+    const nested = events.filter((e) => e.agentPath !== undefined);
+    expect(nested.length).toBeGreaterThan(0);
+    for (const e of nested) {
+      expect(e.agentPath).toEqual([{ agent: "Writer", callId: "r1" }]);
+      expect(e.agent).toBe("Writer");
+    }
+    expect(nested.map((e) => e.type)).toEqual(expect.arrayContaining(["reply.started", "tool.call.started", "tool.call.completed", "loop.terminated"]));
+    expect(nested.find((e) => e.type === "tool.call.completed")).toMatchObject({ name: "multiply", output: "42" });
+    for (const e of events.filter((e) => e.agentPath === undefined)) expect(e.agent).toBe("Researcher");
+    // The agent call itself is a tool call of the researcher.
+    expect(events.find((e) => e.type === "tool.call.completed" && e.agentPath === undefined)).toMatchObject({ callId: "r1", name: "ask_writer", output: "The product is 42." });
+  });
+
+  it("a grandchild's events carry two path entries, outermost first", async () => {
+    const innerModel = scriptedModel([{ content: "inner answer" }]);
+    const inner = createReactMachine({ name: "Inner", modelClient: innerModel, configFile: false });
+    const middle = createReactMachine({
+      name: "Middle",
+      modelClient: scriptedModel([{ toolCalls: [{ id: "m1", name: "ask_inner", arguments: { input: "hi" } }] }, { content: "middle answer" }]),
+      tools: [agentTool(inner, { name: "ask_inner", description: "Ask the inner agent" })],
+      configFile: false,
+    });
+    const top = createReactMachine({
+      name: "Top",
+      modelClient: scriptedModel([{ toolCalls: [{ id: "t1", name: "ask_middle", arguments: { input: "hello" } }] }, { content: "top answer" }]),
+      tools: [agentTool(middle, { name: "ask_middle", description: "Ask the middle agent" })],
+      configFile: false,
+    });
+    const events: AgentEmitted[] = [];
+    const output = await runAgent(top, { messages: [human("go")] }, { onEvent: (e) => events.push(e) });
+    expect(output.finalAnswer).toBe("top answer");
+    const innerDone = events.find((e) => e.type === "loop.terminated" && e.agent === "Inner");
+    expect(innerDone?.agentPath).toEqual([
+      { agent: "Middle", callId: "t1" },
+      { agent: "Inner", callId: "m1" },
+    ]);
+    expect(events.find((e) => e.type === "loop.terminated" && e.agent === "Middle")?.agentPath).toEqual([{ agent: "Middle", callId: "t1" }]);
+    expect(events.find((e) => e.type === "loop.terminated" && e.agent === "Top")?.agentPath).toBeUndefined();
+  });
+
+  it("is a nested actor of the caller, shown to inspectors and inside the caller's snapshot", async () => {
+    const { researcher } = writerAndResearcher({
+      writerTurns: [{ toolCalls: [{ id: "w1", name: "multiply", arguments: { a: 6, b: 7 } }], delayMs: 50 }, { content: "The product is 42." }],
+    });
+    const registered: { id: string; parent?: string }[] = [];
+    const actor = createActor(researcher, {
+      input: { messages: [human("go")] },
+      inspect: (event) => {
+        if (event.type !== "@xstate.actor") return;
+        const ref = event.actorRef as AnyActorRef;
+        registered.push({ id: ref.id, ...(ref._parent ? { parent: ref._parent.id } : {}) });
+      },
+    });
+    const seen = new Promise<Record<string, unknown>>((resolve) => {
+      actor.subscribe((snapshot) => {
+        if (snapshot.children["Researcher.agent" as never]) resolve(actor.getPersistedSnapshot() as unknown as Record<string, unknown>);
+      });
+    });
+    actor.start();
+    const persisted = await seen;
+    const children = persisted["children"] as Record<string, { src: string; snapshot: { value: unknown; context: { loop: { runId: string } } } }>;
+    expect(children["Researcher.agent"]?.src).toBe("agent.ask_writer");
+    expect(children["Researcher.agent"]?.snapshot.context.loop.runId).toMatch(/\/0\/r1$/);
+    actor.stop();
+    const root = registered[0]!.id;
+    expect(registered).toEqual(expect.arrayContaining([{ id: "Researcher.agent", parent: root }, { id: "Writer.llm", parent: "Researcher.agent" }]));
+  });
+
+  it("a failing nested agent is an error observation for the caller, not a crash", async () => {
+    const { researcher } = writerAndResearcher({ writerTurns: [new Error("writer model down")] });
+    const output = await runAgent(researcher, { messages: [human("go")] });
+    expect(output.status).toBe("succeeded");
+    const observation = output.messages.find((m) => m.role === "tool");
+    expect(observation).toMatchObject({ toolCallId: "r1", isError: true });
+    expect(observation?.content).toMatch(/^Error: the Writer agent failed \(modelError/);
+  });
+
+  it("arguments that do not fit the agent tool's input are an observation; the nested agent never starts", async () => {
+    const writerModel = scriptedModel([]);
+    const writer = createReactMachine({ name: "Writer", modelClient: writerModel, configFile: false });
+    const researcher = createReactMachine({
+      name: "Researcher",
+      modelClient: scriptedModel([{ toolCalls: [{ id: "r1", name: "ask_writer", arguments: { question: "?" } }] }, { content: "ok" }]),
+      tools: [agentTool(writer, { name: "ask_writer", description: "Ask the writer agent" })],
+      configFile: false,
+    });
+    const output = await runAgent(researcher, { messages: [human("go")] });
+    expect(output.messages.find((m) => m.role === "tool")?.content).toMatch(/^Error: invalid arguments for ask_writer: input:/);
+    expect(writerModel.requests).toHaveLength(0);
+  });
+
+  it("the nested agent's tokens count toward the caller's budget", async () => {
+    const { researcher } = writerAndResearcher({ researcherBudget: 120 });
+    const output = await runAgent(researcher, { messages: [human("go")] });
+    // 110 of its own would leave room; the writer's 40 spend it before the second model call.
+    expect(output.status).toBe("failed");
+    expect(output.termination?.reason).toBe("tokenBudget");
+    expect(output.usage.totalTokens).toBe(150);
+  });
+
+  it("cancelling the caller cancels the nested agent", async () => {
+    const { researcher, writerModel } = writerAndResearcher({
+      writerTurns: [{ content: "never", delayMs: 10_000 }],
+    });
+    const controller = new AbortController();
+    const events: AgentEmitted[] = [];
+    const running = runAgent(researcher, { messages: [human("go")] }, {
+      signal: controller.signal,
+      onEvent: (e) => {
+        events.push(e);
+        if (e.type === "model.call.started" && e.agent === "Writer") controller.abort();
+      },
+    });
+    const output = await running;
+    expect(output.termination?.reason).toBe("cancelled");
+    expect(writerModel.requests).toHaveLength(1);
+    // The writer never finished: stopped, not completed.
+    expect(events.some((e) => e.type === "loop.terminated" && e.agent === "Writer")).toBe(false);
+  });
+});
