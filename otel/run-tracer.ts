@@ -1,16 +1,13 @@
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from "@opentelemetry/api";
-import type { AgentEmitted } from "../machines/events.js";
+import type { AgentEmitted, AgentPath } from "../machines/events.js";
 import type { PendingApproval } from "../machines/approvals.js";
 import { ATTR, AWAITING_APPROVAL, OPERATION, PROVIDER, type ApprovalSpanDecision, type ToolSpanStatus } from "./semconv.js";
 
 /** One level of a nested agent: its name and the tool call (in the level above) that started it. */
-export interface AgentPathEntry {
-  agent: string;
-  callId: string;
-}
+export type AgentPathEntry = AgentPath[number];
 
-/** A telemetry event as the tracer reads it: a nested agent's events carry their path, outermost first. */
-export type TracedEvent = AgentEmitted & { agentPath?: readonly AgentPathEntry[] };
+/** A telemetry event as the tracer reads it: a nested agent's events carry their `agentPath`, outermost first. */
+export type TracedEvent = AgentEmitted;
 
 export interface RunTracerOptions {
   tracer: Tracer;
@@ -68,13 +65,15 @@ export class RunTracer {
   }
 
   handle(event: TracedEvent): void {
-    const scope = this.scopeFor(event);
-    if (scope) scope.handle(event);
+    this.scopeFor(event).handle(event);
   }
 
-  /** A restored run already waiting: its requests were emitted in the process that saved it. */
+  /**
+   * A restored run already waiting: its requests were emitted in the process that saved it. A
+   * nested agent's call (marked with its `agentPath`) opens its agent's spans down to it.
+   */
   resumeApproval(request: PendingApproval, at: number): void {
-    this.root.openApproval(request, at);
+    this.scopeAt(request.agentPath ?? [], at).openApproval(request, at);
   }
 
   /** End whatever is still open (the actor stopped, e.g. to be persisted, or failed). */
@@ -82,9 +81,13 @@ export class RunTracer {
     this.root.finish(how);
   }
 
-  private scopeFor(event: TracedEvent): AgentScope | undefined {
+  private scopeFor(event: TracedEvent): AgentScope {
+    return this.scopeAt(event.agentPath ?? [], event.timestamp);
+  }
+
+  private scopeAt(path: readonly AgentPathEntry[], at: number): AgentScope {
     let scope = this.root;
-    for (const step of event.agentPath ?? []) scope = scope.child(step, event.timestamp);
+    for (const step of path) scope = scope.child(step, at);
     return scope;
   }
 }
@@ -96,6 +99,8 @@ class AgentScope {
   private readonly tools = new Map<string, Span>();
   private readonly approvals = new Map<string, Span>();
   private readonly children = new Map<string, AgentScope>();
+  /** Handoff calls: their spans end with the agent, and say so. */
+  private readonly handedOff = new Set<string>();
   private lastError: { type: string; message: string } | undefined;
   private ended = false;
 
@@ -227,6 +232,16 @@ class AgentScope {
       case "guard.approval.refused":
         (this.approvals.get(event.callId) ?? this.span).addEvent("approval refused", { [ATTR.toolCallId]: event.callId, [ATTR.approvalReason]: this.options.redact(event.reason) }, event.timestamp);
         return;
+      case "agent.handoff": {
+        // The conversation moves on in another agent, whose spans nest under the handoff call's span;
+        // that call has no result of its own, so its span lasts until this agent ends.
+        const span = this.tools.get(event.callId) ?? this.openTool(event.callId, undefined, event.timestamp);
+        this.nameTool(span, event.name);
+        span.setAttribute(ATTR.toolStatus, "handoff" satisfies ToolSpanStatus);
+        this.handedOff.add(event.callId);
+        this.span.addEvent("agent.handoff", { [ATTR.toolCallId]: event.callId, [ATTR.toolName]: event.name, [ATTR.handoffFrom]: event.from, [ATTR.handoffTo]: event.to }, event.timestamp);
+        return;
+      }
       case "loop.terminated":
         this.endOpen(event.timestamp, "unfinished");
         this.span.setAttributes({
@@ -337,8 +352,8 @@ class AgentScope {
       span.end(at);
     }
     this.approvals.clear();
-    for (const span of this.tools.values()) {
-      span.setAttribute(ATTR.toolStatus, status);
+    for (const [callId, span] of this.tools) {
+      if (!this.handedOff.has(callId)) span.setAttribute(ATTR.toolStatus, status);
       span.end(at);
     }
     this.tools.clear();

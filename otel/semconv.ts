@@ -40,6 +40,8 @@ export const ATTR = {
   approvalReason: "jianmu.approval.reason",
   approvalDeadline: "jianmu.approval.deadline",
   linkKind: "jianmu.link",
+  handoffFrom: "jianmu.handoff.from",
+  handoffTo: "jianmu.handoff.to",
 } as const;
 
 export const OPERATION = {
@@ -55,7 +57,7 @@ export const PROVIDER = "openai";
 export const AWAITING_APPROVAL = "awaiting_approval";
 
 /** What an `execute_tool` span's `jianmu.tool.status` says. */
-export type ToolSpanStatus = "completed" | "failed" | "denied" | "rejected" | "unfinished";
+export type ToolSpanStatus = "completed" | "failed" | "denied" | "rejected" | "handoff" | "unfinished";
 
 /** What an `awaiting_approval` span's `jianmu.approval.decision` says. */
 export type ApprovalSpanDecision = "approved" | "rejected" | "undecided";
