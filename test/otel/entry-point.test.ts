@@ -1,4 +1,7 @@
-import { readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { pathToFileURL } from "node:url";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 // Installed with @opentelemetry/sdk-trace-base (a dev dependency); the names the spans use are checked against it.
@@ -38,6 +41,33 @@ describe("the jianmu/otel entry point", () => {
     expect(graph.filter((file) => file.startsWith("@opentelemetry") || file.startsWith("otel"))).toEqual([]);
     // And the entry point itself does reach it (the walk sees through re-exports).
     expect([...staticGraph("otel.ts")]).toContain("@opentelemetry/api");
+  });
+
+  it('is not loaded by import "jianmu" at run time either (the built package, watched by a module hook)', () => {
+    if (!existsSync(join(ROOT, "dist", "otel.js"))) {
+      execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT });
+    }
+    const dir = mkdtempSync(join(tmpdir(), "jianmu-otel-hook-"));
+    try {
+      // A loader hook that reports every module Node resolves.
+      writeFileSync(join(dir, "hooks.mjs"), "export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write('RESOLVED ' + r.url + '\\n'); return r; }\n");
+      writeFileSync(join(dir, "register.mjs"), `import { register } from "node:module"; register(${JSON.stringify(pathToFileURL(join(dir, "hooks.mjs")).href)});\n`);
+      const resolvedBy = (entry: string): string => {
+        const url = pathToFileURL(join(ROOT, "dist", entry)).href;
+        const child = spawnSync(process.execPath, ["--import", join(dir, "register.mjs"), "--input-type=module", "-e", `await import(${JSON.stringify(url)})`], {
+          cwd: ROOT,
+          encoding: "utf8",
+        });
+        expect(child.status, child.stderr).toBe(0);
+        return child.stderr;
+      };
+      const index = resolvedBy("index.js");
+      expect(index).toContain("dist/machines/runner.js");
+      expect(index).not.toMatch(/opentelemetry|dist\/otel/);
+      expect(resolvedBy("otel.js")).toContain("@opentelemetry/api");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("uses the GenAI semantic conventions' own names", () => {
