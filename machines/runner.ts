@@ -56,7 +56,7 @@ export function runAgent(machine: ReactMachine, input: AgentInput = {}, options:
   const tracer = options.tracer;
   // Loaded on demand so that `import "jianmu"` never loads OpenTelemetry.
   return import("../otel/trace-agent.js").then(
-    ({ traceAgent }) => startRun(machine, input, options, (actor) => traceAgent(actor, { tracer: tracer as never, captureContent: options.traceContent === true })),
+    ({ traceAgent }) => startRun(machine, input, options, (actor) => traceAgent(actor, { tracer: tracer as unknown as Parameters<typeof traceAgent>[1]["tracer"], captureContent: options.traceContent === true })),
     (error: unknown) => {
       throw new Error(
         `runAgent: options.tracer needs the optional package @opentelemetry/api (npm install @opentelemetry/api): ${error instanceof Error ? error.message : String(error)}`,

@@ -103,6 +103,7 @@ class AgentScope {
   private readonly handedOff = new Set<string>();
   private lastError: { type: string; message: string } | undefined;
   private ended = false;
+  private runIdKnown: boolean;
 
   constructor(
     private readonly options: RunTracerOptions,
@@ -110,7 +111,9 @@ class AgentScope {
     private readonly context: Context,
     private readonly path: readonly AgentPathEntry[],
     private readonly names: readonly string[],
-  ) {}
+  ) {
+    this.runIdKnown = path.length === 0;
+  }
 
   /** The nested agent started by `step.callId`, under that call's `execute_tool` span. */
   child(step: AgentPathEntry, at: number): AgentScope {
@@ -135,6 +138,11 @@ class AgentScope {
   }
 
   handle(event: TracedEvent): void {
+    if (!this.runIdKnown) {
+      // A nested agent's run id arrives with its first event.
+      this.span.setAttribute(ATTR.runId, event.runId);
+      this.runIdKnown = true;
+    }
     switch (event.type) {
       case "reply.started":
         this.round = { round: event.round, at: event.timestamp, modelCalls: 0 };
