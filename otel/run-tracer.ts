@@ -1,6 +1,8 @@
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from "@opentelemetry/api";
 import type { AgentEmitted, AgentPath } from "../machines/events.js";
+import type { Message } from "../actors/messages.js";
 import type { PendingApproval } from "../machines/approvals.js";
+import { inputMessages, outputMessages } from "./content.js";
 import { ATTR, AWAITING_APPROVAL, OPERATION, PROVIDER, type ApprovalSpanDecision, type ToolSpanStatus } from "./semconv.js";
 
 /** One level of a nested agent: its name and the tool call (in the level above) that started it. */
@@ -13,6 +15,8 @@ export interface RunTracerOptions {
   tracer: Tracer;
   /** Record message content (model text, tool arguments and results, approval arguments). */
   captureContent: boolean;
+  /** With content: the top agent's conversation now (its nested agents' are out of reach). */
+  conversation?: () => readonly Message[] | undefined;
   /** Applied to every text that leaves for the span: error messages, reasons, content. */
   redact: (text: string) => string;
   /** The context the run's `invoke_agent` span is a child of (the caller's active span, or none). */
@@ -95,7 +99,7 @@ export class RunTracer {
 /** The spans of one agent (the run's, or a nested agent's) that are open now. */
 class AgentScope {
   private chat: OpenChat | undefined;
-  private round: { round: number; at: number; modelCalls: number } | undefined;
+  private round: { round: number; at: number; modelCalls: number; input?: string } | undefined;
   private readonly tools = new Map<string, Span>();
   private readonly approvals = new Map<string, Span>();
   private readonly children = new Map<string, AgentScope>();
@@ -144,9 +148,13 @@ class AgentScope {
       this.runIdKnown = true;
     }
     switch (event.type) {
-      case "reply.started":
+      case "reply.started": {
         this.round = { round: event.round, at: event.timestamp, modelCalls: 0 };
+        // Emitted events are delivered once the snapshot is updated: the conversation is this round's.
+        const conversation = this.options.captureContent && this.path.length === 0 ? this.options.conversation?.() : undefined;
+        if (conversation) this.round.input = inputMessages(conversation, this.options.redact);
         return;
+      }
       case "model.call.started":
         this.endChat(event.timestamp);
         if (this.round) this.round.modelCalls += 1;
@@ -300,6 +308,7 @@ class AgentScope {
     };
     if (attempt !== undefined) attributes[ATTR.attempt] = attempt;
     if (this.round) attributes[ATTR.round] = this.round.round;
+    if (this.round?.input !== undefined) attributes[ATTR.inputMessages] = this.round.input;
     Object.assign(attributes, serverOf(endpoint));
     return this.options.tracer.startSpan(`${OPERATION.chat} ${model}`, { kind: SpanKind.CLIENT, startTime: at, attributes }, this.context);
   }
@@ -390,9 +399,4 @@ function serverOf(endpoint: string | undefined): Attributes {
   } catch {
     return {};
   }
-}
-
-/** `gen_ai.output.messages` as the conventions' JSON (recorded as a string on spans). */
-function outputMessages(text: string, finishReason: string | null): string {
-  return JSON.stringify([{ role: "assistant", parts: text === "" ? [] : [{ type: "text", content: text }], finish_reason: finishReason ?? "stop" }]);
 }

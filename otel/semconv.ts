@@ -14,6 +14,7 @@ export const ATTR = {
   finishReasons: "gen_ai.response.finish_reasons",
   inputTokens: "gen_ai.usage.input_tokens",
   outputTokens: "gen_ai.usage.output_tokens",
+  inputMessages: "gen_ai.input.messages",
   outputMessages: "gen_ai.output.messages",
   toolName: "gen_ai.tool.name",
   toolType: "gen_ai.tool.type",

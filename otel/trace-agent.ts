@@ -3,7 +3,8 @@ import type { Actor } from "xstate";
 import { secretRedactor } from "../actors/openai/redact.js";
 import { pendingApprovals } from "../machines/approvals.js";
 import type { AgentContext } from "../machines/context.js";
-import type { ReactMachine } from "../machines/react-machine.js";
+import type { Message } from "../actors/messages.js";
+import { stateAccessOf, type ReactMachine } from "../machines/react-machine.js";
 import { rememberTraceLink, traceLinkOf, type TraceLink } from "../machines/trace-link.js";
 import { RunTracer, type TracedEvent } from "./run-tracer.js";
 import { ATTR } from "./semconv.js";
@@ -12,8 +13,9 @@ export interface TraceAgentOptions {
   /** From `@opentelemetry/api`: `trace.getTracer("my-app")`, or a provider's `getTracer(...)`. */
   tracer: Tracer;
   /**
-   * Also record message content: the model's text (`gen_ai.output.messages`), tool arguments and
-   * results (`gen_ai.tool.call.arguments` / `.result`). Off by default: content is often personal data.
+   * Also record message content: the conversation each model call of the top agent was sent
+   * (`gen_ai.input.messages`), the model's text (`gen_ai.output.messages`), tool arguments and results
+   * (`gen_ai.tool.call.arguments` / `.result`). Off by default: content is often personal data.
    */
   captureContent?: boolean;
   /** Texts to remove from anything recorded, beside key-shaped text (`sk-…`, `Bearer …`), which always is. */
@@ -73,6 +75,10 @@ export function traceAgent(actor: Actor<ReactMachine>, options: TraceAgentOption
     startTime: Date.now(),
     links,
     restored,
+    conversation: () => {
+      const access = stateAccessOf(actor.logic);
+      return access?.read<Message[]>((actor.getSnapshot() as { context: AgentContext }).context.state, "messages");
+    },
   });
   const own = tracer.root.span.spanContext();
   const firstTrace = carried ?? (isSpanContextValid(own) ? { traceId: own.traceId, spanId: own.spanId, traceFlags: own.traceFlags } : undefined);

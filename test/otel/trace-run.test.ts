@@ -97,7 +97,7 @@ describe("runAgent(..., { tracer })", () => {
 
     // Content is off by default.
     for (const span of spans) {
-      for (const key of ["gen_ai.output.messages", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"]) expect(span.attributes).not.toHaveProperty(key);
+      for (const key of ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"]) expect(span.attributes).not.toHaveProperty(key);
     }
     expectNoKey(spans);
   });
@@ -115,9 +115,16 @@ describe("runAgent(..., { tracer })", () => {
     const tool = one(spans, "execute_tool add");
     expect(tool.attributes["gen_ai.tool.call.arguments"]).toBe('{"a":2,"b":3}');
     expect(tool.attributes["gen_ai.tool.call.result"]).toBe("5");
-    const [, answer] = byName(spans, "chat gpt-4o-mini");
+    const [first, answer] = byName(spans, "chat gpt-4o-mini");
     expect(JSON.parse(String(answer!.attributes["gen_ai.output.messages"]))).toEqual([
       { role: "assistant", parts: [{ type: "text", content: "The sum is 5." }], finish_reason: "stop" },
+    ]);
+    // What each call was sent: the conversation so far, in the conventions' parts.
+    expect(JSON.parse(String(first!.attributes["gen_ai.input.messages"]))).toEqual([{ role: "user", parts: [{ type: "text", content: "What is 2 + 3?" }] }]);
+    expect(JSON.parse(String(answer!.attributes["gen_ai.input.messages"]))).toEqual([
+      { role: "user", parts: [{ type: "text", content: "What is 2 + 3?" }] },
+      { role: "assistant", parts: [{ type: "tool_call", id: "call_add_1", name: "add", arguments: '{"a":2,"b":3}' }] },
+      { role: "tool", parts: [{ type: "tool_call_response", id: "call_add_1", response: "5" }] },
     ]);
     expectNoKey(spans);
   });
