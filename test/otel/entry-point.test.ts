@@ -91,6 +91,30 @@ describe("the jianmu/otel entry point", () => {
     expect(() => traceAgent(actor, { tracer: memoryTracing().tracer, secrets: [42] as never })).toThrow(/options\.secrets must be an array of strings/);
   });
 
+  it("never lets a fault in tracing reach the run: it goes to OpenTelemetry's diagnostic logger", async () => {
+    const { diag, DiagLogLevel } = await import("@opentelemetry/api");
+    const reported: string[] = [];
+    const noop = () => {};
+    diag.setLogger({ error: (message: string) => reported.push(message), warn: noop, info: noop, debug: noop, verbose: noop }, DiagLogLevel.ERROR);
+    try {
+      const tracing = memoryTracing();
+      // A tracer whose exporter side breaks once the run is under way.
+      const broken = {
+        startSpan: (name: string, options?: object, context?: never) => {
+          if (name.startsWith("chat")) throw new Error("the span limit was reached");
+          return tracing.tracer.startSpan(name, options, context);
+        },
+      };
+      const machine = createReactMachine({ modelClient: scriptedModel([{ content: "still fine" }]), configFile: false });
+      const output = await runAgent(machine, { messages: [human("hello")] }, { tracer: broken });
+      expect(output).toMatchObject({ status: "succeeded", finalAnswer: "still fine" });
+      expect(reported.some((message) => message.includes("jianmu/otel") && message.includes("the span limit was reached"))).toBe(true);
+      expect(tracing.spans().map((span) => span.name)).toEqual(["invoke_agent ReActAgent"]);
+    } finally {
+      diag.disable();
+    }
+  });
+
   it("removes the secrets it is given from everything it records, content included", async () => {
     const machine = createReactMachine({
       modelClient: scriptedModel([{ content: "The vault code is hunter2-vault-code, as you asked." }]),
