@@ -5,6 +5,9 @@ import type { Progress } from "./progress.js";
 
 type Requested = Extract<AgentEmitted, { type: "guard.approval.requested" }>;
 
+/** A nested agent's call goes back down its path (see docs/composition.md). */
+const pathOf = (request: Requested) => (request.agentPath ? { agentPath: request.agentPath } : {});
+
 export const NO_TTY_REASON =
   "approval is required but there is no terminal to ask on (stdin is not a TTY); run jianmu in a terminal, or pass --yes to approve every call";
 
@@ -27,12 +30,12 @@ export function attachApprover(
     for (;;) {
       const answer = (await rl.question(`  approve ${request.name}? [y]es / [n]o / [e]dit arguments: `)).trim().toLowerCase();
       if (answer === "y" || answer === "yes") {
-        actor.send({ type: "guard.approve", callId: request.callId });
+        actor.send({ type: "guard.approve", callId: request.callId, ...pathOf(request) });
         return;
       }
       if (answer === "n" || answer === "no") {
         const reason = (await rl.question("  reason (optional): ")).trim();
-        actor.send({ type: "guard.reject", callId: request.callId, ...(reason ? { reason } : {}) });
+        actor.send({ type: "guard.reject", callId: request.callId, ...pathOf(request), ...(reason ? { reason } : {}) });
         return;
       }
       if (answer === "e" || answer === "edit") {
@@ -41,7 +44,7 @@ export function attachApprover(
         const sub = actor.on("guard.approval.refused", (event) => {
           if (event.callId === request.callId) refusal = event.reason;
         });
-        actor.send({ type: "guard.approve", callId: request.callId, args: edited });
+        actor.send({ type: "guard.approve", callId: request.callId, ...pathOf(request), args: edited });
         sub.unsubscribe();
         if (refusal === undefined) return;
         progress.line(`  edit refused: ${refusal}`);
@@ -64,10 +67,10 @@ export function attachApprover(
   const sub = actor.on("guard.approval.requested", (request) => {
     if (options.yes) {
       progress.line(`  approved (--yes)`);
-      actor.send({ type: "guard.approve", callId: request.callId });
+      actor.send({ type: "guard.approve", callId: request.callId, ...pathOf(request) });
     } else if (!interactive) {
       progress.line(`  ${NO_TTY_REASON}`);
-      actor.send({ type: "guard.reject", callId: request.callId, reason: NO_TTY_REASON });
+      actor.send({ type: "guard.reject", callId: request.callId, ...pathOf(request), reason: NO_TTY_REASON });
     } else {
       queue.push(request);
       void drain();

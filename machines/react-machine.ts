@@ -371,7 +371,11 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         spawnNested(enqueue, src, input);
       }),
       finishNestedAgent: enqueueActions(({ context, event, enqueue }) => {
-        const ended = "output" in event ? { output: event.output as AgentOutput } : { error: (event as { error?: unknown }).error };
+        const output = (event as { output?: Partial<AgentOutput> }).output;
+        const ended =
+          output && typeof output.status === "string"
+            ? { output: output as AgentOutput }
+            : { error: (event as { error?: unknown }).error ?? new Error("the nested agent ended without an output") };
         const { context: next, outcome } = nested.finishAgentCall(context, agents, ended, now(), config.maxToolOutputChars);
         enqueue.stopChild(nestedId);
         if (!outcome) return;

@@ -28,7 +28,7 @@ import { childInput, childrenOf, type AgentSnapshot } from "./model-based-pure.j
 
 const UNKNOWN_CALL_ID = "no-such-call";
 
-export type ActorSrc = "llm" | "guard" | "toolExecutor" | "approvalTimer" | "toolProviders";
+export type ActorSrc = "llm" | "guard" | "toolExecutor" | "approvalTimer" | "toolProviders" | "agent";
 
 /** What an event is, for driving a live replay and for describing a path. */
 export type EventKind =
@@ -38,6 +38,8 @@ export type EventKind =
   | { kind: "approve"; callId: string }
   | { kind: "reject"; callId: string }
   | { kind: "progress"; src: ActorSrc }
+  /** What a nested agent (agentTool, handoff) tells its parent: telemetry or where it stands. */
+  | { kind: "nested" }
   | { kind: "done"; src: ActorSrc; output: unknown }
   | { kind: "error"; src: ActorSrc; error: unknown };
 
@@ -58,6 +60,9 @@ export function classifyEvent(event: AnyEventObject, machineId: string): EventKi
       return { kind: "progress", src: "llm" };
     case "tool.progress":
       return { kind: "progress", src: "toolExecutor" };
+    case "agent.status":
+    case "agent.emitted":
+      return { kind: "nested" };
   }
   if (event.type.startsWith("xstate.done.actor.")) return { kind: "done", src: srcOf(event.type.slice("xstate.done.actor.".length)), output: event["output"] };
   if (event.type.startsWith("xstate.error.actor.")) return { kind: "error", src: srcOf(event.type.slice("xstate.error.actor.".length)), error: event["error"] };
@@ -74,9 +79,22 @@ export function modelKey(snapshot: AgentSnapshot, access: StateAccess, config: R
     iteration: loop.iteration,
     rounds: access.read<number>(state, "rounds"),
     spent: config.maxBudgetTokens !== undefined && usage.totalTokens >= config.maxBudgetTokens,
-    calls: access.read<ToolCall[]>(state, "actions").map((call) => call.name),
+    // A call of an agent tool carries its arguments: whether they fit decides if a nested agent starts.
+    calls: access.read<ToolCall[]>(state, "actions").map((call) => (`agent.${call.name}` in snapshot.machine.implementations.actors ? `${call.name} ${call.arguments}` : call.name)),
     decisions: loop.decisions.map((d) => `${d.status}${d.deadline !== undefined ? `/${d.onTimeout ?? "reject"}` : ""}`),
     termination: loop.termination?.reason ?? null,
+    // Only agents with agent tools or handoffs have one (keys of other agents stay as they were).
+    ...(loop.delegation
+      ? {
+          nested: {
+            running: loop.delegation.current?.kind ?? null,
+            queued: loop.delegation.queue.length,
+            handoff: loop.delegation.handoff !== null,
+            waitingOn: loop.delegation.pending.length,
+            outcomes: loop.delegation.outcomes.length,
+          },
+        }
+      : {}),
   });
 }
 
@@ -132,6 +150,10 @@ export class EventCatalogue {
     for (const child of childrenOf(snapshot)) {
       const done = (output: unknown, label: string) => add({ type: `xstate.done.actor.${child.id}`, output }, label);
       const error = (message: string, label: string) => add({ type: `xstate.error.actor.${child.id}`, error: new Error(message) }, label);
+      if (child.src.startsWith("agent.")) {
+        this.nestedAgentEvents(snapshot, child.id, add);
+        continue;
+      }
       switch (child.src) {
         case "toolProviders":
           if (snapshot.matches("Initialising")) add({ type: "tools.ready", tools: snapshot.context.loop.tools }, "tools ready");
@@ -179,6 +201,12 @@ export class EventCatalogue {
         add({ type: "guard.approve", callId: d.callId }, `approve ${d.name}`);
         add({ type: "guard.reject", callId: d.callId, reason: "rejected by the model-based test" }, `reject ${d.name}`);
       }
+      // A nested agent's call: the decision is passed down (the nested agent then reports it stopped waiting).
+      for (const p of snapshot.context.loop.delegation?.pending ?? []) {
+        const path = p.agentPath ? { agentPath: p.agentPath } : {};
+        add({ type: "guard.approve", callId: p.callId, ...path }, `approve the nested agent's ${p.name}`);
+        add({ type: "guard.reject", callId: p.callId, ...path, reason: "rejected by the model-based test" }, `reject the nested agent's ${p.name}`);
+      }
       add({ type: "guard.approve", callId: UNKNOWN_CALL_ID }, "approve a call that is not waiting (refused)");
     } else {
       // A late or stray decision (e.g. for a call that already ran): the machine must refuse it, not drop it.
@@ -190,6 +218,45 @@ export class EventCatalogue {
     add({ type: "agent.cancel", reason: "cancelled by the model-based test" }, "cancel");
     add({ type: "tools.failed", error: { name: "ToolProviderError", message: "a tool provider failed (scripted)" } }, "tool providers fail");
     return events;
+  }
+
+  /**
+   * A nested agent's part, while it runs: it answers, fails or crashes (in Delegating and
+   * HandingOff), reports a model reply (its usage counts here), and starts or stops waiting for
+   * an approval. Its answer is fixed text: what it says does not change the parent's chart.
+   */
+  private nestedAgentEvents(snapshot: AgentSnapshot, id: string, add: (event: AnyEventObject, label: string) => void): void {
+    const delegation = snapshot.context.loop.delegation;
+    const current = delegation?.current;
+    if (!delegation || !current) return;
+    const running = snapshot.matches({ Evaluating: { ChildRunning: { ToolExecutor: "Delegating" } } } as never) || snapshot.matches({ Evaluating: { ChildRunning: { ToolExecutor: "HandingOff" } } } as never);
+    if (running) {
+      const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+      const output = (status: "succeeded" | "failed") => ({
+        status,
+        finalAnswer: status === "succeeded" ? "nested answer" : null,
+        messages: [],
+        rounds: 1,
+        usage,
+        toolEffects: [],
+        iterations: 0,
+        runId: "nested-run",
+        state: {},
+        ...(status === "failed" ? { termination: { reason: "modelError", iterations: 0 } } : {}),
+      });
+      add({ type: `xstate.done.actor.${id}`, output: output("succeeded") }, `${current.agent} answers`);
+      add({ type: `xstate.done.actor.${id}`, output: output("failed") }, `${current.agent} fails`);
+      add({ type: `xstate.error.actor.${id}`, error: new Error("the nested agent crashed (scripted)") }, `${current.agent} crashes`);
+      if (delegation.pending.length === 0) add({ type: "agent.status", from: id, pending: [], moment: "working" }, `${current.agent} reaches a checkpoint`);
+    }
+    const reply = { type: "reply.completed", agent: current.agent, runId: "nested-run", iteration: 0, timestamp: PURE_CLOCK, round: 1, toolCalls: 0, finishReason: "stop", usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, model: "scripted" };
+    add({ type: "agent.emitted", from: id, event: reply }, `${current.agent} replies`);
+    if (delegation.pending.length === 0) {
+      const pending = [{ callId: "nested-call", name: "nested_tool", arguments: "{}", reason: "needs approval" }];
+      add({ type: "agent.status", from: id, pending, moment: "waiting" }, `${current.agent} waits for approval`);
+    } else {
+      add({ type: "agent.status", from: id, pending: [], moment: "decided" }, `${current.agent} stops waiting`);
+    }
   }
 
   private verdicts(calls: readonly ToolCall[]): { label: string; decisions: CallDecision[] }[] {

@@ -122,6 +122,7 @@ export class InvariantChecker {
       this.seenChildren.add(child.ref);
       if (child.src === "llm") this.checkModelCall(childInput<LLMInput>(child.ref), snapshot);
       if (child.src === "toolExecutor") this.checkExecution(childInput<ExecutorInput>(child.ref), snapshot);
+      if (child.src.startsWith("agent.")) this.checkDelegation(snapshot);
     }
   }
 
@@ -203,6 +204,24 @@ export class InvariantChecker {
       authorized.add(call.id);
       this.everAuthorized.add(call.id);
     }
+  }
+
+  /** A nested agent started for a call (agentTool, handoff): the call must be allowed or approved like any other. */
+  private checkDelegation(snapshot: AgentSnapshot): void {
+    const current = snapshot.context.loop.delegation?.current;
+    if (!current) return;
+    const decision = snapshot.context.loop.decisions.find((d) => d.callId === current.callId);
+    const expected = this.expected.get(current.callId)?.status;
+    const ok = (decision?.status === "allowed" && expected === "allowed") || (decision?.status === "approved" && this.approved.has(current.callId));
+    if (!ok) {
+      this.fail("onlyAuthorizedCallsRun", `the nested agent for call ${current.callId} (${current.name}) started although the call is ${decision?.status ?? "undecided"}`);
+      return;
+    }
+    const iteration = snapshot.context.loop.iteration;
+    const authorized = this.authorized.get(iteration) ?? new Set<string>();
+    this.authorized.set(iteration, authorized);
+    authorized.add(current.callId);
+    this.everAuthorized.add(current.callId);
   }
 
   private fail(invariant: InvariantName, message: string): void {

@@ -57,7 +57,7 @@ export interface ReplayablePath {
   readonly violations: readonly Violation[];
 }
 
-type Release = { fail?: unknown };
+type Release = { fail?: unknown; output?: unknown };
 
 /** Where each gated actor waits for the driver. */
 class Gates {
@@ -161,7 +161,20 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
       guard: gated(gates, "guard", options.policy ? realGuard : scriptedGuard),
       toolExecutor: gated(gates, "toolExecutor", promiseCreatorOf(actors["toolExecutor"], "toolExecutor")),
       approvalTimer: gated<ApprovalTimerInput, ApprovalTimerOutput>(gates, "approvalTimer", async ({ input }) => ({ firedAt: input.deadline ?? Date.now() })),
-    },
+      // Nested agents (agentTool, handoff) are played by the path: they answer what it says when it says.
+      ...Object.fromEntries(
+        Object.keys(actors)
+          .filter((src) => src.startsWith("agent."))
+          .map((src) => [
+            src,
+            fromPromise<unknown>(async ({ signal }) => {
+              const how = await gates.wait("agent", signal);
+              if ("fail" in how) throw how.fail;
+              return how.output;
+            }),
+          ]),
+      ),
+    } as never,
   });
 
   const checker = new InvariantChecker(setup.access, setup.config);
@@ -176,7 +189,7 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
   actor.on("*", (event) => {
     const agentEvent = event as AgentEmitted;
     emitted.push(agentEvent);
-    if (agentEvent.type === "tool.call.started") checker.toolStarted(agentEvent.callId, agentEvent.name, agentEvent.iteration);
+    if (agentEvent.type === "tool.call.started" && agentEvent.agentPath === undefined) checker.toolStarted(agentEvent.callId, agentEvent.name, agentEvent.iteration);
     options.onEvent?.(agentEvent);
   });
 
@@ -222,6 +235,7 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
           await settled();
           break;
         case "toolsFailed":
+        case "nested":
         case "cancel":
         case "approve":
         case "reject":
@@ -232,7 +246,7 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
         case "error": {
           if (kind.kind === "done" && kind.src === "guard") checker.expectDecisions((kind.output as PreflightOutput).decisions);
           // A model error comes from the scripted model itself; the other actors are made to throw.
-          const how: Release = kind.kind === "error" && kind.src !== "llm" ? { fail: kind.error } : {};
+          const how: Release = kind.kind === "error" && kind.src !== "llm" ? { fail: kind.error } : kind.kind === "done" && kind.src === "agent" ? { output: kind.output } : {};
           if (!gates.release(kind.src, how)) {
             stop(new ReplayDivergence(index + 1, `${where(index + 1, step)}: expected ${kind.src} to be running, but the live run waits for [${gates.waitingFor().join(", ")}] in ${liveKey()}`));
           }

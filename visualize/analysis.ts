@@ -24,12 +24,40 @@ export interface RunAnalysis {
   iterations: { iteration: number; start: number; end: number }[];
   messages: Message[];
   summary: RunSummary;
+  /** Agents that ran nested in this one (agentTool, handoff), one per agentPath, in order of appearance. */
+  nestedAgents: NestedAgentSummary[];
+  nestedActors: NestedActor[];
+}
+
+/** A nested agent as its re-emitted telemetry and its actor tell it. */
+export interface NestedAgentSummary {
+  /** Outermost first, as in the events' `agentPath`. */
+  path: { agent: string; callId: string }[];
+  /** e.g. "Writer (call r1) › Helper (call w2)". */
+  label: string;
+  status: string;
+  reason?: string;
+  modelCalls: number;
+  toolCalls: number;
+  usage?: RunSummary["usage"];
+}
+
+/** A nested agent's actor as the recording saw it: a child machine of the agent that called it. */
+export interface NestedActor {
+  /** e.g. `Researcher.agent`. */
+  id: string;
+  /** `agent.<tool name>`. */
+  src: string;
+  /** The id of the actor that runs it (the root's session id for the top agent). */
+  parent: string;
 }
 
 export type TimelineKind = "model" | "tool" | "approval";
 
 export interface TimelineEntry {
   kind: TimelineKind;
+  /** Set for calls of a nested agent: its path label (see NestedAgentSummary.label). */
+  agent?: string;
   /** Unique within the run: the call id for tools and approvals, `model-N` for model calls. */
   id: string;
   /** Tool name, or the model name. */
@@ -48,7 +76,7 @@ export interface TimelineEntry {
 }
 
 export interface TimelineMarker {
-  kind: "denied" | "refused";
+  kind: "denied" | "refused" | "handoff";
   t: number;
   name: string;
   detail: string;
@@ -202,15 +230,67 @@ class TimelineBuilder {
   readonly iterationStarts = new Map<number, number>();
   readonly summary = { agent: "", runId: undefined as string | undefined, status: undefined as string | undefined, reason: undefined as string | undefined, rounds: 0, usage: undefined as RunSummary["usage"] | undefined };
   readonly counts: Record<string, number> = {};
+  /** Nested agents by their path's JSON. */
+  readonly nested = new Map<string, NestedAgentSummary>();
+  /** The top agent's iteration, which nested calls are drawn in. */
+  private iteration = 0;
+
+  /** A nested agent's event: counted for it, and its calls drawn in the top agent's current iteration. */
+  private nestedScope(e: Record<string, unknown>): { key: string; label: string; summary: NestedAgentSummary } | undefined {
+    const raw = e["agentPath"];
+    if (!Array.isArray(raw) || raw.length === 0) return undefined;
+    const path = raw.filter(isPlainObject).map((p) => ({ agent: String(p["agent"] ?? "?"), callId: String(p["callId"] ?? "?") }));
+    const key = JSON.stringify(path);
+    let summary = this.nested.get(key);
+    if (!summary) {
+      const label = path.map((p) => `${p.agent} (call ${p.callId})`).join(" › ");
+      summary = { path, label, status: "unfinished", modelCalls: 0, toolCalls: 0 };
+      this.nested.set(key, summary);
+    }
+    return { key, label: summary.label, summary };
+  }
 
   add(line: EmitLine): void {
     const e = line.event as Record<string, unknown>;
     const type = line.event.type;
     this.counts[type] = (this.counts[type] ?? 0) + 1;
+    const scope = this.nestedScope(e);
+    if (scope) return this.addNested(line, scope);
     const iteration = num(e["iteration"]);
+    this.iteration = iteration;
     if (!this.iterationStarts.has(iteration)) this.iterationStarts.set(iteration, line.t);
     if (typeof e["agent"] === "string") this.summary.agent = e["agent"];
     if (typeof e["runId"] === "string") this.summary.runId = e["runId"];
+    this.addCalls(line, iteration, "");
+  }
+
+  /** Nested calls join the timeline under their agent's label; keys carry the path (call ids repeat across agents). */
+  private addNested(line: EmitLine, scope: { key: string; label: string; summary: NestedAgentSummary }): void {
+    const e = line.event as Record<string, unknown>;
+    const before = this.entries.length;
+    switch (line.event.type) {
+      case "model.call.started":
+        scope.summary.modelCalls += 1;
+        break;
+      case "tool.call.started":
+        scope.summary.toolCalls += 1;
+        break;
+      case "loop.terminated":
+        scope.summary.status = str(e["status"]) ?? "unfinished";
+        if (str(e["reason"]) !== undefined) scope.summary.reason = str(e["reason"])!;
+        if (usageOf(e["usage"])) scope.summary.usage = usageOf(e["usage"])!;
+        return;
+      case "reply.started":
+        // The nested agent's rounds are its own: the top agent's round numbers stay.
+        return;
+    }
+    this.addCalls(line, this.iteration, `${scope.key}:`);
+    for (const entry of this.entries.slice(before)) entry.agent = scope.label;
+  }
+
+  private addCalls(line: EmitLine, iteration: number, prefix: string): void {
+    const e = line.event as Record<string, unknown>;
+    const type = line.event.type;
     const t = line.t;
     switch (type) {
       case "reply.started":
@@ -259,15 +339,15 @@ class TimelineBuilder {
         const args = str(e["arguments"]);
         if (args !== undefined) entry.detail = `args: ${args}`;
         this.entries.push(entry);
-        this.open.set(`tool:${callId}`, entry);
+        this.open.set(`${prefix}tool:${callId}`, entry);
         break;
       }
       case "tool.call.completed":
       case "tool.call.failed": {
         const callId = str(e["callId"]) ?? "";
-        const entry = this.open.get(`tool:${callId}`);
+        const entry = this.open.get(`${prefix}tool:${callId}`);
         if (!entry) break;
-        this.open.delete(`tool:${callId}`);
+        this.open.delete(`${prefix}tool:${callId}`);
         entry.end = t;
         entry.durationMs = Math.max(0, t - entry.start);
         entry.status = type === "tool.call.completed" ? "ok" : "failed";
@@ -281,14 +361,14 @@ class TimelineBuilder {
         const reason = str(e["reason"]);
         if (reason !== undefined) entry.detail = reason;
         this.entries.push(entry);
-        this.open.set(`approval:${callId}`, entry);
+        this.open.set(`${prefix}approval:${callId}`, entry);
         break;
       }
       case "guard.approval.decided": {
         const callId = str(e["callId"]) ?? "";
-        const entry = this.open.get(`approval:${callId}`);
+        const entry = this.open.get(`${prefix}approval:${callId}`);
         if (!entry) break;
-        this.open.delete(`approval:${callId}`);
+        this.open.delete(`${prefix}approval:${callId}`);
         entry.end = t;
         entry.durationMs = Math.max(0, t - entry.start);
         entry.status = e["decision"] === "approved" ? "approved" : "rejected";
@@ -302,6 +382,9 @@ class TimelineBuilder {
         break;
       case "guard.approval.refused":
         this.markers.push({ kind: "refused", t, name: str(e["callId"]) ?? "approval", detail: str(e["reason"]) ?? "refused" });
+        break;
+      case "agent.handoff":
+        this.markers.push({ kind: "handoff", t, name: str(e["to"]) ?? "agent", detail: `${str(e["from"]) ?? "agent"} handed the conversation to ${str(e["to"]) ?? "another agent"} (call ${str(e["callId"]) ?? "?"})` });
         break;
       case "loop.terminated":
         this.summary.status = str(e["status"]);
@@ -339,12 +422,16 @@ export async function analyzeRecording(file: string): Promise<RunAnalysis> {
   let lastT = 0;
   let actorStatus: string | undefined;
   let rootOutput: unknown;
+  const actorIds = new Map<string, string>();
+  const nestedActors: NestedActor[] = [];
 
   for await (const line of lines) {
     lastT = Math.max(lastT, line.t);
     switch (line.k) {
       case "actor":
         if (root === undefined && line.machine && line.parent === undefined) root = line.actor;
+        actorIds.set(line.actor, line.id);
+        if (line.machine && line.src?.startsWith("agent.") && line.parent !== undefined) nestedActors.push({ id: line.id, src: line.src, parent: line.parent });
         break;
       case "event":
         if (line.actor === root) counter.macro += 1;
@@ -410,5 +497,7 @@ export async function analyzeRecording(file: string): Promise<RunAnalysis> {
     iterations,
     messages: findMessages(context).map(toMessage),
     summary,
+    nestedAgents: [...timeline.nested.values()],
+    nestedActors: nestedActors.map((a) => ({ ...a, parent: actorIds.get(a.parent) ?? a.parent })),
   };
 }

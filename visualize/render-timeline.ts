@@ -30,6 +30,12 @@ function niceStep(total: number, targetTicks: number): number {
 }
 
 export function entryLabel(e: TimelineEntry): string {
+  // A nested agent's call is labelled with that agent (the last level of its path).
+  const via = e.agent ? `${e.agent.slice(e.agent.lastIndexOf("›") + 1).replace(/ \(call .*\)$/, "").trim()} › ` : "";
+  return via + ownLabel(e);
+}
+
+function ownLabel(e: TimelineEntry): string {
   const duration = formatMs(e.durationMs);
   switch (e.kind) {
     case "model":

@@ -73,7 +73,7 @@ function callsTable(a: RunAnalysis): string {
     const tokens = e.tokens ? `${formatCount(e.tokens.promptTokens)} / ${formatCount(e.tokens.completionTokens)}` : "";
     return (
       `<tr data-entry-row="${esc(e.id)}" data-kind="${e.kind}"><td class="num">${i + 1}</td><td><span class="kind ${e.kind}">${e.kind}</span></td>` +
-      `<td>${esc(e.name)}</td><td class="num">${e.iteration + 1}</td><td class="num">${formatMs(e.start)}</td><td class="num">${formatMs(e.durationMs)}</td>` +
+      `<td${e.agent ? ` data-agent="${esc(e.agent)}"` : ""}>${e.agent ? `<span class="via">${esc(e.agent)} ›</span> ` : ""}${esc(e.name)}</td><td class="num">${e.iteration + 1}</td><td class="num">${formatMs(e.start)}</td><td class="num">${formatMs(e.durationMs)}</td>` +
       `<td class="num">${tokens}</td><td>${esc(e.status)}</td><td class="detail" title="${esc(entryLabel(e))}">${esc(clip(e.detail ?? "", 220))}</td></tr>`
     );
   });
@@ -81,6 +81,23 @@ function callsTable(a: RunAnalysis): string {
     `<details open><summary>${a.timeline.length} calls</summary><table class="calls"><thead><tr><th>#</th><th>Kind</th><th>Name</th><th>Iter.</th><th>Start</th><th>Duration</th><th>Tokens in / out</th><th>Status</th><th>Detail</th></tr></thead>` +
     `<tbody>${rows.join("")}</tbody></table></details>`
   );
+}
+
+/** Agents that ran nested in this one: what their telemetry says, and the child actors that ran them. */
+function nestedSection(a: RunAnalysis): string {
+  if (a.nestedAgents.length === 0 && a.nestedActors.length === 0) return "";
+  const rows = a.nestedAgents.map((n) => {
+    const tokens = n.usage ? formatCount(n.usage.totalTokens) : "";
+    const status = n.reason ? `${n.status} · ${n.reason}` : n.status;
+    return `<tr data-nested-agent="${esc(JSON.stringify(n.path))}"><td>${esc(n.label)}</td><td>${esc(status)}</td><td class="num">${n.modelCalls}</td><td class="num">${n.toolCalls}</td><td class="num">${tokens}</td></tr>`;
+  });
+  const actors = a.nestedActors.map((n) => `<code data-nested-actor="${esc(n.id)}" title="${esc(`logic ${n.src}, child of ${n.parent}`)}">${esc(n.id)}</code>`).join(" ");
+  return `<section class="panel" id="nested-panel">
+<h2>Nested agents</h2>
+<p class="hint">Agents this one called as tools or handed the conversation to. Each ran as a child actor of its caller (persisted inside its snapshot); its calls appear in the timeline under its name, its tokens count in the caller's.</p>
+<table class="calls"><thead><tr><th>Agent (the call that started it)</th><th>Status</th><th>Model calls</th><th>Tool calls</th><th>Tokens</th></tr></thead><tbody>${rows.join("")}</tbody></table>
+${actors ? `<p class="hint">Child actors: ${actors}</p>` : ""}
+</section>`;
 }
 
 function messageBody(text: string | null): string {
@@ -150,6 +167,7 @@ ${pathSection(a)}
 <div class="scroll">${renderTimelineSvg(a)}</div>
 ${callsTable(a)}
 </section>
+${nestedSection(a)}
 <section class="panel" id="messages-panel">
 <h2>Messages</h2>
 <p class="hint">The conversation as the agent's state holds it at the end of the run${a.header.redaction.omitText ? " (recorded without text: only lengths were kept)" : ""}.</p>

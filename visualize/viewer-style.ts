@@ -88,6 +88,8 @@ svg text { font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",san
 .timeline .entry { cursor:pointer; } .timeline .entry:hover rect { stroke:#0f172a; stroke-width:1.5; }
 .timeline .entry.focus rect { stroke:#f59e0b; stroke-width:2.5; }
 .timeline .marker path { fill:var(--red); }
+.timeline .marker-handoff path { fill:var(--indigo); }
+table.calls td .via { color:var(--indigo); font-size:11.5px; }
 .timeline .axis line { stroke:#94a3b8; } .timeline .axis text { font-size:11px; fill:var(--muted); }
 
 table.calls { width:100%; border-collapse:collapse; font-size:12.5px; margin-top:6px; }

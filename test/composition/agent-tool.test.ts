@@ -6,6 +6,10 @@ import type { AgentEmitted } from "../../machines/events.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
+import { inspectAgent } from "../../visualize/inspector.js";
+import { checkpointAgent } from "../../machines/checkpoints/checkpoint-agent.js";
+import { MemoryCheckpointStore } from "../../machines/checkpoints/memory-store.js";
+import { statePath, type PersistedAgent } from "../../machines/persistence.js";
 import { add, multiply } from "../core/helpers.js";
 
 const usage = (promptTokens: number, completionTokens: number) => ({ promptTokens, completionTokens });
@@ -116,6 +120,52 @@ describe("agentTool", () => {
     actor.stop();
     const root = registered[0]!.id;
     expect(registered).toEqual(expect.arrayContaining([{ id: "Researcher.agent", parent: root }, { id: "Writer.llm", parent: "Researcher.agent" }]));
+  });
+
+  it("the Stately inspector receives the nested agent as a machine actor whose parent is the caller", async () => {
+    const { researcher } = writerAndResearcher();
+    const sent: { type: string; name?: string; sessionId?: string; parentId?: string; definition?: string }[] = [];
+    const inspector = inspectAgent({ mode: "adapter", adapter: { send: (event) => void sent.push(event as never) } });
+    await runAgent(researcher, { messages: [human("go")] }, { inspect: inspector.inspect });
+    // Conversion runs on 0 ms timers.
+    for (let i = 0; i < 4; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+    inspector.stop();
+    const actors = sent.filter((e) => e.type === "@xstate.actor");
+    const top = actors.find((e) => e.name === "Researcher")!;
+    // Named by its actor id, as the caller's other children are.
+    const writer = actors.find((e) => e.name === "Researcher.agent")!;
+    expect(writer.parentId).toBe(top.sessionId);
+    // The nested agent's whole chart travels with it, so the inspector draws it.
+    expect(JSON.parse(writer.definition!)).toMatchObject({ id: "Writer", states: { Evaluating: expect.any(Object) } });
+    expect(actors.find((e) => e.name === "Writer.llm")?.parentId).toBe(writer.sessionId);
+  });
+
+  it("the caller is checkpointed again at each checkpoint moment of the nested agent, which its snapshot holds", async () => {
+    const { researcher } = writerAndResearcher();
+    const saved: PersistedAgent[] = [];
+    const store = new MemoryCheckpointStore();
+    const recording = { save: (runId: string, record: PersistedAgent) => (saved.push(record), store.save(runId, record)), load: store.load.bind(store), list: store.list.bind(store), delete: store.delete.bind(store) };
+    const actor = createActor(researcher, { input: { messages: [human("go")] } });
+    const checkpoints = checkpointAgent(actor, recording);
+    const finished = new Promise<void>((resolve) => actor.subscribe({ complete: resolve }));
+    actor.start();
+    await finished;
+    await checkpoints.flush();
+    const nested = saved
+      .filter((record) => record.state.endsWith(".Delegating"))
+      .map((record) => {
+        const child = (record.snapshot["children"] as Record<string, { snapshot: { value: unknown; status: string } }>)["Researcher.agent"]!.snapshot;
+        return child.status === "active" ? statePath(child.value) : child.status;
+      });
+    // Entering Delegating (the writer just spawned), then the writer's own moments: its first model
+    // call, its tools, its second model call, its end.
+    expect(nested).toEqual([
+      "Initialising",
+      "Evaluating.ChildRunning.AgentLLM",
+      "Evaluating.ChildRunning.ToolExecutor.Executing",
+      "Evaluating.ChildRunning.AgentLLM",
+      "done",
+    ]);
   });
 
   it("a failing nested agent is an error observation for the caller, not a crash", async () => {
