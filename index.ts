@@ -14,7 +14,7 @@ export type { AgentToolOptions } from "./machines/agent-tool.js";
 export { handoff } from "./machines/handoff.js";
 export type { HandoffOptions } from "./machines/handoff.js";
 export type { ApprovalAnswer, PendingApproval } from "./machines/approvals.js";
-export type { RunOptions } from "./machines/runner.js";
+export type { RunOptions, TracerLike } from "./machines/runner.js";
 export { AgentInputError } from "./machines/context.js";
 export type { AgentContext, AgentInput, AgentOutput, LoopContext } from "./machines/context.js";
 export { ReActConfig, ConfigError, loadConfig, readConfigFile, ToolChoiceSchema } from "./machines/config.js";

@@ -2,6 +2,7 @@ import type { Actor, AnyStateMachine, Snapshot } from "xstate";
 import { z } from "zod";
 import { TERMINATION_REASONS } from "./events.js";
 import { stateAccessOf, type ReactMachine } from "./react-machine.js";
+import { TraceLinkSchema, traceLinkOf } from "./trace-link.js";
 import { statePath } from "./state-path.js";
 import { DelegationSchema } from "./delegation.js";
 
@@ -114,6 +115,8 @@ const EnvelopeSchema = z.object({
       // XState reads `item.id` of each entry when it restores; a damaged one must not reach it.
       historyValue: z.record(z.string(), z.array(z.object({ id: z.string() }).loose())).optional(),
       children: z.record(z.string(), ChildSchema),
+      /** The run's first trace, when it was traced (machines/trace-link.ts). */
+      trace: TraceLinkSchema.optional(),
     })
     .loose(),
 });
@@ -164,6 +167,8 @@ export function persistAgent<M extends AnyStateMachine>(actor: Actor<M>, now: ()
     throw new SnapshotError("context", "persistAgent: this actor is not a jianmu agent (its context has no loop.runId); pass an actor of createReactMachine(...)");
   }
   const live = actor.getSnapshot() as SnapshotLike;
+  const trace = traceLinkOf(actor);
+  if (trace) snapshot.trace = trace;
   return {
     format: SNAPSHOT_FORMAT,
     version: SNAPSHOT_VERSION,

@@ -25,7 +25,26 @@ export interface RunOptions {
    * for each call already waiting. A callback that throws rejects the call with its message.
    */
   onApproval?: (request: PendingApproval) => ApprovalAnswer | Promise<ApprovalAnswer>;
+  /**
+   * An OpenTelemetry `Tracer` (`trace.getTracer("my-app")` from `@opentelemetry/api`): the run
+   * produces GenAI spans (`invoke_agent`, `chat`, `execute_tool`, `awaiting_approval`), see
+   * `traceAgent` in `jianmu/otel`, which is loaded only when this is given.
+   */
+  tracer?: TracerLike;
+  /** With `tracer`: also record message content (tool arguments and results, model text) on the spans. */
+  traceContent?: boolean;
 }
+
+/**
+ * What `RunOptions.tracer` accepts: an OpenTelemetry `Tracer`, typed by shape so that `jianmu`'s
+ * types do not need `@opentelemetry/api` installed.
+ */
+export interface TracerLike {
+  startSpan(name: string, options?: object, context?: object): object;
+}
+
+/** How a run attaches an observer (tracing) to its actor before it starts. */
+type Attach = (actor: ReturnType<typeof createActor<ReactMachine>>) => void;
 
 /**
  * Run an agent to a final state and resolve with its output. Model and tool failures are outputs
@@ -33,6 +52,20 @@ export interface RunOptions {
  * Resolves after the run's tool providers have closed.
  */
 export function runAgent(machine: ReactMachine, input: AgentInput = {}, options: RunOptions = {}): Promise<AgentOutput> {
+  if (options.tracer === undefined) return startRun(machine, input, options);
+  const tracer = options.tracer;
+  // Loaded on demand so that `import "jianmu"` never loads OpenTelemetry.
+  return import("../otel/trace-agent.js").then(
+    ({ traceAgent }) => startRun(machine, input, options, (actor) => traceAgent(actor, { tracer: tracer as unknown as Parameters<typeof traceAgent>[1]["tracer"], captureContent: options.traceContent === true })),
+    (error: unknown) => {
+      throw new Error(
+        `runAgent: options.tracer needs the optional package @opentelemetry/api (npm install @opentelemetry/api): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    },
+  );
+}
+
+function startRun(machine: ReactMachine, input: AgentInput, options: RunOptions, attach?: Attach): Promise<AgentOutput> {
   return new Promise<AgentOutput>((resolve, reject) => {
     let actor: ReturnType<typeof createActor<ReactMachine>>;
     try {
@@ -45,6 +78,7 @@ export function runAgent(machine: ReactMachine, input: AgentInput = {}, options:
       reject(error);
       return;
     }
+    attach?.(actor);
     const checkpoints = options.checkpoints ? checkpointAgent(actor, options.checkpoints) : undefined;
     const onAbort = () => actor.send({ type: "agent.cancel", reason: "the caller's signal was aborted" });
     let finished = false;

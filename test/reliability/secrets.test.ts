@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inspect } from "node:util";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InspectionEvent } from "xstate";
 import { z } from "zod";
@@ -22,7 +23,8 @@ import { FINAL_TEXT, finalTextStream, roundOf, toolCallStream } from "./fault-pl
  * fails in the ways that tend to quote keys (401 "Incorrect API key provided: sk-...", errors
  * echoing the Authorization header, a key in the base URL's query) is searched artifact by
  * artifact: output, emitted events, inspection events, errors, persisted checkpoints (the SQLite
- * file on disk), console and stdout/stderr, and a run recording (visualize/recorder.ts).
+ * file on disk), console and stdout/stderr, a run recording (visualize/recorder.ts) and the
+ * OpenTelemetry spans of both runs, content included (jianmu/otel).
  */
 
 const KEY = "sk-reliability-KEY-3f9a2b7c1d0e4f5a6b8c";
@@ -108,12 +110,14 @@ describe("API keys in the artifacts of a run", () => {
       if (snapshot?.error !== undefined) inspected.push(inspect(snapshot.error, { depth: 8, showHidden: true }));
     };
     const outputs: AgentOutput[] = [];
+    const spans = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }).getTracer("secrets");
 
     const { result, written } = await capturingOutput(async () => {
       // Run 1: a 401 quoting the key on the primary, a 500 quoting it on the fallback: fails for good.
       plan = [(auth) => echoingError(401, auth), ...Array.from({ length: 4 }, () => (auth: string | undefined) => echoingError(500, auth))];
       const failing = createReactMachine({ modelClient: client({ fallbacks: true }), tools: [lookup], journal: store });
-      outputs.push(await runAgent(failing, { messages: [human("weather?")], runId: "run-failing" }, { onEvent: (e) => emitted.push(e), inspect: keepInspection, checkpoints: store }));
+      outputs.push(await runAgent(failing, { messages: [human("weather?")], runId: "run-failing" }, { onEvent: (e) => emitted.push(e), inspect: keepInspection, checkpoints: store, tracer, traceContent: true }));
 
       // Run 2: a 429 and a reset quoting nothing, a 503 quoting the key, then success; recorded to a file.
       plan = [() => replies.rateLimited({ ms: 1 }), () => replies.destroy(), (auth) => echoingError(503, auth)];
@@ -123,6 +127,8 @@ describe("API keys in the artifacts of a run", () => {
         onEvent: (e) => emitted.push(e),
         inspect: keepInspection,
         checkpoints: store,
+        tracer,
+        traceContent: true,
       });
       outputs.push(recorded.output);
 
@@ -160,6 +166,11 @@ describe("API keys in the artifacts of a run", () => {
     expectNoSecret("the console and stdio", written.join("\n"));
     expectNoSecret("the thrown error (inspected with its cause chain, stack and JSON)", thrownError);
     expectNoSecret("the recording", recording);
+    const traced = JSON.stringify(
+      spans.getFinishedSpans().map((span) => ({ name: span.name, attributes: span.attributes, events: span.events, status: span.status, links: span.links })),
+    );
+    expect(traced).toMatch(/Incorrect API key provided: .*\[redacted\]/);
+    expectNoSecret("the OpenTelemetry spans (with content)", traced);
     // The checkpoint store's files byte for byte (SQLite database, WAL and shared memory).
     for (const file of dbFiles) if (existsSync(join(work, file))) expectNoSecret(`the checkpoint file ${file}`, readFileSync(join(work, file)).toString("latin1"));
   }, 60_000);
