@@ -53,7 +53,8 @@ type WireMessage = { role: string; content?: string | null; tool_call_id?: strin
 /** The invoice and amount a task names ("Pay INV-1042 ... EUR 1,250"), with defaults. */
 export function invoiceIn(task: string): Payment {
   const invoice = /INV-\d+/i.exec(task)?.[0]?.toUpperCase() ?? "INV-1042";
-  const amount = /(?:EUR|€)\s*([\d,]+(?:\.\d+)?)|([\d,]+(?:\.\d+)?)\s*(?:EUR|€)/i.exec(task);
+  // The invoice number's digits are not an amount ("INV-7 EUR 30").
+  const amount = /(?:EUR|€)\s*([\d,]+(?:\.\d+)?)|([\d,]+(?:\.\d+)?)\s*(?:EUR|€)/i.exec(task.replace(/INV-\d+/gi, ""));
   const amountEur = amount ? Number((amount[1] ?? amount[2])!.replace(/,/g, "")) : 1250;
   return { invoice, amountEur };
 }
