@@ -101,7 +101,9 @@ describe("POST /runs streams the run as server-sent events", () => {
     await reader.close();
     expect((await postJson(`${stack.base}/runs/${runId}/events`, { type: "guard.approve", callId: "call_pay_1" })).status).toBe(202);
     const follow = new EventReader(await fetch(`${stack.base}/runs/${runId}/stream`));
-    await follow.until("run.finished").catch(async () => undefined);
+    // Following ends with the run: its last event is the end (or, if it ended first, a snapshot of the end).
+    const last = (await follow.rest()).at(-1)!;
+    expect(last.type === "run.finished" ? last.data.output.status : last.type === "run.snapshot" ? last.data.status : last.type).toBe("succeeded");
     expect((await status(runId)).status).toBe("succeeded");
     expect(stack.payments).toHaveLength(1);
   });
@@ -287,5 +289,42 @@ describe("a run parked for approval survives a restart of the server", () => {
     // The new model server got only the call after the tool: the first turn was not asked again.
     expect(stack.model.requests).toHaveLength(1);
     expect(stack.store.list()).toMatchObject([{ runId, status: "succeeded" }]);
+  });
+});
+
+describe("the default store", () => {
+  it("is the embedded SQLite file at storePath: a parked run is found by a new handler on the same file", async () => {
+    const { ModelClient } = await import("../../index.js");
+    const { agentHandler } = await import("../../http.js");
+    const { startOpenAIServer } = await import("../../testing.js");
+    const { createWebAssistant, webAssistantModel } = await import("../../examples/web/agent.js");
+    const model = await startOpenAIServer({ respond: webAssistantModel().respond });
+    const storePath = join(temp.dir, "default", "web-runs.db");
+    const build = () =>
+      agentHandler({
+        agents: { payments: createWebAssistant({ modelClient: ModelClient.resolve({ baseURL: model.baseURL, apiKey: "test", model: "gpt-4o-mini" }) }) },
+        storePath,
+      });
+    const post = (handler: ReturnType<typeof build>, path: string, body: unknown) =>
+      handler(new Request(`http://app${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
+    try {
+      const first = build();
+      const reader = new EventReader(await post(first, "/runs", { agent: "payments", message: TASK }));
+      const started = await reader.until("run.started");
+      await reader.until("state.changed", (e) => e.type === "state.changed" && e.data.path === AWAITING);
+      await first.close();
+      const runId = started.type === "run.started" ? started.data.runId : "";
+
+      const second = build();
+      const view = RunSnapshotSchema.parse(await (await second(new Request(`http://app/runs/${runId}`))).json());
+      expect(view).toMatchObject({ runId, status: "awaitingApproval", pendingApprovals: [{ callId: "call_pay_1" }] });
+      const follow = new EventReader(await second(new Request(`http://app/runs/${runId}/stream`)));
+      expect((await post(second, `/runs/${runId}/events`, { type: "guard.approve", callId: "call_pay_1" })).status).toBe(202);
+      const finished = await follow.until("run.finished");
+      expect(finished.type === "run.finished" && finished.data.output.status).toBe("succeeded");
+      await second.close();
+    } finally {
+      await model.close();
+    }
   });
 });
