@@ -200,6 +200,9 @@ describe("bad requests get a 4xx JSON error naming the problem, and nothing is a
     expect(missing.error.field).toBe("message");
     await expectError(await postJson(runs, { agent: "payments", message: TASK, extra: 1 }), 400, "invalid_body", /extra/);
     await expectError(await postJson(runs, { agent: "payments", messages: [{ role: "robot", content: "x" }] }), 400, "invalid_body", /^messages\.0\.role/);
+    // Fits the protocol, not the agent's state schema.
+    const state = await expectError(await postJson(runs, { agent: "payments", message: TASK, state: { messages: 5 } }), 400, "invalid_body", /^state\.messages: .*expected array/);
+    expect(state.error.field).toBe("state.messages");
     await expectError(await fetch(runs, { method: "POST", headers: { "content-type": "text/plain" }, body: TASK }), 415, "unsupported_media_type", /application\/json/);
     await expectError(await postJson(runs, { agent: "payments", message: "x".repeat(5_000) }), 413, "body_too_large", /2000 bytes/);
     // No content-length: the limit is enforced while reading.

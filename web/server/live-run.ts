@@ -37,6 +37,8 @@ export class LiveRun {
     this.machine = options.machine;
     this.actor = createActor(options.machine, "input" in options.start ? { input: options.start.input } : { snapshot: options.start.snapshot });
     const first = this.snapshot();
+    // Input the machine refuses (AgentInputError, StateError) leaves the actor in error before it starts.
+    if (first.status === "error") throw (this.actor.getSnapshot() as { error?: unknown }).error;
     this.runId = first.context.loop.runId;
     // A restored run's past was told by the process that saved it: only what happens from here is new.
     const restored = "snapshot" in options.start;

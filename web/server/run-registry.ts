@@ -1,4 +1,5 @@
-import type { AgentInput } from "../../machines/context.js";
+import { AgentInputError, type AgentInput } from "../../machines/context.js";
+import { StateError } from "../../machines/state-access.js";
 import type { CheckpointStore } from "../../machines/checkpoints/store.js";
 import { restoreAgent, type PersistedAgent } from "../../machines/persistence.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
@@ -32,7 +33,17 @@ export class RunRegistry {
   async start(agent: string, input: AgentInput): Promise<LiveRun> {
     const machine = this.options.agents[agent]!;
     const store = await this.options.store();
-    const run = new LiveRun({ agent, machine, ...(store ? { store } : {}), start: { input }, onError: this.options.onError });
+    let run: LiveRun;
+    try {
+      run = new LiveRun({ agent, machine, ...(store ? { store } : {}), start: { input }, onError: this.options.onError });
+    } catch (error) {
+      // The body fit the protocol but not this agent (e.g. a `state` its schema refuses): nothing started.
+      if (error instanceof AgentInputError || error instanceof StateError) {
+        const field = error instanceof StateError ? `state.${error.field}` : error.field.replace(/^input\./, "");
+        throw new HttpError(400, "invalid_body", error.message, field);
+      }
+      throw error;
+    }
     this.hold(run);
     return run.start();
   }
