@@ -101,16 +101,21 @@ afterAll(async () => {
 describe("the web example in Chromium", () => {
   test("types a task, sees the text stream in, approves, sees the answer", async () => {
     await expect(clientStatus()).resolves.toBe("idle");
+    // Note every text the streaming bubble shows and every status the page passes through, as it renders them.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      const statuses: string[] = [];
+      Object.assign(window, { streamed: seen, statuses });
+      new MutationObserver(() => {
+        const text = document.querySelector('[data-testid="streaming"]')?.textContent ?? "";
+        if (text !== "" && seen[seen.length - 1] !== text) seen.push(text);
+        const status = document.querySelector('[data-testid="client-status"]')?.getAttribute("data-status") ?? "";
+        if (statuses[statuses.length - 1] !== status) statuses.push(status);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+    });
     await ask("Please pay invoice INV-1042 from Acme GmbH: EUR 1,250.");
     const streaming = page.locator('[data-testid="streaming"]');
     await streaming.waitFor();
-    const partial = (await streaming.textContent()) ?? "";
-    const lead = "I found invoice INV-1042 over EUR 1250. I will pay it once you approve.";
-    // Seen mid-stream: a non-empty beginning of the sentence, not the whole of it.
-    expect(partial.length).toBeGreaterThan(0);
-    expect(lead.startsWith(partial.trimEnd())).toBe(true);
-    expect(partial.trimEnd().length).toBeLessThan(lead.length);
-    await expect(clientStatus()).resolves.toBe("streaming");
     await shot("01-text-streaming");
 
     const approval = page.locator('[data-testid="approval"]');
@@ -119,7 +124,15 @@ describe("the web example in Chromium", () => {
     await expect(approval.textContent()).resolves.toContain("payments need a second pair of eyes");
     await expect.poll(clientStatus).toBe("awaitingApproval");
     await expect.poll(() => stateClass(AWAITING)).toContain("current");
+    const lead = "I found invoice INV-1042 over EUR 1250. I will pay it once you approve.";
     await expect(page.locator('[data-message-role="assistant"]').first().textContent()).resolves.toBe(lead);
+    // The sentence grew on the page piece by piece: several ever longer beginnings of it.
+    const streamed = await page.evaluate(() => (window as unknown as { streamed: string[] }).streamed);
+    expect(streamed.length).toBeGreaterThanOrEqual(3);
+    streamed.forEach((text, i) => {
+      expect(lead.startsWith(text.trimEnd()), text).toBe(true);
+      if (i > 0) expect(text.length).toBeGreaterThan(streamed[i - 1]!.length);
+    });
     await shot("02-awaiting-approval");
 
     await page.locator('[data-testid="approve"]').click();
@@ -134,6 +147,8 @@ describe("the web example in Chromium", () => {
     await expect(page.locator('[data-testid="conversation"]').getAttribute("data-deltas").then(Number)).resolves.toBeGreaterThan(10);
     await expect(page.locator('[data-testid="usage"]').getAttribute("data-total-tokens")).resolves.toBe("450");
     await shot("03-answer");
+    const statuses = await page.evaluate(() => (window as unknown as { statuses: string[] }).statuses);
+    expect(statuses.filter((s) => s !== "idle" && s !== "connecting")).toEqual(["streaming", "awaitingApproval", "streaming", "done"]);
     expect(ledger().map(({ invoice, amountEur }) => ({ invoice, amountEur }))).toEqual([{ invoice: "INV-1042", amountEur: 1250 }]);
   });
 
