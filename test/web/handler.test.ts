@@ -206,7 +206,7 @@ describe("bad requests get a 4xx JSON error naming the problem, and nothing is a
     await expectError(await fetch(runs, { method: "POST", headers: { "content-type": "text/plain" }, body: TASK }), 415, "unsupported_media_type", /application\/json/);
     await expectError(await postJson(runs, { agent: "payments", message: "x".repeat(5_000) }), 413, "body_too_large", /2000 bytes/);
     // No content-length: the limit is enforced while reading.
-    const chunks = [new TextEncoder().encode(`{"agent":"payments","message":"`), new TextEncoder().encode("y".repeat(4_000)), new TextEncoder().encode(`"}`)];
+    const chunks = [new TextEncoder().encode(`{"agent":"payments","message":"`), ...Array.from({ length: 64 }, () => new TextEncoder().encode("y".repeat(16_384))), new TextEncoder().encode(`"}`)];
     const streamed = new ReadableStream<Uint8Array>({
       pull(controller) {
         const next = chunks.shift();

@@ -32,7 +32,7 @@ function tooLarge(limit: number): HttpError {
   return new HttpError(413, "body_too_large", `the body is larger than ${limit} bytes (raise agentHandler({ maxBodyBytes }) if this is intended)`);
 }
 
-/** The body as text, stopping (and cancelling the upload) as soon as it passes the limit. */
+/** The body as text, stopping as soon as it passes the limit. */
 async function readLimited(request: Request, limit: number): Promise<string> {
   if (!request.body) return "";
   const reader = request.body.getReader();
@@ -43,7 +43,9 @@ async function readLimited(request: Request, limit: number): Promise<string> {
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => undefined);
+      // Stop reading, but do not cancel: on Node that would destroy the socket before the 413 is
+      // sent. The server discards the rest of the upload after the response.
+      reader.releaseLock();
       throw tooLarge(limit);
     }
     chunks.push(value);
