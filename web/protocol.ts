@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MessageSchema } from "../actors/messages.js";
+import { TERMINATION_REASONS } from "../machines/events.js";
 import { UsageSchema } from "../machines/state.js";
 
 /**
@@ -73,7 +74,7 @@ export const RunOutputSchema = z.object({
   iterations: z.number().int(),
   usage: UsageSchema,
   toolEffects: z.array(z.string()),
-  termination: z.object({ reason: z.string(), iterations: z.number().int(), detail: z.string().optional(), error: z.object({ name: z.string(), message: z.string() }).loose().optional() }).optional(),
+  termination: z.object({ reason: z.enum(TERMINATION_REASONS), iterations: z.number().int(), detail: z.string().optional(), error: z.object({ name: z.string(), message: z.string() }).loose().optional() }).optional(),
 });
 export type RunOutputView = z.infer<typeof RunOutputSchema>;
 
