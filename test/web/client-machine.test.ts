@@ -132,6 +132,7 @@ describe("agentClientMachine", () => {
     const reloaded = createActor(agentClientMachine, { input: { url: stack.base, agent: "payments", runId } }).start();
     const again = await waitFor(reloaded, is("awaitingApproval"));
     expect(again.context.run.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(again.context.run.streamingText).toBe("");
     expect(again.context.run.toolCalls).toMatchObject([{ callId: "call_pay_1", status: "awaitingApproval" }]);
     reloaded.send({ type: "approve", callId: "call_pay_1" });
     expect((await waitFor(reloaded, is("done"))).context.run.output?.status).toBe("succeeded");

@@ -164,6 +164,8 @@ describe("the web example in Chromium", () => {
     await expect.poll(clientStatus).toBe("awaitingApproval");
     expect(page.url()).toBe(runUrl);
     await expect(page.locator('[data-message-role="user"]').textContent()).resolves.toBe("Pay invoice INV-2001 to Globex: EUR 300.");
+    await expect(page.locator('[data-message-role="assistant"]').count()).resolves.toBe(1);
+    await expect(page.locator('[data-testid="streaming"]').count()).resolves.toBe(0);
     await expect.poll(() => stateClass(AWAITING)).toContain("current");
     const args = page.locator('[data-testid="approval-args"]');
     expect(JSON.parse((await args.inputValue()) || "{}")).toEqual({ invoice: "INV-2001", amountEur: 300 });

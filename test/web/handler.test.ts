@@ -130,6 +130,9 @@ describe("GET /runs/:id/stream follows a run again", () => {
     if (snapshot.type !== "run.snapshot") throw new Error("unreachable");
     expect(snapshot.id).toBe(seen[seen.length - 1]!.id);
     expect(snapshot.data).toMatchObject({ status: "awaitingApproval", state: { path: AWAITING }, pendingApprovals: [{ callId: "call_pay_1", name: "pay_invoice" }] });
+    // The streamed sentence is a message by now, not text still streaming.
+    expect(snapshot.data.streamingText).toBe("");
+    expect(snapshot.data.messages[1]).toMatchObject({ role: "assistant", content: "I found invoice INV-1042 over EUR 1250. I will pay it once you approve." });
 
     const foreign = new EventReader(await fetch(`${stack.base}/runs/${runId}/stream?lastEventId=deadbeef.3`));
     expect((await foreign.until("run.snapshot")).type).toBe("run.snapshot");

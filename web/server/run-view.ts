@@ -61,13 +61,17 @@ export function outputView(output: AgentOutput): RunOutputView {
 export function runSnapshotOf(agent: string, machine: ReactMachine, snapshot: SnapshotLike): RunSnapshot {
   const fields = fieldsOf(machine, snapshot);
   const done = snapshot.status === "done" && snapshot.output !== undefined;
+  const state = positionOf(snapshot);
+  // streamingOutput keeps the last reply's text after it became a message: only a reply still
+  // being streamed (the model step is running) is news to a page that joins now.
+  const streaming = state.path.endsWith(".AgentLLM");
   return {
     runId: snapshot.context.loop.runId,
     agent,
     status: runStatusOf(snapshot),
-    state: positionOf(snapshot),
+    state,
     messages: fields.messages,
-    streamingText: done ? "" : fields.streamingText,
+    streamingText: streaming ? fields.streamingText : "",
     pendingApprovals: snapshot.status === "active" ? pendingApprovals(snapshot) : [],
     usage: fields.usage,
     output: done ? outputView(snapshot.output as AgentOutput) : null,
