@@ -334,3 +334,38 @@ describe("the default store", () => {
     }
   });
 });
+
+describe("parked runs cost no memory", () => {
+  it("a run waiting with no follower is let go after releaseParkedMs and restored from its checkpoint on the next request", async () => {
+    stack = await startStack(join(temp.dir, "release.db"), { releaseParkedMs: 100 });
+    const { reader, runId } = await startRun();
+    const parked = await reader.until("state.changed", (e) => e.type === "state.changed" && e.data.path === AWAITING);
+    await reader.close();
+    const epoch = parked.id.split(".")[0];
+    // Each look is a short-lived follower; once the run was let go, the next look restores it (a new epoch).
+    let seen = epoch;
+    for (let attempt = 0; attempt < 100 && seen === epoch; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      const look = new EventReader(await fetch(`${stack.base}/runs/${runId}/stream`));
+      seen = (await look.until("run.snapshot")).id.split(".")[0];
+      await look.close();
+    }
+    expect(seen).not.toBe(epoch);
+    const restored = await status(runId);
+    expect(restored).toMatchObject({ status: "awaitingApproval", pendingApprovals: [{ callId: "call_pay_1" }] });
+    expect((await postJson(`${stack.base}/runs/${runId}/events`, { type: "guard.approve", callId: "call_pay_1" })).status).toBe(202);
+    await expect.poll(async () => (await status(runId)).status).toBe("succeeded");
+    expect(stack.payments).toEqual([{ invoice: "INV-1042", amountEur: 1250 }]);
+    expect(stack.model.requests).toHaveLength(2);
+  });
+
+  it("a run someone follows is kept", async () => {
+    stack = await startStack(join(temp.dir, "kept.db"), { releaseParkedMs: 50 });
+    const { reader, runId } = await startRun();
+    await reader.until("state.changed", (e) => e.type === "state.changed" && e.data.path === AWAITING);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Still the same live run: the follower gets the rest of its own stream.
+    expect((await postJson(`${stack.base}/runs/${runId}/events`, { type: "guard.approve", callId: "call_pay_1" })).status).toBe(202);
+    expect(types(await reader.rest()).at(-1)).toBe("run.finished");
+  });
+});

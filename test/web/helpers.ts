@@ -64,7 +64,7 @@ export class EventReader {
   private readonly iterator: AsyncGenerator<{ id: string | undefined; event: string; data: string }>;
   ended = false;
 
-  constructor(response: Response) {
+  constructor(private readonly response: Response) {
     if (!response.body) throw new Error("the response has no body");
     this.iterator = readSse(response.body);
   }
@@ -98,8 +98,10 @@ export class EventReader {
     }
   }
 
+  /** Stop reading and hang up, as a closed browser tab would. */
   async close(): Promise<void> {
     await this.iterator.return(undefined);
+    await this.response.body?.cancel();
   }
 }
 

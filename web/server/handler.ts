@@ -28,6 +28,11 @@ export interface AgentHandlerOptions {
   heartbeatMs?: number;
   /** How long a finished run stays in memory for late followers (default 10 min). */
   retainFinishedMs?: number;
+  /**
+   * With a store: a run waiting for approval that no page follows is let go from memory after this
+   * long (default 5 min) and restored from its checkpoint when someone asks for it again.
+   */
+  releaseParkedMs?: number;
   /** Failed checkpoint saves and other trouble that is not a request's fault (default: console.error). */
   onError?: (error: Error) => void;
 }
@@ -62,7 +67,13 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     ownStore ??= import("../../machines/checkpoints/sqlite-store.js").then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH }));
     return ownStore;
   };
-  const runs = new RunRegistry({ agents, store, retainFinishedMs: options.retainFinishedMs ?? 600_000, onError });
+  const runs = new RunRegistry({
+    agents,
+    store,
+    retainFinishedMs: options.retainFinishedMs ?? 600_000,
+    releaseParkedMs: options.store === false ? undefined : (options.releaseParkedMs ?? 300_000),
+    onError,
+  });
 
   const routes = {
     async startRun(request: Request) {

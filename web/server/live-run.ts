@@ -70,6 +70,11 @@ export class LiveRun {
     return this;
   }
 
+  /** Resolves when every checkpoint so far is stored. */
+  async flush(): Promise<void> {
+    await this.checkpoints?.flush();
+  }
+
   /** Stop the actor without ending the run: its last checkpoint stays parked in the store. */
   stop(): void {
     this.checkpoints?.stop();

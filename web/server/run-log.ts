@@ -14,9 +14,12 @@ export class RunLog {
   private readonly events: IdentifiedRunEvent[] = [];
   private readonly listeners = new Set<Listener>();
   private closedFlag = false;
+  /** When an event was last appended or a follower came or went (epoch ms). */
+  lastActivity = Date.now();
 
   append(event: RunEvent): void {
     if (this.closedFlag) return;
+    this.lastActivity = Date.now();
     const identified = { ...event, id: `${this.epoch}.${this.events.length + 1}` } as IdentifiedRunEvent;
     this.events.push(identified);
     for (const listener of [...this.listeners]) listener(identified);
@@ -33,6 +36,11 @@ export class RunLog {
 
   get closed(): boolean {
     return this.closedFlag;
+  }
+
+  /** How many streams follow the log now. */
+  get followers(): number {
+    return this.listeners.size;
   }
 
   get lastId(): string | undefined {
@@ -62,9 +70,11 @@ export class RunLog {
     }
     this.listeners.add(listener);
     this.closers.add(onClose);
+    this.lastActivity = Date.now();
     return () => {
       this.listeners.delete(listener);
       this.closers.delete(onClose);
+      this.lastActivity = Date.now();
     };
   }
 }

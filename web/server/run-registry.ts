@@ -16,6 +16,11 @@ export interface RunRegistryOptions {
   store: () => Promise<CheckpointStore | undefined>;
   /** How long a finished run stays in memory for late followers (then it is read from the store). */
   retainFinishedMs: number;
+  /**
+   * A run waiting for approval with no one following it is let go after this long: its checkpoint
+   * is in the store, and the next request for it restores it. Undefined: kept in memory.
+   */
+  releaseParkedMs: number | undefined;
   onError: (error: Error) => void;
 }
 
@@ -28,7 +33,15 @@ export class RunRegistry {
   private readonly live = new Map<string, LiveRun>();
   private readonly restoring = new Map<string, Promise<FoundRun | undefined>>();
 
-  constructor(private readonly options: RunRegistryOptions) {}
+  private readonly sweeper: ReturnType<typeof setInterval> | undefined;
+
+  constructor(private readonly options: RunRegistryOptions) {
+    const after = options.releaseParkedMs;
+    if (after !== undefined) {
+      this.sweeper = setInterval(() => this.releaseParked(after), Math.max(50, Math.min(after / 2, 30_000)));
+      (this.sweeper as { unref?: () => void }).unref?.();
+    }
+  }
 
   async start(agent: string, input: AgentInput): Promise<LiveRun> {
     const machine = this.options.agents[agent]!;
@@ -60,8 +73,26 @@ export class RunRegistry {
 
   /** Stop every live run; parked and running runs stay in the store for the next process. */
   stopAll(): void {
+    if (this.sweeper !== undefined) clearInterval(this.sweeper);
     for (const run of this.live.values()) run.stop();
     this.live.clear();
+  }
+
+  /** Parked runs cost no memory: the ones idle for `after` ms are stopped (their checkpoints stay). */
+  private releaseParked(after: number): void {
+    const idle = (run: LiveRun) => run.active && run.log.followers === 0 && Date.now() - run.log.lastActivity >= after && run.view().status === "awaitingApproval";
+    for (const run of [...this.live.values()]) {
+      if (!idle(run)) continue;
+      run.flush().then(
+        () => {
+          // Checked again after the (maybe asynchronous) flush; from here to stop() nothing else runs.
+          if (this.live.get(run.runId) !== run || !idle(run)) return;
+          this.live.delete(run.runId);
+          run.stop();
+        },
+        (error: unknown) => this.options.onError(error instanceof Error ? error : new Error(String(error))),
+      );
+    }
   }
 
   private hold(run: LiveRun): void {
