@@ -209,4 +209,15 @@ describe("the web example in Chromium", () => {
     expect(paid[2]!.pid).toBe(server!.pid);
     expect(paid[2]!.pid).not.toBe(firstPid);
   });
+
+  test("rejects a call: nothing is paid and the agent says so", async () => {
+    await ask("Pay invoice INV-4004 to Umbrella: EUR 10.");
+    await page.locator('[data-testid="approval"]').waitFor();
+    await page.locator('[data-testid="reject"]').click();
+    await expect.poll(() => page.locator('[data-testid="final-answer"]').textContent()).toMatch(/I did not pay it: .*rejected from the page/);
+    await expect(page.locator('[data-testid="tool-call"]').getAttribute("data-status")).resolves.toBe("denied");
+    await expect(page.locator('[data-testid="approval"]').count()).resolves.toBe(0);
+    await shot("10-rejected");
+    expect(ledger().map((p) => p.invoice)).toEqual(["INV-1042", "INV-2001", "INV-3003"]);
+  });
 });
