@@ -369,3 +369,53 @@ describe("parked runs cost no memory", () => {
     expect(types(await reader.rest()).at(-1)).toBe("run.finished");
   });
 });
+
+describe("an asynchronous store (as a remote database is)", () => {
+  it("checkpoints are awaited: a parked run is restored by a new handler and finished", async () => {
+    const { MemoryCheckpointStore, ModelClient } = await import("../../index.js");
+    const { agentHandler } = await import("../../http.js");
+    const { startOpenAIServer } = await import("../../testing.js");
+    const { createWebAssistant, webAssistantModel } = await import("../../examples/web/agent.js");
+    type Store = import("../../index.js").CheckpointStore;
+    const memory = new MemoryCheckpointStore();
+    const later = <T>(value: () => T) => new Promise<T>((resolve) => setTimeout(() => resolve(value()), 5));
+    // Every call answers on a later turn of the event loop.
+    const remote: Store = {
+      save: (runId, record) => later(() => memory.save(runId, record)),
+      load: (runId) => later(() => memory.load(runId)),
+      list: () => later(() => memory.list()),
+      delete: (runId) => later(() => memory.delete(runId)),
+    };
+    const model = await startOpenAIServer({ respond: webAssistantModel().respond });
+    const payments: unknown[] = [];
+    const build = () =>
+      agentHandler({
+        agents: { payments: createWebAssistant({ modelClient: ModelClient.resolve({ baseURL: model.baseURL, apiKey: "test", model: "gpt-4o-mini" }), journal: memory, onPayment: (p) => payments.push(p) }) },
+        store: remote,
+      });
+    const post = (handler: ReturnType<typeof build>, path: string, body: unknown) =>
+      handler(new Request(`http://app${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
+    try {
+      const first = build();
+      const reader = new EventReader(await post(first, "/runs", { agent: "payments", message: TASK }));
+      const started = await reader.until("run.started");
+      await reader.until("state.changed", (e) => e.type === "state.changed" && e.data.path === AWAITING);
+      const runId = started.type === "run.started" ? started.data.runId : "";
+      await expect.poll(() => memory.list()[0]?.status).toBe("awaitingApproval");
+      await first.close();
+
+      const second = build();
+      const follow = new EventReader(await second(new Request(`http://app/runs/${runId}/stream`)));
+      const snapshot = await follow.until("run.snapshot");
+      expect(snapshot.type === "run.snapshot" && snapshot.data.pendingApprovals.map((p) => p.callId)).toEqual(["call_pay_1"]);
+      expect((await post(second, `/runs/${runId}/events`, { type: "guard.approve", callId: "call_pay_1" })).status).toBe(202);
+      const finished = await follow.until("run.finished");
+      expect(finished.type === "run.finished" && finished.data.output.status).toBe("succeeded");
+      expect(payments).toEqual([{ invoice: "INV-1042", amountEur: 1250 }]);
+      await expect.poll(() => memory.list()[0]?.status).toBe("succeeded");
+      await second.close();
+    } finally {
+      await model.close();
+    }
+  });
+});
