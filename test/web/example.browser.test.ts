@@ -62,6 +62,8 @@ async function shot(name: string): Promise<void> {
   expect(statSync(path).size).toBeGreaterThan(10_000);
 }
 
+/** Waits for what the page shows; generous, since the whole suite may share the machine's cores. */
+const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 20_000, interval: 50 });
 const statusPill = () => page.locator('[data-testid="client-status"]');
 const clientStatus = () => statusPill().getAttribute("data-status");
 const stateClass = (id: string) => page.locator(`[data-testid="statechart"] [data-state="${id}"]`).first().getAttribute("class");
@@ -122,8 +124,8 @@ describe("the web example in Chromium", () => {
     await approval.waitFor();
     await expect(approval.textContent()).resolves.toContain("pay_invoice");
     await expect(approval.textContent()).resolves.toContain("payments need a second pair of eyes");
-    await expect.poll(clientStatus).toBe("awaitingApproval");
-    await expect.poll(() => stateClass(AWAITING)).toContain("current");
+    await poll(clientStatus).toBe("awaitingApproval");
+    await poll(() => stateClass(AWAITING)).toContain("current");
     const lead = "I found invoice INV-1042 over EUR 1250. I will pay it once you approve.";
     await expect(page.locator('[data-message-role="assistant"]').first().textContent()).resolves.toBe(lead);
     // The sentence grew on the page piece by piece: several ever longer beginnings of it.
@@ -138,9 +140,9 @@ describe("the web example in Chromium", () => {
     await page.locator('[data-testid="approve"]').click();
     const answer = page.locator('[data-testid="final-answer"]');
     await answer.waitFor();
-    await expect.poll(() => answer.textContent()).toContain("Done: transfer of EUR 1250 for INV-1042 sent.");
-    await expect.poll(clientStatus).toBe("done");
-    await expect.poll(() => stateClass("PaymentsAssistant.Succeeded")).toContain("current");
+    await poll(() => answer.textContent()).toContain("Done: transfer of EUR 1250 for INV-1042 sent.");
+    await poll(clientStatus).toBe("done");
+    await poll(() => stateClass("PaymentsAssistant.Succeeded")).toContain("current");
     await expect(stateClass(AWAITING)).resolves.toMatch(/visited/);
     await expect(page.locator('[data-testid="tool-call"]').getAttribute("data-status")).resolves.toBe("completed");
     // The answer came as many deltas, and the page counted them.
@@ -155,18 +157,18 @@ describe("the web example in Chromium", () => {
   test("reloads the page while a call waits for approval, edits its arguments and approves it", async () => {
     await ask("Pay invoice INV-2001 to Globex: EUR 300.");
     await page.locator('[data-testid="approval"]').waitFor();
-    await expect.poll(clientStatus).toBe("awaitingApproval");
+    await poll(clientStatus).toBe("awaitingApproval");
     const runUrl = page.url();
     expect(runUrl).toMatch(/\?run=[\w-]+$/);
     await shot("04-before-reload");
 
     await page.reload();
-    await expect.poll(clientStatus).toBe("awaitingApproval");
+    await poll(clientStatus).toBe("awaitingApproval");
     expect(page.url()).toBe(runUrl);
     await expect(page.locator('[data-message-role="user"]').textContent()).resolves.toBe("Pay invoice INV-2001 to Globex: EUR 300.");
     await expect(page.locator('[data-message-role="assistant"]').count()).resolves.toBe(1);
     await expect(page.locator('[data-testid="streaming"]').count()).resolves.toBe(0);
-    await expect.poll(() => stateClass(AWAITING)).toContain("current");
+    await poll(() => stateClass(AWAITING)).toContain("current");
     const args = page.locator('[data-testid="approval-args"]');
     expect(JSON.parse((await args.inputValue()) || "{}")).toEqual({ invoice: "INV-2001", amountEur: 300 });
     await args.fill(JSON.stringify({ invoice: "INV-2001", amountEur: 299 }, null, 2));
@@ -174,7 +176,7 @@ describe("the web example in Chromium", () => {
     await shot("05-after-reload-edited");
 
     await page.locator('[data-testid="approve"]').click();
-    await expect.poll(() => page.locator('[data-testid="final-answer"]').textContent()).toContain("Done: transfer of EUR 299 for INV-2001 sent.");
+    await poll(() => page.locator('[data-testid="final-answer"]').textContent()).toContain("Done: transfer of EUR 299 for INV-2001 sent.");
     await shot("06-edited-answer");
     expect(ledger().slice(1).map(({ invoice, amountEur }) => ({ invoice, amountEur }))).toEqual([{ invoice: "INV-2001", amountEur: 299 }]);
   });
@@ -182,22 +184,22 @@ describe("the web example in Chromium", () => {
   test("the server is killed while a call waits; the page reconnects to the restarted server and finishes the run", async () => {
     await ask("Pay invoice INV-3003 to Initech: EUR 75.");
     await page.locator('[data-testid="approval"]').waitFor();
-    await expect.poll(clientStatus).toBe("awaitingApproval");
+    await poll(clientStatus).toBe("awaitingApproval");
     const firstPid = server!.pid;
 
     await killServer();
-    await expect.poll(clientStatus).toBe("reconnecting");
+    await poll(clientStatus).toBe("reconnecting");
     await shot("07-server-killed");
 
     const again = await startServer();
     expect(again).toBe(url);
-    await expect.poll(clientStatus, { timeout: 15_000 }).toBe("awaitingApproval");
-    await expect.poll(() => stateClass(AWAITING)).toContain("current");
+    await poll(clientStatus).toBe("awaitingApproval");
+    await poll(() => stateClass(AWAITING)).toContain("current");
     await shot("08-reconnected-to-new-server");
 
     await page.locator('[data-testid="approve"]').click();
-    await expect.poll(() => page.locator('[data-testid="final-answer"]').textContent()).toContain("Done: transfer of EUR 75 for INV-3003 sent.");
-    await expect.poll(clientStatus).toBe("done");
+    await poll(() => page.locator('[data-testid="final-answer"]').textContent()).toContain("Done: transfer of EUR 75 for INV-3003 sent.");
+    await poll(clientStatus).toBe("done");
     await shot("09-finished-after-restart");
     // Paid once, by the new process.
     const paid = ledger();
@@ -214,7 +216,7 @@ describe("the web example in Chromium", () => {
     await ask("Pay invoice INV-4004 to Umbrella: EUR 10.");
     await page.locator('[data-testid="approval"]').waitFor();
     await page.locator('[data-testid="reject"]').click();
-    await expect.poll(() => page.locator('[data-testid="final-answer"]').textContent()).toMatch(/I did not pay it: .*rejected from the page/);
+    await poll(() => page.locator('[data-testid="final-answer"]').textContent()).toMatch(/I did not pay it: .*rejected from the page/);
     await expect(page.locator('[data-testid="tool-call"]').getAttribute("data-status")).resolves.toBe("denied");
     await expect(page.locator('[data-testid="approval"]').count()).resolves.toBe(0);
     await shot("10-rejected");

@@ -354,7 +354,7 @@ describe("parked runs cost no memory", () => {
     const restored = await status(runId);
     expect(restored).toMatchObject({ status: "awaitingApproval", pendingApprovals: [{ callId: "call_pay_1" }] });
     expect((await postJson(`${stack.base}/runs/${runId}/events`, { type: "guard.approve", callId: "call_pay_1" })).status).toBe(202);
-    await expect.poll(async () => (await status(runId)).status).toBe("succeeded");
+    await expect.poll(async () => (await status(runId)).status, { timeout: 10_000 }).toBe("succeeded");
     expect(stack.payments).toEqual([{ invoice: "INV-1042", amountEur: 1250 }]);
     expect(stack.model.requests).toHaveLength(2);
   });
@@ -401,7 +401,7 @@ describe("an asynchronous store (as a remote database is)", () => {
       const started = await reader.until("run.started");
       await reader.until("state.changed", (e) => e.type === "state.changed" && e.data.path === AWAITING);
       const runId = started.type === "run.started" ? started.data.runId : "";
-      await expect.poll(() => memory.list()[0]?.status).toBe("awaitingApproval");
+      await expect.poll(() => memory.list()[0]?.status, { timeout: 10_000 }).toBe("awaitingApproval");
       await first.close();
 
       const second = build();
@@ -412,7 +412,7 @@ describe("an asynchronous store (as a remote database is)", () => {
       const finished = await follow.until("run.finished");
       expect(finished.type === "run.finished" && finished.data.output.status).toBe("succeeded");
       expect(payments).toEqual([{ invoice: "INV-1042", amountEur: 1250 }]);
-      await expect.poll(() => memory.list()[0]?.status).toBe("succeeded");
+      await expect.poll(() => memory.list()[0]?.status, { timeout: 10_000 }).toBe("succeeded");
       await second.close();
     } finally {
       await model.close();
