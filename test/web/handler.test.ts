@@ -344,8 +344,9 @@ describe("parked runs cost no memory", () => {
     const epoch = parked.id.split(".")[0];
     // Each look is a short-lived follower; once the run was let go, the next look restores it (a new epoch).
     let seen = epoch;
-    for (let attempt = 0; attempt < 100 && seen === epoch; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 60));
+    // Each pause is longer than releaseParkedMs plus a sweep, since every look counts as activity.
+    for (let attempt = 0; attempt < 40 && seen === epoch; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
       const look = new EventReader(await fetch(`${stack.base}/runs/${runId}/stream`));
       seen = (await look.until("run.snapshot")).id.split(".")[0];
       await look.close();
