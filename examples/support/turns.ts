@@ -42,19 +42,26 @@ function usageChunk(usage: TurnUsage) {
   };
 }
 
-/** A turn that streams `text` word by word and ends the run (no tool calls). */
-export function textTurn(text: string, usage: TurnUsage = { promptTokens: 200, completionTokens: 30 }): Reply {
-  const words = text.match(/\S+\s*/g) ?? [text];
-  return replies.sseFromChunks([
-    chunk({ role: "assistant", content: "" }),
-    ...words.map((word) => chunk({ content: word })),
-    chunk({}, "stop"),
-    usageChunk(usage),
-  ]);
+/** How a scripted turn is sent: `delayMs` between chunks makes the stream visibly stream (a web page). */
+export interface TurnPacing {
+  delayMs?: number;
 }
 
-/** A turn that calls one or more tools; the arguments stream in two fragments, as OpenAI sends them. */
-export function toolCallTurn(calls: readonly ScriptedCall[], usage: TurnUsage = { promptTokens: 200, completionTokens: 20 }): Reply {
+/** A turn that streams `text` word by word and ends the run (no tool calls). */
+export function textTurn(text: string, usage: TurnUsage = { promptTokens: 200, completionTokens: 30 }, pacing: TurnPacing = {}): Reply {
+  const words = text.match(/\S+\s*/g) ?? [text];
+  return replies.sseFromChunks(
+    [chunk({ role: "assistant", content: "" }), ...words.map((word) => chunk({ content: word })), chunk({}, "stop"), usageChunk(usage)],
+    pacing.delayMs !== undefined ? { delayMs: pacing.delayMs } : {},
+  );
+}
+
+/**
+ * A turn that calls one or more tools; the arguments stream in two fragments, as OpenAI sends them.
+ * With `lead`, the turn first streams that text word by word (the model says what it is about to do).
+ */
+export function toolCallTurn(calls: readonly ScriptedCall[], usage: TurnUsage = { promptTokens: 200, completionTokens: 20 }, pacing: TurnPacing & { lead?: string } = {}): Reply {
+  const lead = pacing.lead === undefined ? [] : [chunk({ role: "assistant", content: "" }), ...(pacing.lead.match(/\S+\s*/g) ?? []).map((word) => chunk({ content: word }))];
   const chunks = calls.flatMap((call, index) => {
     const args = JSON.stringify(call.args);
     const half = Math.ceil(args.length / 2);
@@ -64,7 +71,7 @@ export function toolCallTurn(calls: readonly ScriptedCall[], usage: TurnUsage = 
       chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }),
     ];
   });
-  return replies.sseFromChunks([...chunks, chunk({}, "tool_calls"), usageChunk(usage)]);
+  return replies.sseFromChunks([...lead, ...chunks, chunk({}, "tool_calls"), usageChunk(usage)], pacing.delayMs !== undefined ? { delayMs: pacing.delayMs } : {});
 }
 
 /** Answer the n-th request with the n-th turn; past the end, a 500 that says the script ran out. */

@@ -1,0 +1,225 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { tempDir } from "./helpers.js";
+
+/**
+ * The web example (examples/web: Vite + React + useAgent, agentHandler on Node's http server with
+ * a SQLite store) in headless Chromium. The server is a real child process, killed with SIGKILL
+ * and started again while a run waits for approval. Screenshots of every step: test/artifacts/web/.
+ */
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const CHROMIUM = "/usr/bin/chromium";
+const SHOTS = join(root, "test", "artifacts", "web");
+const AWAITING = "PaymentsAssistant.Evaluating.ChildRunning.ToolExecutor.AwaitingApproval";
+
+let temp: ReturnType<typeof tempDir>;
+let server: ChildProcess | undefined;
+let browser: Browser;
+let page: Page;
+let url: string;
+let port = 0;
+const serverLog: string[] = [];
+
+/** Start examples/web/start.mjs (already built) and wait for its "listening on" line. */
+function startServer(): Promise<string> {
+  const child = spawn(
+    process.execPath,
+    [join(root, "examples/web/start.mjs"), "--no-build", "--port", String(port), "--db", join(temp.dir, "runs.db"), "--ledger", join(temp.dir, "ledger.jsonl")],
+    { cwd: root, env: { ...process.env, OPENAI_API_KEY: "", OPENAI_BASE_URL: "" }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  server = child;
+  return new Promise((resolveUrl, reject) => {
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString();
+      serverLog.push(text);
+      const found = /listening on (http:\/\/127\.0\.0\.1:(\d+)\/)/.exec(text);
+      if (found) {
+        port = Number(found[2]);
+        resolveUrl(found[1]!);
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (chunk: Buffer) => serverLog.push(chunk.toString()));
+    child.once("exit", (code) => reject(new Error(`the example server exited (${code}) before listening:\n${serverLog.join("")}`)));
+  });
+}
+
+async function killServer(): Promise<void> {
+  const child = server!;
+  const exited = new Promise((done) => child.once("exit", done));
+  child.kill("SIGKILL");
+  await exited;
+  server = undefined;
+}
+
+async function shot(name: string): Promise<void> {
+  const path = join(SHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  expect(statSync(path).size).toBeGreaterThan(10_000);
+}
+
+/** Waits for what the page shows; generous, since the whole suite may share the machine's cores. */
+const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 20_000, interval: 50 });
+const statusPill = () => page.locator('[data-testid="client-status"]');
+const clientStatus = () => statusPill().getAttribute("data-status");
+const stateClass = (id: string) => page.locator(`[data-testid="statechart"] [data-state="${id}"]`).first().getAttribute("class");
+
+async function ask(task: string): Promise<void> {
+  await page.locator('[data-testid="task"]').fill(task);
+  await page.locator('[data-testid="send"]').click();
+}
+
+function ledger(): { invoice: string; amountEur: number; pid: number }[] {
+  const file = join(temp.dir, "ledger.jsonl");
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line)) : [];
+}
+
+beforeAll(async () => {
+  temp = tempDir();
+  mkdirSync(SHOTS, { recursive: true });
+  const built = spawnSync(process.execPath, [join(root, "examples/web/start.mjs"), "--build-only"], { cwd: root, encoding: "utf8" });
+  if (built.status !== 0) throw new Error(`building the web example failed:\n${built.stdout}\n${built.stderr}`);
+  url = await startServer();
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+  });
+  page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+  await page.goto(url);
+  await page.locator('[data-testid="statechart"] svg').waitFor();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (server) await killServer();
+  temp?.remove();
+});
+
+describe("the web example in Chromium", () => {
+  test("types a task, sees the text stream in, approves, sees the answer", async () => {
+    await expect(clientStatus()).resolves.toBe("idle");
+    // Note every text the streaming bubble shows and every status the page passes through, as it renders them.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      const statuses: string[] = [];
+      Object.assign(window, { streamed: seen, statuses });
+      new MutationObserver(() => {
+        const text = document.querySelector('[data-testid="streaming"]')?.textContent ?? "";
+        if (text !== "" && seen[seen.length - 1] !== text) seen.push(text);
+        const status = document.querySelector('[data-testid="client-status"]')?.getAttribute("data-status") ?? "";
+        if (statuses[statuses.length - 1] !== status) statuses.push(status);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    await ask("Please pay invoice INV-1042 from Acme GmbH: EUR 1,250.");
+    const streaming = page.locator('[data-testid="streaming"]');
+    await streaming.waitFor();
+    await shot("01-text-streaming");
+
+    const approval = page.locator('[data-testid="approval"]');
+    await approval.waitFor();
+    await expect(approval.textContent()).resolves.toContain("pay_invoice");
+    await expect(approval.textContent()).resolves.toContain("payments need a second pair of eyes");
+    await poll(clientStatus).toBe("awaitingApproval");
+    await poll(() => stateClass(AWAITING)).toContain("current");
+    const lead = "I found invoice INV-1042 over EUR 1250. I will pay it once you approve.";
+    await expect(page.locator('[data-message-role="assistant"]').first().textContent()).resolves.toBe(lead);
+    // The sentence grew on the page piece by piece: several ever longer beginnings of it.
+    const streamed = await page.evaluate(() => (window as unknown as { streamed: string[] }).streamed);
+    expect(streamed.length).toBeGreaterThanOrEqual(3);
+    streamed.forEach((text, i) => {
+      expect(lead.startsWith(text.trimEnd()), text).toBe(true);
+      if (i > 0) expect(text.length).toBeGreaterThan(streamed[i - 1]!.length);
+    });
+    await shot("02-awaiting-approval");
+
+    await page.locator('[data-testid="approve"]').click();
+    const answer = page.locator('[data-testid="final-answer"]');
+    await answer.waitFor();
+    await poll(() => answer.textContent()).toContain("Done: transfer of EUR 1250 for INV-1042 sent.");
+    await poll(clientStatus).toBe("done");
+    await poll(() => stateClass("PaymentsAssistant.Succeeded")).toContain("current");
+    await expect(stateClass(AWAITING)).resolves.toMatch(/visited/);
+    await expect(page.locator('[data-testid="tool-call"]').getAttribute("data-status")).resolves.toBe("completed");
+    // The answer came as many deltas, and the page counted them.
+    await expect(page.locator('[data-testid="conversation"]').getAttribute("data-deltas").then(Number)).resolves.toBeGreaterThan(10);
+    await expect(page.locator('[data-testid="usage"]').getAttribute("data-total-tokens")).resolves.toBe("450");
+    await shot("03-answer");
+    const statuses = await page.evaluate(() => (window as unknown as { statuses: string[] }).statuses);
+    expect(statuses.filter((s) => s !== "idle" && s !== "connecting")).toEqual(["streaming", "awaitingApproval", "streaming", "done"]);
+    expect(ledger().map(({ invoice, amountEur }) => ({ invoice, amountEur }))).toEqual([{ invoice: "INV-1042", amountEur: 1250 }]);
+  });
+
+  test("reloads the page while a call waits for approval, edits its arguments and approves it", async () => {
+    await ask("Pay invoice INV-2001 to Globex: EUR 300.");
+    await page.locator('[data-testid="approval"]').waitFor();
+    await poll(clientStatus).toBe("awaitingApproval");
+    const runUrl = page.url();
+    expect(runUrl).toMatch(/\?run=[\w-]+$/);
+    await shot("04-before-reload");
+
+    await page.reload();
+    await poll(clientStatus).toBe("awaitingApproval");
+    expect(page.url()).toBe(runUrl);
+    await expect(page.locator('[data-message-role="user"]').textContent()).resolves.toBe("Pay invoice INV-2001 to Globex: EUR 300.");
+    await expect(page.locator('[data-message-role="assistant"]').count()).resolves.toBe(1);
+    await expect(page.locator('[data-testid="streaming"]').count()).resolves.toBe(0);
+    await poll(() => stateClass(AWAITING)).toContain("current");
+    const args = page.locator('[data-testid="approval-args"]');
+    expect(JSON.parse((await args.inputValue()) || "{}")).toEqual({ invoice: "INV-2001", amountEur: 300 });
+    await args.fill(JSON.stringify({ invoice: "INV-2001", amountEur: 299 }, null, 2));
+    await expect(page.locator('[data-testid="approve"]').textContent()).resolves.toBe("Approve edited call");
+    await shot("05-after-reload-edited");
+
+    await page.locator('[data-testid="approve"]').click();
+    await poll(() => page.locator('[data-testid="final-answer"]').textContent()).toContain("Done: transfer of EUR 299 for INV-2001 sent.");
+    await shot("06-edited-answer");
+    expect(ledger().slice(1).map(({ invoice, amountEur }) => ({ invoice, amountEur }))).toEqual([{ invoice: "INV-2001", amountEur: 299 }]);
+  });
+
+  test("the server is killed while a call waits; the page reconnects to the restarted server and finishes the run", async () => {
+    await ask("Pay invoice INV-3003 to Initech: EUR 75.");
+    await page.locator('[data-testid="approval"]').waitFor();
+    await poll(clientStatus).toBe("awaitingApproval");
+    const firstPid = server!.pid;
+
+    await killServer();
+    await poll(clientStatus).toBe("reconnecting");
+    await shot("07-server-killed");
+
+    const again = await startServer();
+    expect(again).toBe(url);
+    await poll(clientStatus).toBe("awaitingApproval");
+    await poll(() => stateClass(AWAITING)).toContain("current");
+    await shot("08-reconnected-to-new-server");
+
+    await page.locator('[data-testid="approve"]').click();
+    await poll(() => page.locator('[data-testid="final-answer"]').textContent()).toContain("Done: transfer of EUR 75 for INV-3003 sent.");
+    await poll(clientStatus).toBe("done");
+    await shot("09-finished-after-restart");
+    // Paid once, by the new process.
+    const paid = ledger();
+    expect(paid.map(({ invoice, amountEur }) => ({ invoice, amountEur }))).toEqual([
+      { invoice: "INV-1042", amountEur: 1250 },
+      { invoice: "INV-2001", amountEur: 299 },
+      { invoice: "INV-3003", amountEur: 75 },
+    ]);
+    expect(paid[2]!.pid).toBe(server!.pid);
+    expect(paid[2]!.pid).not.toBe(firstPid);
+  });
+
+  test("rejects a call: nothing is paid and the agent says so", async () => {
+    await ask("Pay invoice INV-4004 to Umbrella: EUR 10.");
+    await page.locator('[data-testid="approval"]').waitFor();
+    await page.locator('[data-testid="reject"]').click();
+    await poll(() => page.locator('[data-testid="final-answer"]').textContent()).toMatch(/I did not pay it: .*rejected from the page/);
+    await expect(page.locator('[data-testid="tool-call"]').getAttribute("data-status")).resolves.toBe("denied");
+    await expect(page.locator('[data-testid="approval"]').count()).resolves.toBe(0);
+    await shot("10-rejected");
+    expect(ledger().map((p) => p.invoice)).toEqual(["INV-1042", "INV-2001", "INV-3003"]);
+  });
+});

@@ -1,0 +1,112 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ModelClient, SqliteCheckpointStore } from "../../index.js";
+import { agentHandler, toNodeListener, type AgentHandler, type AgentHandlerOptions, type IdentifiedRunEvent } from "../../http.js";
+import { parseRunEvent } from "../../web/protocol.js";
+import { readSse } from "../../web/client/sse-reader.js";
+import { startOpenAIServer, type OpenAIServer } from "../../testing.js";
+import { AGENT_NAME, createWebAssistant, webAssistantModel, type Payment } from "../../examples/web/agent.js";
+
+/**
+ * A real stack for the web tests: the loopback OpenAI-compatible server (scripted model, over
+ * HTTP through the openai SDK), the payments agent journaling into a SQLite file, and
+ * agentHandler behind Node's http server on a loopback port.
+ */
+export interface WebStack {
+  base: string;
+  handler: AgentHandler;
+  store: SqliteCheckpointStore;
+  dbPath: string;
+  payments: Payment[];
+  model: OpenAIServer;
+  /** Stop the handler's runs (they stay parked in the store), the http server and the model. */
+  stop(): Promise<void>;
+}
+
+export function tempDir(): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "jianmu-web-"));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export async function startStack(dbPath: string, extra: Partial<AgentHandlerOptions> = {}): Promise<WebStack> {
+  const model = await startOpenAIServer({ respond: webAssistantModel().respond });
+  const store = new SqliteCheckpointStore({ path: dbPath });
+  const payments: Payment[] = [];
+  const modelClient = ModelClient.resolve({ baseURL: model.baseURL, apiKey: "test", model: "gpt-4o-mini" });
+  const machine = createWebAssistant({ modelClient, journal: store, onPayment: (p) => payments.push(p) });
+  const handler = agentHandler({ agents: { [AGENT_NAME]: machine }, store, basePath: "/api", ...extra });
+  const server: Server = createServer(toNodeListener(handler));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    base: `http://127.0.0.1:${port}/api`,
+    handler,
+    store,
+    dbPath,
+    payments,
+    model,
+    async stop() {
+      await handler.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      store.close();
+      await model.close();
+    },
+  };
+}
+
+/** Read a run's SSE response event by event (checked against the protocol's schemas). */
+export class EventReader {
+  readonly events: IdentifiedRunEvent[] = [];
+  private readonly iterator: AsyncGenerator<{ id: string | undefined; event: string; data: string }>;
+  ended = false;
+
+  constructor(private readonly response: Response) {
+    if (!response.body) throw new Error("the response has no body");
+    this.iterator = readSse(response.body);
+  }
+
+  /** Read until an event of this type arrives (or the stream ends: then it throws). */
+  async until(type: IdentifiedRunEvent["type"], where: (event: IdentifiedRunEvent) => boolean = () => true): Promise<IdentifiedRunEvent> {
+    for (;;) {
+      const next = await this.iterator.next();
+      if (next.done) {
+        this.ended = true;
+        throw new Error(`the stream ended before ${type}; got ${this.events.map((e) => e.type).join(", ")}`);
+      }
+      const parsed = parseRunEvent(next.value.event, JSON.parse(next.value.data));
+      if (!parsed) throw new Error(`unknown event ${next.value.event}`);
+      const event = { ...parsed, id: next.value.id! } as IdentifiedRunEvent;
+      this.events.push(event);
+      if (event.type === type && where(event)) return event;
+    }
+  }
+
+  /** Read to the end of the stream. */
+  async rest(): Promise<IdentifiedRunEvent[]> {
+    for (;;) {
+      const next = await this.iterator.next();
+      if (next.done) {
+        this.ended = true;
+        return this.events;
+      }
+      const parsed = parseRunEvent(next.value.event, JSON.parse(next.value.data));
+      if (parsed) this.events.push({ ...parsed, id: next.value.id! } as IdentifiedRunEvent);
+    }
+  }
+
+  /** Stop reading and hang up, as a closed browser tab would. */
+  async close(): Promise<void> {
+    await this.iterator.return(undefined);
+    await this.response.body?.cancel();
+  }
+}
+
+export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+}
+
+export const TASK = "Please pay invoice INV-1042 from Acme GmbH: EUR 1,250.";

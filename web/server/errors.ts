@@ -1,0 +1,23 @@
+import type { ErrorBody, ErrorCode } from "../protocol.js";
+
+/** A request the handler refuses: becomes a JSON error response with this status. */
+export class HttpError extends Error {
+  override name = "HttpError";
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers } });
+}
+
+export function errorResponse(error: HttpError): Response {
+  const body: ErrorBody = { error: { code: error.code, message: error.message, ...(error.field !== undefined ? { field: error.field } : {}) } };
+  return jsonResponse(body, error.status, error.status === 405 ? { allow: error.field ?? "" } : {});
+}

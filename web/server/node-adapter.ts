@@ -1,0 +1,61 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+
+type FetchHandler = (request: Request) => Promise<Response>;
+
+/**
+ * Serve a fetch-style handler from Node's http server: `http.createServer(toNodeListener(handler))`.
+ * One AbortController per request, aborted when the connection closes (a browser that goes away
+ * ends its stream) and dropped with the request.
+ */
+export function toNodeListener(handler: FetchHandler): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const controller = new AbortController();
+    res.once("close", () => controller.abort());
+    const headers = new Headers();
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (Array.isArray(value)) for (const each of value) headers.append(key, each);
+      else if (value !== undefined) headers.set(key, value);
+    }
+    const method = req.method ?? "GET";
+    const hasBody = method !== "GET" && method !== "HEAD";
+    const request = new Request(new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`), {
+      method,
+      headers,
+      signal: controller.signal,
+      ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" } : {}),
+    } as RequestInit);
+    handler(request)
+      .then((response) => send(response, res, method))
+      .catch((error: unknown) => {
+        if (!res.headersSent) {
+          res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
+          res.end(JSON.stringify({ error: { code: "internal_error", message: error instanceof Error ? error.message : String(error) } }));
+        } else res.destroy();
+      });
+  };
+}
+
+async function send(response: Response, res: ServerResponse, method: string): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((value, key) => {
+    headers[key] = value;
+  });
+  res.writeHead(response.status, headers);
+  if (!response.body || method === "HEAD") {
+    await response.body?.cancel();
+    res.end();
+    return;
+  }
+  res.flushHeaders();
+  const reader = response.body.getReader();
+  const closed = new Promise<void>((resolve) => res.once("close", resolve));
+  res.once("close", () => void reader.cancel().catch(() => undefined));
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done || res.destroyed) break;
+    // Respect backpressure, but never wait on a connection that has gone.
+    if (!res.write(value)) await Promise.race([new Promise<void>((resolve) => res.once("drain", resolve)), closed]);
+  }
+  if (!res.destroyed) res.end();
+}

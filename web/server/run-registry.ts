@@ -1,0 +1,142 @@
+import { AgentInputError, type AgentInput } from "../../machines/context.js";
+import { StateError } from "../../machines/state-access.js";
+import type { CheckpointStore } from "../../machines/checkpoints/store.js";
+import { restoreAgent, type PersistedAgent } from "../../machines/persistence.js";
+import type { ReactMachine } from "../../machines/react-machine.js";
+import type { RunSnapshot } from "../protocol.js";
+import { HttpError } from "./errors.js";
+import { LiveRun } from "./live-run.js";
+import { runSnapshotOf, type SnapshotLike } from "./run-view.js";
+
+/** A run the handler knows: held live by this process, or only as a finished checkpoint. */
+export type FoundRun = { kind: "live"; run: LiveRun } | { kind: "stored"; view: RunSnapshot };
+
+export interface RunRegistryOptions {
+  agents: Readonly<Record<string, ReactMachine>>;
+  store: () => Promise<CheckpointStore | undefined>;
+  /** How long a finished run stays in memory for late followers (then it is read from the store). */
+  retainFinishedMs: number;
+  /**
+   * A run waiting for approval with no one following it is let go after this long: its checkpoint
+   * is in the store, and the next request for it restores it. Undefined: kept in memory.
+   */
+  releaseParkedMs: number | undefined;
+  onError: (error: Error) => void;
+}
+
+/**
+ * The runs of one handler. A run id this process does not hold is looked up in the store: a run
+ * that was parked (or interrupted) by another process is restored here and continues, so a server
+ * restart loses nothing that was checkpointed.
+ */
+export class RunRegistry {
+  private readonly live = new Map<string, LiveRun>();
+  private readonly restoring = new Map<string, Promise<FoundRun | undefined>>();
+
+  private readonly sweeper: ReturnType<typeof setInterval> | undefined;
+
+  constructor(private readonly options: RunRegistryOptions) {
+    const after = options.releaseParkedMs;
+    if (after !== undefined) {
+      this.sweeper = setInterval(() => this.releaseParked(after), Math.max(50, Math.min(after / 2, 30_000)));
+      (this.sweeper as { unref?: () => void }).unref?.();
+    }
+  }
+
+  async start(agent: string, input: AgentInput): Promise<LiveRun> {
+    const machine = this.options.agents[agent]!;
+    const store = await this.options.store();
+    let run: LiveRun;
+    try {
+      run = new LiveRun({ agent, machine, ...(store ? { store } : {}), start: { input }, onError: this.options.onError });
+    } catch (error) {
+      // The body fit the protocol but not this agent (e.g. a `state` its schema refuses): nothing started.
+      if (error instanceof AgentInputError || error instanceof StateError) {
+        const field = error instanceof StateError ? `state.${error.field}` : error.field.replace(/^input\./, "");
+        throw new HttpError(400, "invalid_body", error.message, field);
+      }
+      throw error;
+    }
+    this.hold(run);
+    return run.start();
+  }
+
+  async find(runId: string): Promise<FoundRun | undefined> {
+    const held = this.live.get(runId);
+    if (held) return { kind: "live", run: held };
+    const pending = this.restoring.get(runId);
+    if (pending) return pending;
+    const lookup = this.load(runId).finally(() => this.restoring.delete(runId));
+    this.restoring.set(runId, lookup);
+    return lookup;
+  }
+
+  /** Stop every live run; parked and running runs stay in the store for the next process. */
+  stopAll(): void {
+    if (this.sweeper !== undefined) clearInterval(this.sweeper);
+    for (const run of this.live.values()) run.stop();
+    this.live.clear();
+  }
+
+  /** Parked runs cost no memory: the ones idle for `after` ms are stopped (their checkpoints stay). */
+  private releaseParked(after: number): void {
+    const idle = (run: LiveRun) => run.active && run.log.followers === 0 && Date.now() - run.log.lastActivity >= after && run.view().status === "awaitingApproval";
+    for (const run of [...this.live.values()]) {
+      if (!idle(run)) continue;
+      run.flush().then(
+        () => {
+          // Checked again after the (maybe asynchronous) flush; from here to stop() nothing else runs.
+          if (this.live.get(run.runId) !== run || !idle(run)) return;
+          this.live.delete(run.runId);
+          run.stop();
+        },
+        (error: unknown) => this.options.onError(error instanceof Error ? error : new Error(String(error))),
+      );
+    }
+  }
+
+  private hold(run: LiveRun): void {
+    this.live.set(run.runId, run);
+    run.actor.subscribe({
+      complete: () => this.release(run),
+      error: () => this.release(run),
+    });
+  }
+
+  private release(run: LiveRun): void {
+    const timer = setTimeout(() => {
+      if (this.live.get(run.runId) === run) this.live.delete(run.runId);
+    }, this.options.retainFinishedMs);
+    (timer as { unref?: () => void }).unref?.();
+  }
+
+  private async load(runId: string): Promise<FoundRun | undefined> {
+    const store = await this.options.store();
+    if (!store) return undefined;
+    let record: PersistedAgent | undefined;
+    try {
+      record = await store.load(runId);
+    } catch (error) {
+      throw new HttpError(500, "store_failed", `run ${runId} could not be read from the store: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (!record) return undefined;
+    const agent = Object.keys(this.options.agents).find((name) => this.options.agents[name]!.id === record.machine);
+    if (agent === undefined) {
+      throw new HttpError(404, "unknown_run", `run ${runId} belongs to machine "${record.machine}", which no agent of this handler is`);
+    }
+    const machine = this.options.agents[agent]!;
+    if (record.status === "succeeded" || record.status === "failed") {
+      return { kind: "stored", view: runSnapshotOf(agent, machine, record.snapshot as unknown as SnapshotLike) };
+    }
+    let snapshot;
+    try {
+      snapshot = restoreAgent(machine, record);
+    } catch (error) {
+      throw new HttpError(500, "store_failed", `run ${runId} cannot be restored: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const run = new LiveRun({ agent, machine, store, start: { snapshot }, onError: this.options.onError });
+    this.hold(run);
+    run.start();
+    return { kind: "live", run };
+  }
+}
