@@ -10,23 +10,9 @@ export { toErrorInfo } from "../actors/errors.js";
 
 // ---- Events users send to a running agent ----------------------------------------------------
 
-/** Approve a pending call; `args` (an object or JSON text) replaces the model's arguments after validation. */
-export interface ApproveEvent {
-  type: "guard.approve";
-  callId: string;
-  args?: Record<string, unknown> | string;
-}
-/** Reject a pending call; the model reads the reason. */
-export interface RejectEvent {
-  type: "guard.reject";
-  callId: string;
-  reason?: string;
-}
-/** Stop the run from any state; in-flight model and tool calls are aborted. */
-export interface CancelEvent {
-  type: "agent.cancel";
-  reason?: string;
-}
+// Their shapes are zod schemas (machines/commands.ts): the machine parses each one before use.
+import type { ApproveEvent, CancelEvent, RejectEvent } from "./commands.js";
+export type { ApproveEvent, CancelEvent, RejectEvent } from "./commands.js";
 export type AgentCommand = ApproveEvent | RejectEvent | CancelEvent;
 
 // ---- Events the agent's own actors send it -------------------------------------------------
@@ -86,6 +72,8 @@ export type AgentEmitted =
   | Emit<"guard.approval.requested", { callId: string; name: string; arguments: string; reason?: string; deadline?: number }>
   | Emit<"guard.approval.decided", { callId: string; name: string; decision: "approved" | "rejected"; edited: boolean; reason?: string }>
   | Emit<"guard.approval.refused", { callId: string; reason: string }>
+  /** A command that does not fit its shape (e.g. `agent.cancel` with a `reason` that is not text): nothing changed. */
+  | Emit<"agent.command.refused", { command: string; reason: string }>
   | Emit<"loop.terminated", { status: "succeeded" | "failed"; reason?: TerminationReason; rounds: number; usage: Usage }>;
 
 export type AgentEmittedType = AgentEmitted["type"];
@@ -104,5 +92,6 @@ export const EMITTED_TYPES: readonly AgentEmittedType[] = [
   "guard.approval.requested",
   "guard.approval.decided",
   "guard.approval.refused",
+  "agent.command.refused",
   "loop.terminated",
 ];

@@ -1,5 +1,6 @@
 import { assign, emit, enqueueActions, setup, type ActorRefFrom } from "xstate";
 import { createApprovalTimerActor } from "../actors/approval-timer.js";
+import { resilienceWithoutKeys } from "../actors/resilience-config.js";
 import type { ContextBuilder } from "../actors/context-builder.js";
 import { toErrorInfo } from "../actors/errors.js";
 import { createPreflightActor, type CallDecision, type CallRecord, type Guard } from "../actors/guard.js";
@@ -18,6 +19,7 @@ import type { AgentEmitted, AgentEvent, ApproveEvent, EmittedBase, RejectEvent, 
 import { ReActState, type StateSchema } from "./state.js";
 import { StateAccess } from "./state-access.js";
 import { carriedProgress } from "./progress.js";
+import { commandShapeProblem, shownCallId } from "./commands.js";
 import { applyDecisions, applyOutcomes, applyReply, decideCall, expireApprovals, recordStarted } from "./transitions.js";
 
 export interface ReactMachineOptions<C = unknown> {
@@ -135,7 +137,8 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
     // An explicit context builder owns the whole prompt, persona included.
     ...(config.systemPrompt !== undefined && !options.contextBuilder ? { systemPrompt: config.systemPrompt } : {}),
     sampling: Object.freeze(sampling),
-    ...(config.resilience !== undefined ? { resilience: config.resilience } : {}),
+    // Without keys: this input is persisted in every snapshot. The keys reach the LLM actor below.
+    ...(config.resilience !== undefined ? { resilience: resilienceWithoutKeys(config.resilience) } : {}),
   });
   const firstRoundParams = Object.freeze({ ...config.extraParams });
   const laterRoundParams = Object.freeze(Object.fromEntries(Object.entries(config.extraParams).filter(([key]) => !TOOL_CHOICE_KEYS.has(key))));
@@ -207,6 +210,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         modelClient: options.modelClient,
         now,
         ...(options.contextBuilder ? { contextBuilder: options.contextBuilder } : {}),
+        ...(config.resilience !== undefined ? { resilience: config.resilience } : {}),
       }),
       guard: createPreflightActor(options.constraints ?? [], now),
       toolExecutor: createToolExecutorActor({
@@ -257,9 +261,10 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       /** guard.approve / guard.reject: apply it, or report why it changes nothing. */
       decideByCommand: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== "guard.approve" && event.type !== "guard.reject") return;
-        const problem = commandProblem(context, event);
+        // Checked before anything reads it: a malformed command never touches context.
+        const problem = commandShapeProblem(event) ?? commandProblem(context, event);
         if (problem !== undefined) {
-          enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: event.callId, reason: problem });
+          enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: shownCallId(event), reason: problem });
           return;
         }
         const decision = context.loop.decisions.find((d) => d.callId === event.callId)!;
@@ -286,9 +291,13 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       }),
       /** guard.approve / guard.reject outside AwaitingApproval (e.g. a late second decision): report it, never drop it. */
       refuseCommand: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type === "agent.cancel") {
+          enqueue.emit({ type: "agent.command.refused", ...base(context), command: event.type, reason: commandShapeProblem(event) ?? "refused" });
+          return;
+        }
         if (event.type !== "guard.approve" && event.type !== "guard.reject") return;
-        const reason = commandProblem(context, event) ?? `call "${event.callId}" is not waiting for approval`;
-        enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: event.callId, reason });
+        const reason = commandShapeProblem(event) ?? commandProblem(context, event) ?? `call "${event.callId}" is not waiting for approval`;
+        enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: shownCallId(event), reason });
       }),
       announceReply: enqueueActions(({ context, event, enqueue }) => {
         const turn = (event as { output?: Partial<LLMOutput> }).output;
@@ -343,6 +352,9 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       })),
     },
     guards: {
+      /** A user command fits its schema (machines/commands.ts); anything else is refused, not applied. */
+      wellFormedCommand: ({ event }) =>
+        (event.type !== "agent.cancel" && event.type !== "guard.approve" && event.type !== "guard.reject") || commandShapeProblem(event) === undefined,
       isDone: ({ context }) => read<boolean>(context, "done") === true,
       budgetSpent: ({ context }) =>
         config.maxBudgetTokens !== undefined && read<Usage>(context, "usage").totalTokens >= config.maxBudgetTokens,
@@ -355,7 +367,10 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
     initial: "Initialising",
     invoke: { id: childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
     on: {
-      "agent.cancel": { target: ".Failed", actions: { type: "terminate", params: { reason: "cancelled" } } },
+      "agent.cancel": [
+        { guard: "wellFormedCommand", target: ".Failed", actions: { type: "terminate", params: { reason: "cancelled" } } },
+        { actions: "refuseCommand" },
+      ],
       // AwaitingApproval handles these itself; anywhere else nothing waits for them.
       "guard.approve": { actions: "refuseCommand" },
       "guard.reject": { actions: "refuseCommand" },
