@@ -6,6 +6,7 @@ import { parseArgs } from "./guard.js";
 import type { ToolCall } from "./messages.js";
 import type { JournalEntry, JournalKey, ToolJournal } from "./tool-journal.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
+import { ownerOf } from "./tool-providers.js";
 import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
 
 /** Replaces how one validated call is run (e.g. in a sandbox). The default calls `tool.execute`. */
@@ -72,8 +73,11 @@ export interface ExecutorOutput {
 }
 
 export interface ExecutorDeps {
-  /** The agent's tools (providers may still be starting after a restore: hence a promise). */
-  toolset(runId: string): Promise<ToolSet>;
+  /**
+   * The agent's tools (providers may still be starting after a restore: hence a promise). `owner`
+   * is the agent actor's `sessionId`: two live actors of one run each have their own tools.
+   */
+  toolset(runId: string, owner?: string): Promise<ToolSet>;
   runner?: ToolRunner;
   now?: () => number;
   /** Consulted before each call and written before each result is returned: at most once across restarts. */
@@ -261,7 +265,7 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       if (!signal.aborted) parent?.send({ type: "tool.progress", progress: batch });
     }, now);
     const report = (event: ToolProgress) => progress.push(event);
-    const toolset = await deps.toolset(input.runId);
+    const toolset = await deps.toolset(input.runId, ownerOf(self));
     const batch = new BatchAborts(signal);
     const decisionOf = new Map(input.decisions.map((d) => [d.callId, d]));
     /** Tell the agent how a call ended (after the journal has it). */

@@ -20,6 +20,7 @@ import { ReActState, type StateSchema } from "./state.js";
 import { StateAccess } from "./state-access.js";
 import { carriedProgress } from "./progress.js";
 import { commandShapeProblem, shownCallId } from "./commands.js";
+import { HeldCommands } from "./held-commands.js";
 import { applyDecisions, applyOutcomes, applyReply, decideCall, expireApprovals, recordStarted } from "./transitions.js";
 
 export interface ReactMachineOptions<C = unknown> {
@@ -170,7 +171,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
   };
 
   /** Check edited arguments against the tool's schema; undefined means they are fine. */
-  const editProblem = (context: AgentContext, decision: CallDecision, args: Record<string, unknown> | string): string | undefined => {
+  const editProblem = (context: AgentContext, decision: CallDecision, args: Record<string, unknown> | string, owner?: string): string | undefined => {
     let parsed: unknown = args;
     if (typeof args === "string") {
       try {
@@ -179,7 +180,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         return "the edited arguments are not valid JSON";
       }
     }
-    const toolset = registry.toolsetNow(context.loop.runId);
+    const toolset = registry.toolsetNow(context.loop.runId, owner);
     if (!toolset) return "the tools are still starting; send the approval again in a moment";
     const tool = toolset.get(decision.name);
     if (!tool) return `there is no tool named "${decision.name}" to validate the edited arguments against`;
@@ -188,13 +189,15 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
   };
 
   /** Why an approval or rejection cannot be applied; undefined when it can. */
-  const commandProblem = (context: AgentContext, event: ApproveEvent | RejectEvent): string | undefined => {
+  const commandProblem = (context: AgentContext, event: ApproveEvent | RejectEvent, owner?: string): string | undefined => {
     const decision = context.loop.decisions.find((d) => d.callId === event.callId);
     if (!decision) return `no call with id "${event.callId}" is waiting for approval`;
     if (decision.status !== "pending") return `call "${event.callId}" was already decided (${decision.status})`;
-    if (event.type === "guard.approve" && event.args !== undefined) return editProblem(context, decision, event.args);
+    if (event.type === "guard.approve" && event.args !== undefined) return editProblem(context, decision, event.args, owner);
     return undefined;
   };
+
+  const heldCommands = new HeldCommands(registry);
 
   const machine = setup({
     types: {
@@ -214,7 +217,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       }),
       guard: createPreflightActor(options.constraints ?? [], now),
       toolExecutor: createToolExecutorActor({
-        toolset: (runId) => registry.toolset(runId),
+        toolset: (runId, owner) => registry.toolset(runId, owner),
         ...(options.toolRunner ? { runner: options.toolRunner } : {}),
         ...(options.journal ? { journal: options.journal } : {}),
         now,
@@ -259,10 +262,13 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         if (started.length > 0) enqueue.assign(recordStarted(context, started));
       }),
       /** guard.approve / guard.reject: apply it, or report why it changes nothing. */
-      decideByCommand: enqueueActions(({ context, event, enqueue }) => {
+      decideByCommand: enqueueActions(({ context, event, enqueue, self }) => {
         if (event.type !== "guard.approve" && event.type !== "guard.reject") return;
         // Checked before anything reads it: a malformed command never touches context.
-        const problem = commandShapeProblem(event) ?? commandProblem(context, event);
+        const shape = commandShapeProblem(event);
+        // Restored while the providers start: an edit cannot be checked yet, so it waits for tools.ready.
+        if (shape === undefined && heldCommands.hold(self, context.loop.runId, event)) return;
+        const problem = shape ?? commandProblem(context, event, self.sessionId);
         if (problem !== undefined) {
           enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: shownCallId(event), reason: problem });
           return;
@@ -289,14 +295,18 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         });
         enqueue.emit({ type: "tool.call.denied", ...base(context), callId: event.callId, name: decision.name, reason, decision: "rejected" });
       }),
+      /** Decisions that arrived while the providers were starting, in the order they came. */
+      releaseHeldCommands: enqueueActions(({ enqueue, self }) => {
+        for (const command of heldCommands.release(self)) enqueue.raise(command);
+      }),
       /** guard.approve / guard.reject outside AwaitingApproval (e.g. a late second decision): report it, never drop it. */
-      refuseCommand: enqueueActions(({ context, event, enqueue }) => {
+      refuseCommand: enqueueActions(({ context, event, enqueue, self }) => {
         if (event.type === "agent.cancel") {
           enqueue.emit({ type: "agent.command.refused", ...base(context), command: event.type, reason: commandShapeProblem(event) ?? "refused" });
           return;
         }
         if (event.type !== "guard.approve" && event.type !== "guard.reject") return;
-        const reason = commandShapeProblem(event) ?? commandProblem(context, event) ?? `call "${event.callId}" is not waiting for approval`;
+        const reason = commandShapeProblem(event) ?? commandProblem(context, event, self.sessionId) ?? `call "${event.callId}" is not waiting for approval`;
         enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: shownCallId(event), reason });
       }),
       announceReply: enqueueActions(({ context, event, enqueue }) => {
@@ -492,6 +502,8 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
                     on: {
                       "guard.approve": { actions: "decideByCommand" },
                       "guard.reject": { actions: "decideByCommand" },
+                      // After a restore the providers start while the run waits here: apply what was held.
+                      "tools.ready": { actions: "releaseHeldCommands" },
                     },
                   },
                   Executing: {
