@@ -114,7 +114,7 @@ export function thrownMessage(error: unknown): string {
   try {
     if (error === undefined) return "it threw undefined (no error value)";
     if (error === null) return "it threw null (no error value)";
-    if (typeof error === "string") return error;
+    if (typeof error === "string") return error === "" ? "it threw an empty string" : error;
     if (typeof error === "symbol") return `it threw ${error.toString()}`;
     if (typeof error !== "object" && typeof error !== "function") return String(error);
     const message = read(error, "message");
