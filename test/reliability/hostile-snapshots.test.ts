@@ -47,7 +47,7 @@ function planted(value: unknown, where: "state" | "decision" | "child-input" | "
 }
 
 /** JSON text of `record` with `inner` (itself JSON text) where the marker is: deep values built as text, never as objects. */
-function textWith(record: PersistedAgent, inner: string): string {
+function textWith(inner: string): string {
   return JSON.stringify(planted("@@HERE@@", "state")).replace('"@@HERE@@"', inner);
 }
 
@@ -75,7 +75,7 @@ describe("snapshots nested too deep", () => {
   });
 
   it.each([100_000, 20_000, 600])("%i levels as JSON text (as a store hands it back): refused, never a stack overflow", (depth) => {
-    const text = textWith(parked, "[".repeat(depth) + "]".repeat(depth));
+    const text = textWith("[".repeat(depth) + "]".repeat(depth));
     expect(() => restoreAgent(machine(), text)).toThrow(/nested more than 500 levels deep/);
     expect(() => readPersisted(text)).toThrow(SnapshotError);
   });
@@ -86,7 +86,7 @@ describe("snapshots nested too deep", () => {
     // The row is written as text directly, as a tampering process would.
     (store as unknown as { db: { prepare(sql: string): { run(...args: unknown[]): void } } }).db
       .prepare("INSERT INTO jianmu_checkpoints (run_id, machine, state, status, iteration, saved_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .run("run-hostile", "ReActAgent", "x", "running", 0, 0, textWith(parked, "[".repeat(50_000) + "]".repeat(50_000)));
+      .run("run-hostile", "ReActAgent", "x", "running", 0, 0, textWith("[".repeat(50_000) + "]".repeat(50_000)));
     expect(() => store.load("run-hostile")).toThrow(/nested more than 500 levels deep/);
     store.close();
     expect(hostile).toBeDefined();
