@@ -2,6 +2,7 @@ import type { Actor, AnyStateMachine, Snapshot } from "xstate";
 import { z } from "zod";
 import { TERMINATION_REASONS } from "./events.js";
 import { stateAccessOf, type ReactMachine } from "./react-machine.js";
+import { ToolInfoSchema } from "./event-payloads.js";
 import { DEFAULT_SNAPSHOT_LIMITS, snapshotLimitProblem, type SnapshotLimits } from "./snapshot-limits.js";
 
 export { DEFAULT_SNAPSHOT_LIMITS, type SnapshotLimits } from "./snapshot-limits.js";
@@ -53,16 +54,6 @@ export class SnapshotError extends Error {
 
 // ---- Schemas: the envelope and the context shape -----------------------------------------------
 
-
-const ToolInfoSchema = z.object({
-  name: z.string().min(1),
-  description: z.string(),
-  inputSchema: z.record(z.string(), z.unknown()),
-  parallelSafe: z.boolean(),
-  effectTags: z.array(z.string()),
-  timeoutMs: z.number().optional(),
-  returnDirect: z.boolean().optional(),
-});
 
 const CallDecisionSchema = z.object({
   callId: z.string(),

@@ -21,6 +21,7 @@ import { StateAccess } from "./state-access.js";
 import { carriedProgress } from "./progress.js";
 import { commandShapeProblem, shownCallId } from "./commands.js";
 import { HeldCommands } from "./held-commands.js";
+import { errorInfoOf, isStartedCall, isToolList } from "./event-payloads.js";
 import { applyDecisions, applyOutcomes, applyReply, decideCall, expireApprovals, recordStarted } from "./transitions.js";
 
 export interface ReactMachineOptions<C = unknown> {
@@ -256,7 +257,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         if (!progress) return;
         const started: CallRecord[] = [];
         for (const { at, event: item } of progress) {
-          if (item.type === "tool.call.started") started.push({ callId: item.callId, name: item.name, at });
+          if (item.type === "tool.call.started" && isStartedCall(item, at)) started.push({ callId: item.callId, name: item.name, at });
           enqueue.emit(Object.assign({}, item, base(context, at)) as unknown as AgentEmitted);
         }
         if (started.length > 0) enqueue.assign(recordStarted(context, started));
@@ -385,12 +386,13 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       "guard.approve": { actions: "refuseCommand" },
       "guard.reject": { actions: "refuseCommand" },
       "tools.failed": {
-        guard: ({ event }) => typeof event.error?.message === "string",
+        // Sent by the toolProviders actor; a malformed one from outside is ignored.
+        guard: ({ event }) => errorInfoOf(event.error) !== undefined,
         target: ".Failed",
         actions: assign({
           loop: ({ context, event }) => ({
             ...context.loop,
-            termination: errorTermination("toolProviderError", context.loop.iteration, event.error),
+            termination: errorTermination("toolProviderError", context.loop.iteration, errorInfoOf(event.error)),
           }),
         }),
       },
@@ -400,7 +402,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         on: {
           "tools.ready": {
             // Sent by the toolProviders actor; a malformed one from outside is ignored.
-            guard: ({ event }) => Array.isArray(event.tools),
+            guard: ({ event }) => isToolList(event.tools),
             target: "Evaluating",
             actions: assign({ loop: ({ context, event }) => ({ ...context.loop, tools: event.tools }) }),
           },

@@ -155,3 +155,30 @@ describe("malformed commands sent to a parked run", () => {
     expect(final.output).toMatchObject({ status: "succeeded", finalAnswer: "slow" });
   });
 });
+
+describe("forged internal events whose payloads could not be restored", () => {
+  it("tools.ready with malformed tools, tools.failed with a non-JSON error, tool.progress with a bad call: ignored, the checkpoint restores", async () => {
+    const model = scriptedModel([{ content: "slow", delayMs: 30 }]);
+    const machine = createReactMachine({ modelClient: model, tools: [echo], configFile: false });
+    const actor = createActor(machine, { input: { messages: [human("go")] } });
+    actor.start();
+    expect(actor.getSnapshot().value).toBe("Initialising");
+    const forged: unknown[] = [
+      { type: "tools.ready", tools: [{ name: 5 }] },
+      { type: "tools.ready", tools: [{ name: "x", description: "d", inputSchema: { big: 1n }, parallelSafe: true, effectTags: [] }] },
+      { type: "tools.ready", tools: [cyclic()] },
+      { type: "tools.failed", error: { name: "E", message: "m", status: 10n } },
+      { type: "tools.failed", error: { name: 7, message: "m" } },
+      { type: "tools.failed", error: nullProto({ message: 5 }) },
+    ];
+    for (const event of forged) expect(() => actor.send(event as never)).not.toThrow();
+    expect(actor.getSnapshot().value).toBe("Initialising");
+    expect(() => restoreAgent(machine, JSON.stringify(persistAgent(actor)))).not.toThrow();
+    await new Promise<void>((resolve) => actor.on("model.call.started", () => resolve()));
+    actor.send({ type: "tool.progress", progress: [{ at: 1, event: { type: "tool.call.started", callId: 5, name: {}, arguments: "" } }, { at: "x", event: { type: "tool.call.started", callId: "a", name: "b", arguments: "" } }] } as never);
+    expect(actor.getSnapshot().context.loop.history).toEqual([]);
+    expect(() => restoreAgent(machine, JSON.stringify(persistAgent(actor)))).not.toThrow();
+    const final = await waitFor(actor, done);
+    expect(final.output).toMatchObject({ status: "succeeded", finalAnswer: "slow" });
+  });
+});
