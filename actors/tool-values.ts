@@ -26,9 +26,11 @@ export function renderResult(value: unknown): RenderedValue {
   if (typeof value === "string") return { text: value };
   if (value === undefined) return { text: "" };
   try {
-    // The fast path: most results are plain JSON. JSON.stringify would turn a Map or Set into "{}"
-    // without a word, so meeting one sends the value to the walk below.
-    const text = JSON.stringify(value, refuseCollections);
+    // The fast path: most results are plain JSON. JSON.stringify turns a Map or Set into "{}"
+    // without a word, so only a text holding "{}" is looked at again, with a replacer (called on
+    // every value, hence not on the common path) that sends one to the walk below.
+    let text = JSON.stringify(value);
+    if (text !== undefined && text.includes("{}")) text = JSON.stringify(value, refuseCollections);
     if (text !== undefined) return { text };
   } catch {
     // Cycles, BigInt, throwing getters, collections: the walk below copes with each.
