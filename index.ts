@@ -87,7 +87,9 @@ export type { ToolListOptions, RequireApprovalOptions, CallBudgetOptions, RateLi
 
 // ---- durable runs ----
 export { persistAgent, restoreAgent, readPersisted, statePath, runStatusOf, SnapshotError, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from "./machines/persistence.js";
-export type { PersistedAgent, RunStatus, SnapshotProblem } from "./machines/persistence.js";
+export type { PersistedAgent, RunStatus, SnapshotProblem, SnapshotLimits } from "./machines/persistence.js";
+export { DEFAULT_SNAPSHOT_LIMITS } from "./machines/persistence.js";
+export { ApproveEventSchema, RejectEventSchema, CancelEventSchema, commandShapeProblem } from "./machines/commands.js";
 export { CheckpointError } from "./machines/checkpoints/store.js";
 export type { CheckpointStore, CheckpointSummary } from "./machines/checkpoints/store.js";
 export { MemoryCheckpointStore } from "./machines/checkpoints/memory-store.js";

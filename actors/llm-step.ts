@@ -4,7 +4,7 @@ import { functionSchemas, perToolList } from "../tools/toolset.js";
 import type { Resilience } from "./resilience-config.js";
 import { defaultContextBuilder, type ContextBuilder } from "./context-builder.js";
 import { answerDanglingCalls, type Message } from "./messages.js";
-import type { ModelCallEvent, ModelClient, ModelRequest, ModelTurn, ToolChoice } from "./model-client.js";
+import { isSaneUsage, saneUsage, type ModelCallEvent, type ModelClient, type ModelRequest, type ModelTurn, type ToolChoice } from "./model-client.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
 
 /** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
@@ -46,6 +46,11 @@ export interface LLMActorDeps {
   contextBuilder?: ContextBuilder;
   /** The agent's clock, for when each progress event happened. */
   now?: () => number;
+  /**
+   * The call's resilience policy with its fallbacks' keys. Kept here, outside the machine: the
+   * input (persisted in every snapshot) only carries it without keys. Wins over `input.resilience`.
+   */
+  resilience?: Resilience;
 }
 
 /** The agent's tool list is one unchanging array per run (it lives in context): its schemas are built once. */
@@ -88,7 +93,10 @@ export function createLLMActor(deps: LLMActorDeps) {
     }, now);
     try {
       const request = await buildModelRequest(input, deps.contextBuilder);
-      const turn = await deps.modelClient.complete(request, { signal, onEvent: (event) => progress.push(event) });
+      if (deps.resilience !== undefined) request.resilience = deps.resilience;
+      let turn = await deps.modelClient.complete(request, { signal, onEvent: (event) => progress.push(event) });
+      // Any client's counts (a custom one's too) must not corrupt the run's usage or its budget.
+      if (!isSaneUsage(turn.usage)) turn = { ...turn, usage: saneUsage(turn.usage), usageMissing: true };
       return progress.attachTo(turn);
     } catch (error) {
       // The failed attempts are worth reporting: send them before the error ends the step.

@@ -11,12 +11,60 @@ export interface Usage {
 
 export const ZERO_USAGE: Usage = Object.freeze({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });
 
+/**
+ * The most tokens one call may report. Servers (and custom clients) have reported negative,
+ * fractional and absurd counts; a count that is not an integer in [0, this] is not believed.
+ */
+export const MAX_CALL_TOKENS = 1_000_000_000;
+
+/** A reported count as one we can add up: a non-negative safe integer, or undefined when it is not believable. */
+export function tokenCount(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= MAX_CALL_TOKENS ? value : undefined;
+}
+
+/** True when every count of `usage` is believable (see `tokenCount`). */
+export function isSaneUsage(usage: unknown): usage is Usage {
+  if (typeof usage !== "object" || usage === null) return false;
+  const u = usage as Record<string, unknown>;
+  return tokenCount(u["promptTokens"]) !== undefined && tokenCount(u["completionTokens"]) !== undefined && tokenCount(u["totalTokens"]) !== undefined;
+}
+
+/**
+ * `usage` with every unbelievable count replaced: prompt and completion by 0, the total by their
+ * sum. Whatever comes in, what comes out is non-negative safe integers.
+ */
+export function saneUsage(usage: unknown): Usage {
+  if (isSaneUsage(usage)) return usage;
+  const u = typeof usage === "object" && usage !== null ? (usage as Record<string, unknown>) : {};
+  const promptTokens = tokenCount(u["promptTokens"]) ?? 0;
+  const completionTokens = tokenCount(u["completionTokens"]) ?? 0;
+  return { promptTokens, completionTokens, totalTokens: tokenCount(u["totalTokens"]) ?? promptTokens + completionTokens };
+}
+
+/** The sum, never past `Number.MAX_SAFE_INTEGER` and never from a count that is not believable. */
 export function addUsage(a: Usage, b: Usage): Usage {
+  const left = isSaneTotal(a) ? a : saneTotal(a);
+  const right = isSaneUsage(b) ? b : saneUsage(b);
   return {
-    promptTokens: a.promptTokens + b.promptTokens,
-    completionTokens: a.completionTokens + b.completionTokens,
-    totalTokens: a.totalTokens + b.totalTokens,
+    promptTokens: capped(left.promptTokens + right.promptTokens),
+    completionTokens: capped(left.completionTokens + right.completionTokens),
+    totalTokens: capped(left.totalTokens + right.totalTokens),
   };
+}
+
+/** A run's running total may exceed one call's limit, but must stay a non-negative safe integer. */
+function isSafeCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+function isSaneTotal(usage: Usage): boolean {
+  return isSafeCount(usage.promptTokens) && isSafeCount(usage.completionTokens) && isSafeCount(usage.totalTokens);
+}
+function saneTotal(usage: Usage): Usage {
+  const count = (value: unknown) => (isSafeCount(value) ? value : 0);
+  return { promptTokens: count(usage.promptTokens), completionTokens: count(usage.completionTokens), totalTokens: count(usage.totalTokens) };
+}
+function capped(value: number): number {
+  return Math.min(value, Number.MAX_SAFE_INTEGER);
 }
 
 /** `tool_choice` as the Chat Completions API takes it. */

@@ -33,3 +33,34 @@ export const ResilienceSchema = z
   .strict();
 export type Resilience = z.output<typeof ResilienceSchema>;
 export type ResilienceInput = z.input<typeof ResilienceSchema>;
+
+/**
+ * The policy as it may be written down (into an actor's persisted input, hence every snapshot and
+ * checkpoint): fallbacks keep their model, base URL without query or credentials, and the name of
+ * their key variable, never a key. The live policy, keys included, stays with the LLM actor.
+ */
+export function resilienceWithoutKeys(policy: Resilience): Resilience {
+  if (policy.fallbacks.every((f) => f.apiKey === undefined && (f.baseURL === undefined || !hasUrlSecrets(f.baseURL)))) return policy;
+  return {
+    ...policy,
+    fallbacks: policy.fallbacks.map(({ apiKey: _key, ...fallback }) => (fallback.baseURL !== undefined && hasUrlSecrets(fallback.baseURL) ? { ...fallback, baseURL: withoutUrlSecrets(fallback.baseURL) } : fallback)),
+  };
+}
+
+function hasUrlSecrets(baseURL: string): boolean {
+  try {
+    const url = new URL(baseURL);
+    return url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "";
+  } catch {
+    return false;
+  }
+}
+
+function withoutUrlSecrets(baseURL: string): string {
+  const url = new URL(baseURL);
+  url.username = "";
+  url.password = "";
+  url.search = "";
+  url.hash = "";
+  return url.toString();
+}

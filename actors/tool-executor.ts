@@ -6,6 +6,8 @@ import { parseArgs } from "./guard.js";
 import type { ToolCall } from "./messages.js";
 import type { JournalEntry, JournalKey, ToolJournal } from "./tool-journal.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
+import { ownerOf } from "./tool-providers.js";
+import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
 
 /** Replaces how one validated call is run (e.g. in a sandbox). The default calls `tool.execute`. */
 export type ToolRunner = (tool: Tool, args: Record<string, unknown>, ctx: ToolContext) => unknown;
@@ -13,7 +15,10 @@ export type ToolRunner = (tool: Tool, args: Record<string, unknown>, ctx: ToolCo
 /**
  * Why a call produced an error observation. `outcome_unknown`: it started before a crash and never
  * reported back, so it was not run again (see ToolJournal). `journal_unavailable`: the journal could
- * not be read or written, so the call was not run (at most once comes first).
+ * not be read or written, so the call was not run (at most once comes first). `already_claimed`:
+ * another copy of the same run (restored twice, racing) claimed the call in the journal first, so
+ * this copy did not run it. `invalid_output`: the tool ran but its result could not be turned into
+ * text at all (its own `toJSON` threw).
  */
 export const TOOL_ERROR_KINDS = [
   "unknown_tool",
@@ -24,6 +29,8 @@ export const TOOL_ERROR_KINDS = [
   "aborted",
   "outcome_unknown",
   "journal_unavailable",
+  "already_claimed",
+  "invalid_output",
 ] as const;
 export type ToolErrorKind = (typeof TOOL_ERROR_KINDS)[number];
 
@@ -66,8 +73,11 @@ export interface ExecutorOutput {
 }
 
 export interface ExecutorDeps {
-  /** The agent's tools (providers may still be starting after a restore: hence a promise). */
-  toolset(runId: string): Promise<ToolSet>;
+  /**
+   * The agent's tools (providers may still be starting after a restore: hence a promise). `owner`
+   * is the agent actor's `sessionId`: two live actors of one run each have their own tools.
+   */
+  toolset(runId: string, owner?: string): Promise<ToolSet>;
   runner?: ToolRunner;
   now?: () => number;
   /** Consulted before each call and written before each result is returned: at most once across restarts. */
@@ -76,15 +86,13 @@ export interface ExecutorDeps {
 
 const defaultRunner: ToolRunner = (tool, args, ctx) => tool.execute(args, ctx);
 
-/** Turn whatever a tool returned into the text the model reads. */
+/**
+ * Turn whatever a tool returned into the text the model reads. Values JSON cannot encode (cycles,
+ * BigInt, Map/Set, a throwing getter or `toJSON`) are described rather than reported as
+ * "[object Object]" (see `tool-values.ts`); it never throws.
+ */
 export function renderToolOutput(value: unknown): string {
-  if (typeof value === "string") return value;
-  if (value === undefined) return "";
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
+  return renderValue(value);
 }
 
 export function truncateOutput(text: string, limit: number): string {
@@ -216,8 +224,18 @@ async function runWithLimits(
   }
 }
 
+/** `instanceof` runs a Proxy's getPrototypeOf trap, which may throw: a thrown Proxy is not a timeout. */
+function isTimeout(error: unknown): error is ToolTimeoutError {
+  try {
+    return error instanceof ToolTimeoutError;
+  } catch {
+    return false;
+  }
+}
+
+/** Never throws, whatever was thrown (a Symbol, a null-prototype object, a throwing toString). */
 function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return thrownMessage(error);
 }
 
 function failure(call: ToolCall, errorKind: ToolErrorKind, message: string, durationMs?: number): ToolOutcome {
@@ -247,7 +265,7 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       if (!signal.aborted) parent?.send({ type: "tool.progress", progress: batch });
     }, now);
     const report = (event: ToolProgress) => progress.push(event);
-    const toolset = await deps.toolset(input.runId);
+    const toolset = await deps.toolset(input.runId, ownerOf(self));
     const batch = new BatchAborts(signal);
     const decisionOf = new Map(input.decisions.map((d) => [d.callId, d]));
     /** Tell the agent how a call ended (after the journal has it). */
@@ -321,27 +339,41 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
           ),
         );
       }
-      if (journal) {
+      // The claim: of two copies of this run racing for the call, only the one that wrote the
+      // `started` entry runs it. An idempotent tool interrupted before may run again, claim or not.
+      if (journal && journaled?.state !== "started") {
+        let claimed: boolean;
         try {
-          await journal.started(key, call.name);
+          claimed = (await journal.started(key, call.name)) !== false;
         } catch (error) {
           return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be written (${errorText(error)})`);
+        }
+        if (!claimed) {
+          return fail(
+            "already_claimed",
+            `${call.name} was not run here: another copy of this run claimed this call first (the same run is being continued twice). ` +
+              "Its result is recorded by that copy.",
+          );
         }
       }
       let outcome: ToolOutcome;
       try {
         const value = await runWithLimits(tool, checked.value, call, input.state, batch, runner);
+        const rendered = renderResult(value);
+        if (rendered.problem !== undefined) {
+          return finish(failure(call, "invalid_output", `${call.name} ran, but ${rendered.problem}`, now() - started));
+        }
         outcome = {
           callId: call.id,
           name: call.name,
           status: "ok",
-          content: truncateOutput(renderToolOutput(value), input.maxOutputChars),
+          content: truncateOutput(rendered.text, input.maxOutputChars),
           durationMs: now() - started,
           effectTags: [...tool.effectTags],
           ...(tool.returnDirect ? { returnDirect: true } : {}),
         };
       } catch (error) {
-        if (error instanceof ToolTimeoutError) outcome = failure(call, "timeout", `${call.name} ${error.message}`, now() - started);
+        if (isTimeout(error)) outcome = failure(call, "timeout", `${call.name} ${error.message}`, now() - started);
         // Not journaled: the run is being stopped, and whether the tool got to act is unknown.
         else if (signal.aborted) return fail("aborted", `${call.name} was cancelled`);
         // An error message is an observation too: cut it like an output so it cannot blow the context.

@@ -24,8 +24,12 @@ export type JournalEntry =
 type MaybePromise<T> = T | Promise<T>;
 
 export interface ToolJournal {
-  /** Written right before the tool runs. */
-  started(key: JournalKey, name: string): MaybePromise<void>;
+  /**
+   * Claims the call, right before the tool runs: true when this caller wrote the `started` entry,
+   * false when an entry for the key already existed (another copy of the run claimed it, or it
+   * already completed). Never overwrites. The executor runs the tool only when it won the claim.
+   */
+  started(key: JournalKey, name: string): MaybePromise<boolean>;
   /** Written after the tool returned (or failed, or timed out), before the machine sees the outcome. */
   completed(key: JournalKey, outcome: ToolOutcome): MaybePromise<void>;
   lookup(key: JournalKey): MaybePromise<JournalEntry | undefined>;
@@ -54,8 +58,12 @@ export function journalKeyText(key: JournalKey): string {
 export class MemoryToolJournal implements ToolJournal {
   private readonly entries = new Map<string, { runId: string; entry: string }>();
 
-  started(key: JournalKey, name: string): void {
-    this.entries.set(journalKeyText(key), { runId: key.runId, entry: JSON.stringify({ state: "started", name }) });
+  /** A synchronous check-and-set: two copies of a run in one process cannot both win. */
+  started(key: JournalKey, name: string): boolean {
+    const text = journalKeyText(key);
+    if (this.entries.has(text)) return false;
+    this.entries.set(text, { runId: key.runId, entry: JSON.stringify({ state: "started", name }) });
+    return true;
   }
 
   completed(key: JournalKey, outcome: ToolOutcome): void {

@@ -11,13 +11,18 @@ export interface ToolProvidersInput {
 }
 
 /**
- * The tools of each running agent, by run id. The LLM step sees tools as JSON (in context);
- * the executor needs the live objects, which this registry holds while the run is active.
+ * The tools of each running agent. The LLM step sees tools as JSON (in context); the executor needs
+ * the live objects, which this registry holds while the agent is active. They are keyed by run id
+ * *and* by the agent actor that opened them (its `sessionId`): two live actors continuing the same
+ * run (a run restored twice) each have their own providers, and stopping one never takes the
+ * other's tools away.
  */
 export class ToolRegistry {
   private readonly pending = new Map<string, Promise<ToolSet>>();
   private readonly ready = new Map<string, ToolSet>();
-  private readonly closing = new Map<string, Promise<void>>();
+  /** The last opened entry of each run, for callers that do not say which actor they are. */
+  private readonly latest = new Map<string, string>();
+  private readonly closing = new Map<string, Set<Promise<void>>>();
   /** The static tools as JSON, made once: every run without providers shares it (context is never mutated). */
   readonly staticInfo: ToolInfo[];
 
@@ -28,48 +33,76 @@ export class ToolRegistry {
     this.staticInfo = staticSet.info();
   }
 
-  /** The live tools of a run (waits while providers are still starting, e.g. after a restore). */
-  toolset(runId: string): Promise<ToolSet> {
+  private keyOf(runId: string, owner: string | undefined): string {
+    return owner === undefined ? (this.latest.get(runId) ?? runId) : `${runId}\u0000${owner}`;
+  }
+
+  /** The live tools of a run's agent (waits while providers are still starting, e.g. after a restore). */
+  toolset(runId: string, owner?: string): Promise<ToolSet> {
     if (!this.hasProviders) return Promise.resolve(this.staticSet);
-    return this.pending.get(runId) ?? Promise.reject(new Error(`the tools of run ${runId} are not available: its providers were closed or never started`));
+    return (
+      this.pending.get(this.keyOf(runId, owner)) ??
+      Promise.reject(new Error(`the tools of run ${runId} are not available: its providers were closed or never started`))
+    );
   }
 
   /** The live tools when already started (synchronous, for validating approval edits). */
-  toolsetNow(runId: string): ToolSet | undefined {
-    return this.hasProviders ? this.ready.get(runId) : this.staticSet;
+  toolsetNow(runId: string, owner?: string): ToolSet | undefined {
+    return this.hasProviders ? this.ready.get(this.keyOf(runId, owner)) : this.staticSet;
   }
 
-  /** Resolves once every provider a run used has closed. */
+  /** True while the providers of this run's agent are starting. */
+  starting(runId: string, owner?: string): boolean {
+    const key = this.keyOf(runId, owner);
+    return this.hasProviders && this.pending.has(key) && !this.ready.has(key);
+  }
+
+  /** Resolves once every provider a run used has closed (whichever actors opened them). */
   closed(runId: string): Promise<void> {
-    return this.closing.get(runId) ?? Promise.resolve();
+    const all = this.closing.get(runId);
+    return all ? Promise.all(all).then(() => undefined) : Promise.resolve();
   }
 
-  open(runId: string, build: () => Promise<ToolSet>): Promise<ToolSet> {
+  open(runId: string, owner: string | undefined, build: () => Promise<ToolSet>): Promise<ToolSet> {
+    const key = owner === undefined ? runId : `${runId}\u0000${owner}`;
     const promise = build();
-    this.pending.set(runId, promise);
+    this.pending.set(key, promise);
+    this.latest.set(runId, key);
     promise.then(
       (set) => {
-        if (this.pending.get(runId) === promise) this.ready.set(runId, set);
+        if (this.pending.get(key) === promise) this.ready.set(key, set);
       },
       () => undefined,
     );
     return promise;
   }
 
-  close(runId: string, promise: Promise<ToolSet>): void {
-    if (this.pending.get(runId) === promise) {
-      this.pending.delete(runId);
-      this.ready.delete(runId);
+  close(runId: string, owner: string | undefined, promise: Promise<ToolSet>): void {
+    const key = owner === undefined ? runId : `${runId}\u0000${owner}`;
+    if (this.pending.get(key) === promise) {
+      this.pending.delete(key);
+      this.ready.delete(key);
+      if (this.latest.get(runId) === key) this.latest.delete(runId);
     }
     const done = promise.then(
       (set) => set.close(),
       () => undefined,
     );
-    const tracked = done.catch(() => undefined).finally(() => {
-      if (this.closing.get(runId) === tracked) this.closing.delete(runId);
-    });
-    this.closing.set(runId, tracked);
+    let all = this.closing.get(runId);
+    if (!all) this.closing.set(runId, (all = new Set()));
+    const tracked: Promise<void> = done
+      .catch(() => undefined)
+      .finally(() => {
+        all.delete(tracked);
+        if (all.size === 0 && this.closing.get(runId) === all) this.closing.delete(runId);
+      });
+    all.add(tracked);
   }
+}
+
+/** The agent actor an invoked actor belongs to, as the registry keys it (undefined outside an agent). */
+export function ownerOf(self: { _parent?: { sessionId: string } | undefined }): string | undefined {
+  return self._parent?.sessionId;
 }
 
 /**
@@ -82,7 +115,7 @@ export function createToolProvidersActor<C>(
   staticTools: readonly Tool[],
   context: C,
 ) {
-  return fromCallback<{ type: string }, ToolProvidersInput, ToolsLifecycleEvent>(({ input, sendBack }) => {
+  return fromCallback<{ type: string }, ToolProvidersInput, ToolsLifecycleEvent>(({ input, sendBack, self }) => {
     // Nothing is sent once the agent has stopped this actor.
     let live = true;
     if (!registry.hasProviders) {
@@ -91,14 +124,20 @@ export function createToolProvidersActor<C>(
         live = false;
       };
     }
-    const promise = registry.open(input.runId, async () => (await ToolSet.fromProviders(providers, context)).withTools(staticTools));
+    // Keyed by the agent actor too: another live actor of the same run has its own providers.
+    const owner = ownerOf(self);
+    // Stopping the agent while providers start (a cancel) aborts them: initialize() gets the
+    // signal, the providers are closed at once, and nobody waits for an initialize() that hangs.
+    const starting = new AbortController();
+    const promise = registry.open(input.runId, owner, async () => (await ToolSet.fromProviders(providers, context, starting.signal)).withTools(staticTools));
     promise.then(
       (set) => live && sendBack({ type: "tools.ready", tools: set.info() }),
       (error: unknown) => live && sendBack({ type: "tools.failed", error: toErrorInfo(error) }),
     );
     return () => {
       live = false;
-      registry.close(input.runId, promise);
+      starting.abort();
+      registry.close(input.runId, owner, promise);
     };
   });
 }

@@ -4,7 +4,6 @@ import type { Progress } from "../actors/progress.js";
 import type { ToolErrorKind, ToolProgress } from "../actors/tool-executor.js";
 import type { ErrorInfo } from "../actors/errors.js";
 import type { ToolsLifecycleEvent } from "../actors/tool-providers.js";
-import { z } from "zod";
 import type { PendingApproval } from "./approvals.js";
 
 export type { ErrorInfo } from "../actors/errors.js";
@@ -18,32 +17,15 @@ export { toErrorInfo } from "../actors/errors.js";
  * id of the tool call in the level above that started it. Telemetry of nested agents is re-emitted by
  * each parent with this path; events of the top agent carry none.
  */
-export const AgentPathSchema = z.array(z.object({ agent: z.string().min(1), callId: z.string().min(1) }).strict());
-export type AgentPath = z.infer<typeof AgentPathSchema>;
+// The schema lives with the commands that carry it (guard.approve / guard.reject to a nested call).
+import type { AgentPath } from "./commands.js";
+export { AgentPathSchema, type AgentPath } from "./commands.js";
 
 // ---- Events users send to a running agent ----------------------------------------------------
 
-/** Approve a pending call; `args` (an object or JSON text) replaces the model's arguments after validation. */
-export interface ApproveEvent {
-  type: "guard.approve";
-  callId: string;
-  args?: Record<string, unknown> | string;
-  /** For a call of a nested agent: its `agentPath` (from `pendingApprovals`); without it the call is looked up by id. */
-  agentPath?: AgentPath;
-}
-/** Reject a pending call; the model reads the reason. */
-export interface RejectEvent {
-  type: "guard.reject";
-  callId: string;
-  reason?: string;
-  /** For a call of a nested agent: its `agentPath` (from `pendingApprovals`). */
-  agentPath?: AgentPath;
-}
-/** Stop the run from any state; in-flight model and tool calls are aborted. */
-export interface CancelEvent {
-  type: "agent.cancel";
-  reason?: string;
-}
+// Their shapes are zod schemas (machines/commands.ts): the machine parses each one before use.
+import type { ApproveEvent, CancelEvent, RejectEvent } from "./commands.js";
+export type { ApproveEvent, CancelEvent, RejectEvent } from "./commands.js";
 export type AgentCommand = ApproveEvent | RejectEvent | CancelEvent;
 
 // ---- Events the agent's own actors send it -------------------------------------------------
@@ -115,6 +97,8 @@ export type AgentEmitted =
   | Emit<"guard.approval.requested", { callId: string; name: string; arguments: string; reason?: string; deadline?: number }>
   | Emit<"guard.approval.decided", { callId: string; name: string; decision: "approved" | "rejected"; edited: boolean; reason?: string }>
   | Emit<"guard.approval.refused", { callId: string; reason: string }>
+  /** A command that does not fit its shape (e.g. `agent.cancel` with a `reason` that is not text): nothing changed. */
+  | Emit<"agent.command.refused", { command: string; reason: string }>
   | Emit<"loop.terminated", { status: "succeeded" | "failed"; reason?: TerminationReason; rounds: number; usage: Usage }>
   | Emit<"agent.handoff", { callId: string; name: string; from: string; to: string; messages: number }>;
 
@@ -134,6 +118,7 @@ export const EMITTED_TYPES: readonly AgentEmittedType[] = [
   "guard.approval.requested",
   "guard.approval.decided",
   "guard.approval.refused",
+  "agent.command.refused",
   "loop.terminated",
   "agent.handoff",
 ];

@@ -5,6 +5,10 @@ import { stateAccessOf, type ReactMachine } from "./react-machine.js";
 import { TraceLinkSchema, traceLinkOf } from "./trace-link.js";
 import { statePath } from "./state-path.js";
 import { DelegationSchema } from "./delegation.js";
+import { ToolInfoSchema } from "./event-payloads.js";
+import { DEFAULT_SNAPSHOT_LIMITS, snapshotLimitProblem, type SnapshotLimits } from "./snapshot-limits.js";
+
+export { DEFAULT_SNAPSHOT_LIMITS, type SnapshotLimits } from "./snapshot-limits.js";
 
 /**
  * Saving a run and restoring it, possibly in another process. XState's persisted snapshot is
@@ -38,7 +42,7 @@ export interface PersistedAgent {
   snapshot: Record<string, unknown>;
 }
 
-export type SnapshotProblem = "json" | "format" | "version" | "machine" | "shape" | "context" | "state" | "actors";
+export type SnapshotProblem = "json" | "format" | "version" | "machine" | "shape" | "context" | "state" | "actors" | "limits";
 
 /** A saved run that cannot be restored (or a run that cannot be saved). Says what is wrong and what to do. */
 export class SnapshotError extends Error {
@@ -53,16 +57,6 @@ export class SnapshotError extends Error {
 
 // ---- Schemas: the envelope and the context shape -----------------------------------------------
 
-
-const ToolInfoSchema = z.object({
-  name: z.string().min(1),
-  description: z.string(),
-  inputSchema: z.record(z.string(), z.unknown()),
-  parallelSafe: z.boolean(),
-  effectTags: z.array(z.string()),
-  timeoutMs: z.number().optional(),
-  returnDirect: z.boolean().optional(),
-});
 
 const CallDecisionSchema = z.object({
   callId: z.string(),
@@ -188,9 +182,21 @@ export function persistAgent<M extends AnyStateMachine>(actor: Actor<M>, now: ()
  * Check that a saved run is a jianmu snapshot of a version this code reads and has the envelope's
  * shape (not yet that it fits a particular machine). Accepts the object or its JSON text.
  */
-export function readPersisted(saved: unknown): PersistedAgent {
+export function readPersisted(saved: unknown, limits: SnapshotLimits = DEFAULT_SNAPSHOT_LIMITS): PersistedAgent {
   let value = saved;
+  // Before anything recursive touches it (JSON.parse of the text is not, but what comes after is).
+  const tooBig = (what: unknown) => {
+    const problem = snapshotLimitProblem(what, limits);
+    if (problem !== undefined) {
+      throw new SnapshotError(
+        "limits",
+        `cannot restore the run: the saved snapshot is refused because ${problem} (limits: depth ${limits.maxDepth}, ${limits.maxChars} characters); ` +
+          `it was tampered with or is not a jianmu checkpoint: ${FRESH_RUN}, or pass larger limits to restoreAgent if you trust it`,
+      );
+    }
+  };
   if (typeof saved === "string") {
+    tooBig(saved);
     try {
       value = JSON.parse(saved);
     } catch (error) {
@@ -200,6 +206,7 @@ export function readPersisted(saved: unknown): PersistedAgent {
       );
     }
   }
+  tooBig(value);
   if (value === undefined) {
     throw new SnapshotError("format", "cannot restore the run: nothing was given (store.load(runId) returns undefined for a run it does not have: check the run id with store.list())");
   }
@@ -241,8 +248,8 @@ export function readPersisted(saved: unknown): PersistedAgent {
  * of the absolute deadline kept in context, and an `llm` or `toolExecutor` child runs again (the
  * tool journal keeps the executor from repeating calls).
  */
-export function restoreAgent(machine: ReactMachine, saved: unknown): Snapshot<unknown> {
-  const envelope = readPersisted(saved);
+export function restoreAgent(machine: ReactMachine, saved: unknown, limits: SnapshotLimits = DEFAULT_SNAPSHOT_LIMITS): Snapshot<unknown> {
+  const envelope = readPersisted(saved, limits);
   if (envelope.machine !== machine.id) {
     throw new SnapshotError(
       "machine",

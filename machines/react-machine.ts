@@ -1,5 +1,6 @@
 import { assign, emit, enqueueActions, setup, type ActorRefFrom, type AnyStateMachine } from "xstate";
 import { createApprovalTimerActor } from "../actors/approval-timer.js";
+import { resilienceWithoutKeys } from "../actors/resilience-config.js";
 import type { ContextBuilder } from "../actors/context-builder.js";
 import { toErrorInfo } from "../actors/errors.js";
 import { createPreflightActor, type CallDecision, type CallRecord, type Guard } from "../actors/guard.js";
@@ -18,6 +19,9 @@ import type { AgentEmitted, AgentEvent, ApproveEvent, EmittedBase, RejectEvent, 
 import { ReActState, type StateSchema } from "./state.js";
 import { StateAccess } from "./state-access.js";
 import { carriedProgress } from "./progress.js";
+import { commandShapeProblem, shownCallId } from "./commands.js";
+import { HeldCommands } from "./held-commands.js";
+import { errorInfoOf, isStartedCall, isToolList } from "./event-payloads.js";
 import { applyDecisions, applyOutcomes, applyReply, decideCall, expireApprovals, recordStarted } from "./transitions.js";
 import { agentToolsOf } from "./agent-tool-spec.js";
 import * as nested from "./delegation.js";
@@ -148,7 +152,8 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
     // An explicit context builder owns the whole prompt, persona included.
     ...(config.systemPrompt !== undefined && !options.contextBuilder ? { systemPrompt: config.systemPrompt } : {}),
     sampling: Object.freeze(sampling),
-    ...(config.resilience !== undefined ? { resilience: config.resilience } : {}),
+    // Without keys: this input is persisted in every snapshot. The keys reach the LLM actor below.
+    ...(config.resilience !== undefined ? { resilience: resilienceWithoutKeys(config.resilience) } : {}),
   });
   const firstRoundParams = Object.freeze({ ...config.extraParams });
   const laterRoundParams = Object.freeze(Object.fromEntries(Object.entries(config.extraParams).filter(([key]) => !TOOL_CHOICE_KEYS.has(key))));
@@ -180,7 +185,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
   };
 
   /** Check edited arguments against the tool's schema; undefined means they are fine. */
-  const editProblem = (context: AgentContext, decision: CallDecision, args: Record<string, unknown> | string): string | undefined => {
+  const editProblem = (context: AgentContext, decision: CallDecision, args: Record<string, unknown> | string, owner?: string): string | undefined => {
     let parsed: unknown = args;
     if (typeof args === "string") {
       try {
@@ -189,7 +194,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         return "the edited arguments are not valid JSON";
       }
     }
-    const toolset = registry.toolsetNow(context.loop.runId);
+    const toolset = registry.toolsetNow(context.loop.runId, owner);
     if (!toolset) return "the tools are still starting; send the approval again in a moment";
     const tool = toolset.get(decision.name);
     if (!tool) return `there is no tool named "${decision.name}" to validate the edited arguments against`;
@@ -198,13 +203,15 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
   };
 
   /** Why an approval or rejection cannot be applied; undefined when it can. */
-  const commandProblem = (context: AgentContext, event: ApproveEvent | RejectEvent): string | undefined => {
+  const commandProblem = (context: AgentContext, event: ApproveEvent | RejectEvent, owner?: string): string | undefined => {
     const decision = context.loop.decisions.find((d) => d.callId === event.callId);
     if (!decision) return `no call with id "${event.callId}" is waiting for approval`;
     if (decision.status !== "pending") return `call "${event.callId}" was already decided (${decision.status})`;
-    if (event.type === "guard.approve" && event.args !== undefined) return editProblem(context, decision, event.args);
+    if (event.type === "guard.approve" && event.args !== undefined) return editProblem(context, decision, event.args, owner);
     return undefined;
   };
+
+  const heldCommands = new HeldCommands(registry);
 
   const chart = setup({
     types: {
@@ -220,10 +227,11 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         modelClient: options.modelClient,
         now,
         ...(options.contextBuilder ? { contextBuilder: options.contextBuilder } : {}),
+        ...(config.resilience !== undefined ? { resilience: config.resilience } : {}),
       }),
       guard: createPreflightActor(options.constraints ?? [], now),
       toolExecutor: createToolExecutorActor({
-        toolset: (runId) => registry.toolset(runId),
+        toolset: (runId, owner) => registry.toolset(runId, owner),
         ...(options.toolRunner ? { runner: options.toolRunner } : {}),
         ...(options.journal ? { journal: options.journal } : {}),
         now,
@@ -262,17 +270,21 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         if (!progress) return;
         const started: CallRecord[] = [];
         for (const { at, event: item } of progress) {
-          if (item.type === "tool.call.started") started.push({ callId: item.callId, name: item.name, at });
+          if (item.type === "tool.call.started" && isStartedCall(item, at)) started.push({ callId: item.callId, name: item.name, at });
           enqueue.emit(Object.assign({}, item, base(context, at)) as unknown as AgentEmitted);
         }
         if (started.length > 0) enqueue.assign(recordStarted(context, started));
       }),
       /** guard.approve / guard.reject: apply it, or report why it changes nothing. */
-      decideByCommand: enqueueActions(({ context, event, enqueue }) => {
+      decideByCommand: enqueueActions(({ context, event, enqueue, self }) => {
         if (event.type !== "guard.approve" && event.type !== "guard.reject") return;
-        const problem = commandProblem(context, event);
+        // Checked before anything reads it: a malformed command never touches context.
+        const shape = commandShapeProblem(event);
+        // Restored while the providers start: an edit cannot be checked yet, so it waits for tools.ready.
+        if (shape === undefined && heldCommands.hold(self, context.loop.runId, event)) return;
+        const problem = shape ?? commandProblem(context, event, self.sessionId);
         if (problem !== undefined) {
-          enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: event.callId, reason: problem });
+          enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: shownCallId(event), reason: problem });
           return;
         }
         const decision = context.loop.decisions.find((d) => d.callId === event.callId)!;
@@ -297,11 +309,19 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         });
         enqueue.emit({ type: "tool.call.denied", ...base(context), callId: event.callId, name: decision.name, reason, decision: "rejected" });
       }),
+      /** Decisions that arrived while the providers were starting, in the order they came. */
+      releaseHeldCommands: enqueueActions(({ enqueue, self }) => {
+        for (const command of heldCommands.release(self)) enqueue.raise(command);
+      }),
       /** guard.approve / guard.reject outside AwaitingApproval (e.g. a late second decision): report it, never drop it. */
-      refuseCommand: enqueueActions(({ context, event, enqueue }) => {
+      refuseCommand: enqueueActions(({ context, event, enqueue, self }) => {
+        if (event.type === "agent.cancel") {
+          enqueue.emit({ type: "agent.command.refused", ...base(context), command: event.type, reason: commandShapeProblem(event) ?? "refused" });
+          return;
+        }
         if (event.type !== "guard.approve" && event.type !== "guard.reject") return;
-        const reason = commandProblem(context, event) ?? `call "${event.callId}" is not waiting for approval`;
-        enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: event.callId, reason });
+        const reason = commandShapeProblem(event) ?? commandProblem(context, event, self.sessionId) ?? `call "${event.callId}" is not waiting for approval`;
+        enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: shownCallId(event), reason });
       }),
       announceReply: enqueueActions(({ context, event, enqueue }) => {
         const turn = (event as { output?: Partial<LLMOutput> }).output;
@@ -433,6 +453,9 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       })),
     },
     guards: {
+      /** A user command fits its schema (machines/commands.ts); anything else is refused, not applied. */
+      wellFormedCommand: ({ event }) =>
+        (event.type !== "agent.cancel" && event.type !== "guard.approve" && event.type !== "guard.reject") || commandShapeProblem(event) === undefined,
       isDone: ({ context }) => read<boolean>(context, "done") === true,
       budgetSpent: ({ context }) =>
         config.maxBudgetTokens !== undefined && read<Usage>(context, "usage").totalTokens >= config.maxBudgetTokens,
@@ -445,7 +468,9 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       delegationDone: ({ context }) => !context.loop.delegation?.current && !context.loop.delegation?.queue.length,
       handoffNext: ({ context }) => !context.loop.delegation?.current && !context.loop.delegation?.queue.length && !!context.loop.delegation?.handoff,
       handoffSucceeded: ({ event }) => (event as { output?: AgentOutput }).output?.status === "succeeded",
-      forNestedAgent: ({ context, event }) => (event.type === "guard.approve" || event.type === "guard.reject") && nested.routeCommand(context, event) !== "own",
+      // A malformed command is never routed: decideByCommand refuses it, naming the field.
+      forNestedAgent: ({ context, event }) =>
+        (event.type === "guard.approve" || event.type === "guard.reject") && commandShapeProblem(event) === undefined && nested.routeCommand(context, event) !== "own",
     },
   }).createMachine({
     id: name,
@@ -453,19 +478,23 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
     initial: "Initialising",
     invoke: { id: childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
     on: {
-      "agent.cancel": { target: ".Failed", actions: { type: "terminate", params: { reason: "cancelled" } } },
+      "agent.cancel": [
+        { guard: "wellFormedCommand", target: ".Failed", actions: { type: "terminate", params: { reason: "cancelled" } } },
+        { actions: "refuseCommand" },
+      ],
       // A nested agent's telemetry, re-emitted with its path (it may arrive in any state of the batch).
       ...(agents.size > 0 ? { "agent.emitted": { actions: "relayNestedAgent" as const } } : {}),
       // AwaitingApproval handles these itself; anywhere else nothing waits for them.
       "guard.approve": { actions: "refuseCommand" },
       "guard.reject": { actions: "refuseCommand" },
       "tools.failed": {
-        guard: ({ event }) => typeof event.error?.message === "string",
+        // Sent by the toolProviders actor; a malformed one from outside is ignored.
+        guard: ({ event }) => errorInfoOf(event.error) !== undefined,
         target: ".Failed",
         actions: assign({
           loop: ({ context, event }) => ({
             ...context.loop,
-            termination: errorTermination("toolProviderError", context.loop.iteration, event.error),
+            termination: errorTermination("toolProviderError", context.loop.iteration, errorInfoOf(event.error)),
           }),
         }),
       },
@@ -475,7 +504,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         on: {
           "tools.ready": {
             // Sent by the toolProviders actor; a malformed one from outside is ignored.
-            guard: ({ event }) => Array.isArray(event.tools),
+            guard: ({ event }) => isToolList(event.tools),
             target: "Evaluating",
             actions: assign({ loop: ({ context, event }) => ({ ...context.loop, tools: event.tools }) }),
           },
@@ -588,10 +617,13 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
                             "guard.approve": [{ guard: "forNestedAgent", actions: "forwardToNestedAgent" }, { actions: "decideByCommand" }],
                             "guard.reject": [{ guard: "forNestedAgent", actions: "forwardToNestedAgent" }, { actions: "decideByCommand" }],
                             "agent.status": { actions: "mirrorNestedAgent" },
+                            // After a restore the providers start while the run waits here: apply what was held.
+                            "tools.ready": { actions: "releaseHeldCommands" },
                           }
                         : {
                             "guard.approve": { actions: "decideByCommand" },
                             "guard.reject": { actions: "decideByCommand" },
+                            "tools.ready": { actions: "releaseHeldCommands" },
                           },
                   },
                   Executing: {

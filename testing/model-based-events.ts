@@ -157,6 +157,10 @@ export class EventCatalogue {
       switch (child.src) {
         case "toolProviders":
           if (snapshot.matches("Initialising")) add({ type: "tools.ready", tools: snapshot.context.loop.tools }, "tools ready");
+          // A restored run waits for approval while its providers start again: their ready releases held decisions.
+          else if (snapshot.matches({ Evaluating: { ChildRunning: { ToolExecutor: "AwaitingApproval" } } })) {
+            add({ type: "tools.ready", tools: snapshot.context.loop.tools }, "tools ready again (after a restore)");
+          }
           break;
         case "llm": {
           const input = childInput<LLMInput>(child.ref)!;
@@ -216,6 +220,8 @@ export class EventCatalogue {
       add({ type: "guard.reject", callId, reason: "too late" }, `reject ${late ? late.name : "an unknown call"} late (refused)`);
     }
     add({ type: "agent.cancel", reason: "cancelled by the model-based test" }, "cancel");
+    // A command that does not fit its schema is refused: the run goes on unchanged.
+    add({ type: "agent.cancel", reason: 42 }, "cancel with a reason that is not text (refused)");
     add({ type: "tools.failed", error: { name: "ToolProviderError", message: "a tool provider failed (scripted)" } }, "tool providers fail");
     return events;
   }

@@ -8,8 +8,12 @@ import type { Tool } from "./tool.js";
 export interface ToolProvider<TContext = unknown> {
   /** Names the provider in errors and telemetry (e.g. the MCP server). */
   readonly name: string;
-  /** Connect, spawn, authenticate. Called once before `getTools`. */
-  initialize(context: TContext): Promise<void> | void;
+  /**
+   * Connect, spawn, authenticate. Called once before `getTools`. `signal` aborts when the agent
+   * stops before it finished (a cancel while tools start): give up then. The agent does not wait for
+   * it anyway: it calls `close()` at once and moves on.
+   */
+  initialize(context: TContext, signal?: AbortSignal): Promise<void> | void;
   /** The tools currently offered. */
   getTools(context: TContext): Promise<readonly Tool[]> | readonly Tool[];
   /** Release everything `initialize` acquired. Must be safe to call more than once. */

@@ -28,17 +28,18 @@ export class ToolSet {
    * Initialize each provider in order and collect its tools. If one fails, the ones already
    * started are closed again and a `ToolProviderError` names the failing provider.
    */
-  static async fromProviders<C>(providers: readonly ToolProvider<C>[], context: C): Promise<ToolSet> {
+  static async fromProviders<C>(providers: readonly ToolProvider<C>[], context: C, signal?: AbortSignal): Promise<ToolSet> {
     const started: ToolProvider<C>[] = [];
     const byName = new Map<string, Tool>();
     for (const provider of providers) {
       let phase: "initialize" | "getTools" = "initialize";
       try {
+        if (signal?.aborted) throw new ToolsetAbortedError();
         started.push(provider);
-        await provider.initialize(context);
+        await untilAborted(provider.initialize(context, signal), signal);
         phase = "getTools";
         const offered = new Set<string>();
-        for (const tool of await provider.getTools(context)) {
+        for (const tool of await untilAborted(provider.getTools(context), signal)) {
           checkTool(tool);
           if (offered.has(tool.name)) throw new ToolDefinitionError(tool.name, "name", "is offered twice by this provider: give each tool a unique name");
           offered.add(tool.name);
@@ -46,6 +47,7 @@ export class ToolSet {
         }
       } catch (error) {
         await closeAll(started);
+        if (error instanceof ToolsetAbortedError) throw error;
         throw new ToolProviderError(provider.name, phase, error);
       }
     }
@@ -141,6 +143,44 @@ export function describeTools(tools: readonly ToolInfo[]): string {
 }
 
 /** Close providers in reverse start order; one failing close does not keep the others open. */
+/** The agent stopped while its providers were starting: they were closed, nothing more is wrong. */
+export class ToolsetAbortedError extends Error {
+  override name = "ToolsetAbortedError";
+  constructor() {
+    super("the agent stopped while its tool providers were starting; they were closed");
+  }
+}
+
+/**
+ * `work`, or a ToolsetAbortedError as soon as `signal` aborts: a provider that never settles must
+ * not hold the agent. What `work` does afterwards is dropped (its rejection too).
+ */
+function untilAborted<T>(work: Promise<T> | T, signal: AbortSignal | undefined): Promise<T> {
+  const promise = Promise.resolve(work);
+  if (!signal) return promise;
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(new ToolsetAbortedError());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      promise.catch(() => undefined);
+      reject(new ToolsetAbortedError());
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 async function closeAll(providers: readonly Closable[]): Promise<void> {
   const errors: unknown[] = [];
   for (const provider of [...providers].reverse()) {

@@ -1,4 +1,4 @@
-import { argumentsText, toUsage, type Completion } from "./openai-wire-schemas.js";
+import { argumentsText, toUsage, usageDistrusted, type Completion } from "./openai-wire-schemas.js";
 import type { TurnParts } from "./stream-merge.js";
 import { finalToolCall } from "./tool-call-ids.js";
 
@@ -28,7 +28,7 @@ export function readCompletion(completion: Completion): TurnParts | undefined {
   if (message.refusal) turn.refusal = message.refusal;
   const reasoning = message.reasoning_content ?? message.reasoning;
   if (reasoning) turn.reasoning = reasoning;
-  if (!completion.usage) turn.usageMissing = true;
+  if (!completion.usage || usageDistrusted(completion.usage)) turn.usageMissing = true;
   if (completion.model) turn.serverModel = completion.model;
   return turn;
 }

@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import type { EndpointTuning } from "./openai-wire.js";
 import type { AttemptTarget } from "./resilience.js";
-import { publicEndpoint } from "./redact.js";
+import { publicEndpoint, secretRedactor, urlSecrets } from "./redact.js";
 
 export const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
@@ -75,12 +75,28 @@ export class ClientPool {
         apiKey,
         // We retry ourselves (events, backoff policy, fallbacks, the toolChoice rule).
         maxRetries: 0,
+        // The SDK logs a chunk it cannot parse, as the server sent it: a line that may quote the key.
+        logger: redactingLogger(secretRedactor([apiKey, ...urlSecrets(baseURL)])),
         ...(this.defaultHeaders ? { defaultHeaders: this.defaultHeaders } : {}),
       });
       this.clients.set(key, client);
     }
     return client;
   }
+}
+
+type LogFn = (message: string, ...rest: unknown[]) => void;
+
+/** The console (as it is when the SDK logs), with every string the SDK logs passed through `redact` first. */
+function redactingLogger(redact: (text: string) => string): Record<"error" | "warn" | "info" | "debug", LogFn> {
+  // The SDK logs the raw lines of a chunk as a list of strings.
+  const clean = (value: unknown): unknown =>
+    typeof value === "string" ? redact(value) : Array.isArray(value) ? value.map((item) => (typeof item === "string" ? redact(item) : item)) : value;
+  const to =
+    (level: "error" | "warn" | "info" | "debug"): LogFn =>
+    (message, ...rest) =>
+      console[level](clean(message), ...rest.map(clean));
+  return { error: to("error"), warn: to("warn"), info: to("info"), debug: to("debug") };
 }
 
 function poolKey(baseURL: string, apiKey: string): string {

@@ -17,6 +17,8 @@ export interface AttemptFailure {
   retryAfterMs?: number;
   /** Output had already reached the caller when it failed, so it must not be retried. */
   delivered: boolean;
+  /** The server itself reported the failure with an `error` event inside a 200 stream. */
+  serverEvent?: boolean;
   cause?: unknown;
 }
 
@@ -83,6 +85,7 @@ function fromApiError(error: APIError, delivered: boolean): AttemptFailure {
   // No HTTP status: the server sent an `error` event inside a 200 stream (Groq, OpenRouter).
   // Its own status, if it gave one, decides whether trying again can help.
   failure.kind = "stream";
+  failure.serverEvent = true;
   const inner = body?.["status_code"] ?? (typeof body?.["code"] === "number" ? body["code"] : undefined);
   if (typeof inner === "number") {
     failure.status = inner;

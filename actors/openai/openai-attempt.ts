@@ -55,10 +55,17 @@ export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn>
       merger = new StreamMerger(input.onText);
       const body = input.body as unknown as ChatCompletionCreateParamsStreaming;
       const stream = await input.client.chat.completions.create(body, requestOptions);
-      for await (const raw of stream) {
-        const chunk = parseChunk(raw);
-        if (!chunk.success) throw invalidResponse(`a stream chunk is malformed: ${describeWireIssue(chunk.error)}`, merger.delivered);
-        merger.push(chunk.data);
+      try {
+        for await (const raw of stream) {
+          const chunk = parseChunk(raw);
+          if (!chunk.success) throw invalidResponse(`a stream chunk is malformed: ${describeWireIssue(chunk.error)}`, merger.delivered);
+          merger.push(chunk.data);
+        }
+      } catch (error) {
+        // The SDK parses each event with JSON.parse: a SyntaxError is the server's fault (a cut or
+        // plain-text line), not the connection's, and sending the same request again will not fix it.
+        if (error instanceof SyntaxError) throw invalidResponse(`a stream chunk is not JSON (${error.message})`, merger.delivered, error);
+        throw error;
       }
       // The SDK ends the iteration quietly when its request is aborted, so look at why it ended.
       if (abortReason !== undefined) throw new Error("aborted");
@@ -76,7 +83,14 @@ export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn>
       parts = merger.finish();
     } else {
       const body = input.body as unknown as ChatCompletionCreateParamsNonStreaming;
-      const raw: unknown = await input.client.chat.completions.create(body, requestOptions);
+      let raw: unknown;
+      try {
+        raw = await input.client.chat.completions.create(body, requestOptions);
+      } catch (error) {
+        // A JSON content type with a body that is not JSON (cut, or a proxy's page).
+        if (error instanceof SyntaxError) throw invalidResponse(`the response is not JSON (${error.message})`, false, error);
+        throw error;
+      }
       bodyRead = true;
       const completion = parseCompletion(raw);
       if (!completion.success) throw invalidResponse(`the response is not a chat completion: ${describeWireIssue(completion.error)}`, false);
@@ -100,6 +114,6 @@ export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn>
   }
 }
 
-function invalidResponse(message: string, delivered: boolean): AttemptError {
-  return new AttemptError({ category: "invalid_response", kind: "invalid-response", message, delivered });
+function invalidResponse(message: string, delivered: boolean, cause?: unknown): AttemptError {
+  return new AttemptError({ category: "invalid_response", kind: "invalid-response", message, delivered, ...(cause !== undefined ? { cause } : {}) });
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Usage } from "../model-client.js";
+import { tokenCount, type Usage } from "../model-client.js";
 
 /*
  * Lenient shapes of what OpenAI-compatible servers send back. Every field is optional and
@@ -187,9 +187,17 @@ function isPlainCompletion(raw: unknown): raw is Completion {
 export function toUsage(usage: WireUsage | null | undefined): Usage {
   // No usage at all reads as zeros; the caller flags it as `usageMissing`.
   if (!usage) return { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-  const promptTokens = usage.prompt_tokens ?? 0;
-  const completionTokens = usage.completion_tokens ?? 0;
-  return { promptTokens, completionTokens, totalTokens: usage.total_tokens ?? promptTokens + completionTokens };
+  // A count that is negative, fractional or absurd is not believed (see `tokenCount`).
+  const promptTokens = tokenCount(usage.prompt_tokens) ?? 0;
+  const completionTokens = tokenCount(usage.completion_tokens) ?? 0;
+  return { promptTokens, completionTokens, totalTokens: tokenCount(usage.total_tokens) ?? promptTokens + completionTokens };
+}
+
+/** True when the server sent usage and some count of it could not be believed. */
+export function usageDistrusted(usage: WireUsage | null | undefined): boolean {
+  if (!usage) return false;
+  const believable = (value: number | null | undefined) => value === null || value === undefined || tokenCount(value) !== undefined;
+  return !(believable(usage.prompt_tokens) && believable(usage.completion_tokens) && believable(usage.total_tokens));
 }
 
 /** Arguments as the raw JSON text we keep; "" (a tool without parameters on some servers) becomes "{}". */

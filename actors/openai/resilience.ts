@@ -201,7 +201,8 @@ function cancelled(target: AttemptTarget, attempts: ModelAttemptFailure[]): Mode
 function describeFailure(failure: AttemptFailure): string {
   const code = failure.code !== undefined && failure.code !== String(failure.status) ? ` [code ${failure.code}]` : "";
   if (failure.kind === "http" && failure.status !== undefined) return `HTTP ${failure.status}: ${failure.message}${code}`;
-  if (failure.kind === "stream") {
+  // Only a server's own error event is called one: a stream that merely broke off says so itself.
+  if (failure.kind === "stream" && failure.serverEvent === true) {
     const status = failure.status !== undefined ? ` (status ${failure.status})` : "";
     return `error event in the stream${status}: ${failure.message}${code}`;
   }

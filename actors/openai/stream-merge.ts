@@ -1,5 +1,5 @@
 import type { ModelTurn } from "../model-client.js";
-import { toUsage, argumentsText, type Chunk, type ToolCallDelta, type WireUsage } from "./openai-wire-schemas.js";
+import { toUsage, usageDistrusted, argumentsText, type Chunk, type ToolCallDelta, type WireUsage } from "./openai-wire-schemas.js";
 import { finalToolCall, type WireToolCall } from "./tool-call-ids.js";
 
 /** Everything of a turn but the model name, which the caller knows (it picked the endpoint). */
@@ -96,7 +96,7 @@ export class StreamMerger {
     };
     if (this.refusal !== "") turn.refusal = this.refusal;
     if (this.reasoning !== "") turn.reasoning = this.reasoning;
-    if (!this.usage) turn.usageMissing = true;
+    if (!this.usage || usageDistrusted(this.usage)) turn.usageMissing = true;
     if (this.serverModel !== undefined) turn.serverModel = this.serverModel;
     return turn;
   }
