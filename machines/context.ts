@@ -5,6 +5,8 @@ import { MessageSchema, type Message } from "../actors/messages.js";
 import type { Usage } from "../actors/model-client.js";
 import type { ToolInfo } from "../tools/tool.js";
 import type { ErrorInfo, Termination } from "./events.js";
+import type { OutputCheck } from "./output.js";
+import type { RoundPlan } from "./prepare-round.js";
 import type { StateAccess, HostState } from "./state-access.js";
 
 /** The input given to a run is not of the expected shape. Names the field. */
@@ -31,6 +33,12 @@ export interface LoopContext {
   /** Calls that started executing in this run (budgets and rate limits read it). */
   history: CallRecord[];
   termination: Termination | null;
+  /** With `output`: what `CheckOutput` found in the model's last final output. */
+  output?: OutputCheck;
+  /** With `output`: invalid final outputs so far in this run (past `config.outputRetries` the run fails). */
+  outputFailures?: number;
+  /** With `prepareRound`: this round's plan, as `PreparingRound` validated it. */
+  round?: RoundPlan;
 }
 
 export interface AgentContext {
@@ -48,9 +56,12 @@ export interface AgentInput {
   runId?: string;
 }
 
-export interface AgentOutput {
+/** `T` is the type of the structured output: `z.infer<typeof schema>` of `createReactMachine({ output: schema })`. */
+export interface AgentOutput<T = unknown> {
   status: "succeeded" | "failed";
   finalAnswer: string | null;
+  /** With `output`: the validated final output (present when the run succeeded). */
+  output?: T;
   messages: Message[];
   rounds: number;
   usage: Usage;

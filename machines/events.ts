@@ -58,6 +58,7 @@ export const TERMINATION_REASONS = [
   "approvalTimeout",
   "toolProviderError",
   "internalError",
+  "invalidOutput",
 ] as const;
 export type TerminationReason = (typeof TERMINATION_REASONS)[number];
 
@@ -68,6 +69,8 @@ export interface Termination {
   error?: ErrorInfo;
   /** Free text given with `agent.cancel`. */
   detail?: string;
+  /** `invalidOutput`: the model's last final output, as it wrote it (`error` says what is wrong with it). */
+  raw?: string;
 }
 
 type Emit<T extends string, P> = EmittedBase & { type: T } & P;
@@ -86,6 +89,9 @@ export type AgentEmitted =
   | Emit<"guard.approval.requested", { callId: string; name: string; arguments: string; reason?: string; deadline?: number }>
   | Emit<"guard.approval.decided", { callId: string; name: string; decision: "approved" | "rejected"; edited: boolean; reason?: string }>
   | Emit<"guard.approval.refused", { callId: string; reason: string }>
+  | Emit<"output.partial", { partial: unknown }>
+  | Emit<"output.invalid", { error: string; failures: number }>
+  | Emit<"context.compacted", { strategy: "trim" | "summarize"; before: { messages: number; tokens: number }; after: { messages: number; tokens: number }; usage: Usage }>
   | Emit<"loop.terminated", { status: "succeeded" | "failed"; reason?: TerminationReason; rounds: number; usage: Usage }>;
 
 export type AgentEmittedType = AgentEmitted["type"];
@@ -104,5 +110,8 @@ export const EMITTED_TYPES: readonly AgentEmittedType[] = [
   "guard.approval.requested",
   "guard.approval.decided",
   "guard.approval.refused",
+  "output.partial",
+  "output.invalid",
+  "context.compacted",
   "loop.terminated",
 ];

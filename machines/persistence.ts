@@ -1,6 +1,8 @@
 import type { Actor, AnyStateMachine, Snapshot } from "xstate";
 import { z } from "zod";
 import { TERMINATION_REASONS } from "./events.js";
+import { OutputCheckSchema } from "./output.js";
+import { RoundPlanSchema } from "./prepare-round.js";
 import { stateAccessOf, type ReactMachine } from "./react-machine.js";
 
 /**
@@ -87,8 +89,13 @@ const ContextSchema = z.object({
         iterations: z.number().int().min(0),
         error: z.object({ name: z.string(), message: z.string() }).loose().optional(),
         detail: z.string().optional(),
+        raw: z.string().optional(),
       })
       .nullable(),
+    // Optional: snapshots saved before structured output and per-round plans existed lack them.
+    output: OutputCheckSchema.optional(),
+    outputFailures: z.number().int().min(0).optional(),
+    round: RoundPlanSchema.optional(),
   }),
 });
 
