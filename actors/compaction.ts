@@ -1,6 +1,6 @@
 import { fromPromise } from "xstate";
 import { human, system, type Message } from "./messages.js";
-import { ZERO_USAGE, type ModelClient, type Usage } from "./model-client.js";
+import { ZERO_USAGE, type ModelClient, type ModelRequest, type Usage } from "./model-client.js";
 import { promptTokens } from "./token-count.js";
 
 /**
@@ -119,25 +119,41 @@ function sizeOf(messages: readonly Message[], overhead: number): CompactionSize 
   return { messages: messages.length, tokens: promptTokens(messages, overhead) };
 }
 
+/** A summary the model wrote, and what writing it cost. */
+export interface Summary {
+  text: string;
+  usage: Usage;
+}
+
+/**
+ * The result of compacting, given the summary when the strategy is "summarize". Pure: the actor below
+ * and the model-based helpers (which play the summarizer's part) both build their output with it.
+ */
+export function compactWith(input: CompactionInput, summary?: Summary): CompactionOutput {
+  const before = sizeOf(input.messages, input.overhead);
+  const messages =
+    input.strategy === "trim" || !summary
+      ? trimMessages(input.messages, input, input.overhead)
+      : replaceSpan(input.messages, input.keepLast, summary.text.trim() || "(the summarizer returned nothing)");
+  return { messages, before, after: sizeOf(messages, input.overhead), usage: summary?.usage ?? ZERO_USAGE };
+}
+
+/** What the summarizer is asked: the instructions, and the compacted span as a transcript. */
+export function summaryRequest(input: CompactionInput): ModelRequest {
+  const span = compactableSpan(input.messages, input.keepLast);
+  return {
+    messages: [system(SUMMARY_INSTRUCTIONS), human(transcript(input.messages.slice(span.start, span.end)))],
+    tools: [],
+    ...(input.model !== undefined ? { model: input.model } : {}),
+    ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
+  };
+}
+
 /** The `compaction` actor: trims, or asks the model for a summary (its usage is returned for the budget). */
 export function createCompactionActor(deps: { modelClient: ModelClient }) {
   return fromPromise<CompactionOutput, CompactionInput>(async ({ input, signal }) => {
-    const before = sizeOf(input.messages, input.overhead);
-    if (input.strategy === "trim") {
-      const messages = trimMessages(input.messages, input, input.overhead);
-      return { messages, before, after: sizeOf(messages, input.overhead), usage: ZERO_USAGE };
-    }
-    const span = compactableSpan(input.messages, input.keepLast);
-    const turn = await deps.modelClient.complete(
-      {
-        messages: [system(SUMMARY_INSTRUCTIONS), human(transcript(input.messages.slice(span.start, span.end)))],
-        tools: [],
-        ...(input.model !== undefined ? { model: input.model } : {}),
-        ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
-      },
-      { signal },
-    );
-    const messages = replaceSpan(input.messages, input.keepLast, turn.content.trim() || "(the summarizer returned nothing)");
-    return { messages, before, after: sizeOf(messages, input.overhead), usage: turn.usage };
+    if (input.strategy === "trim") return compactWith(input);
+    const turn = await deps.modelClient.complete(summaryRequest(input), { signal });
+    return compactWith(input, { text: turn.content, usage: turn.usage });
   });
 }

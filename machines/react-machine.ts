@@ -20,7 +20,7 @@ import type { AgentEmitted, AgentEvent, ApproveEvent, EmittedBase, RejectEvent, 
 import { ReActState, type StateSchema } from "./state.js";
 import { StateAccess } from "./state-access.js";
 import { carriedProgress } from "./progress.js";
-import { acceptOutput, FINAL_RESULT_TOOL, planOutput, recordOutputCheck, rejectOutput } from "./output.js";
+import { acceptOutput, FINAL_RESULT_TOOL, planOutput, recordOutputCheck, rejectOutput, type OutputPlan } from "./output.js";
 import { parsePartialJson } from "./partial-json.js";
 import { planRound, type PrepareRound } from "./prepare-round.js";
 import { RoundRequest } from "./round-request.js";
@@ -692,7 +692,15 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
   registries.set(machine.config, registry);
   stateAccesses.set(machine.config, access);
   resolvedConfigs.set(machine.config, config);
+  if (outputPlan) outputPlans.set(machine.config, outputPlan);
   return machine;
+}
+
+/** Each machine's structured-output plan, when it has `output` (model-based tests script final outputs from it). */
+const outputPlans = new WeakMap<object, OutputPlan>();
+
+export function outputPlanOf(machine: { config: object }): OutputPlan | undefined {
+  return outputPlans.get(machine.config);
 }
 
 /** Each machine's resolved config (model-based tests read maxIterations, the token budget and toolChoice). */
