@@ -1,4 +1,4 @@
-import { createActor, type InspectionEvent, type Observer, type Snapshot } from "xstate";
+import { createActor, type InspectionEvent, type Observer, type OutputFrom, type Snapshot } from "xstate";
 import { checkpointAgent } from "./checkpoints/checkpoint-agent.js";
 import type { CheckpointStore } from "./checkpoints/store.js";
 import { pendingApprovals, type ApprovalAnswer, type PendingApproval } from "./approvals.js";
@@ -32,11 +32,11 @@ export interface RunOptions {
  * (`status: "failed"` with a termination); it rejects only for programmer errors such as invalid input.
  * Resolves after the run's tool providers have closed.
  */
-export function runAgent(machine: ReactMachine, input: AgentInput = {}, options: RunOptions = {}): Promise<AgentOutput> {
-  return new Promise<AgentOutput>((resolve, reject) => {
+export function runAgent<M extends ReactMachine>(machine: M, input: AgentInput = {}, options: RunOptions = {}): Promise<OutputFrom<M>> {
+  return new Promise<OutputFrom<M>>((resolve, reject) => {
     let actor: ReturnType<typeof createActor<ReactMachine>>;
     try {
-      actor = createActor(machine, {
+      actor = createActor(machine as ReactMachine, {
         input,
         ...(options.snapshot ? { snapshot: options.snapshot } : {}),
         ...(options.inspect ? { inspect: options.inspect } : {}),
@@ -77,7 +77,7 @@ export function runAgent(machine: ReactMachine, input: AgentInput = {}, options:
     actor.subscribe({
       complete: () => {
         cleanup();
-        const output = actor.getSnapshot().output as AgentOutput;
+        const output = actor.getSnapshot().output as OutputFrom<M> & AgentOutput;
         toolProvidersClosed(machine, output.runId)
           .then(() => checkpoints?.flush())
           .then(() => resolve(output), reject);
