@@ -1,5 +1,6 @@
 import type { CallDecision } from "../actors/guard.js";
-import type { ModelCallEvent, Usage } from "../actors/model-client.js";
+import type { LLMProgress } from "../actors/llm-step.js";
+import type { Usage } from "../actors/model-client.js";
 import type { Progress } from "../actors/progress.js";
 import type { ToolErrorKind, ToolProgress } from "../actors/tool-executor.js";
 import type { ErrorInfo } from "../actors/errors.js";
@@ -32,7 +33,7 @@ export type AgentCommand = ApproveEvent | RejectEvent | CancelEvent;
 // ---- Events the agent's own actors send it -------------------------------------------------
 
 export type InternalEvent =
-  | { type: "llm.progress"; progress: Progress<ModelCallEvent>[] }
+  | { type: "llm.progress"; progress: Progress<LLMProgress>[] }
   | { type: "tool.progress"; progress: Progress<ToolProgress>[] }
   | ToolsLifecycleEvent;
 

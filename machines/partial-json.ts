@@ -1,7 +1,7 @@
 /**
  * The value a JSON text that is still streaming stands for so far: open strings, arrays and objects
  * are closed, and a trailing piece that cannot be completed (a key without its value, half a
- * literal) is dropped. Undefined when nothing usable has arrived yet. Used for `output.partial`,
+ * literal, a number that may still grow) is dropped. Undefined when nothing usable has arrived yet. Used for `output.partial`,
  * so a UI can show a structured answer while the model writes it; the final value is always the
  * one parsed and validated in `CheckOutput`, never this.
  */
@@ -75,6 +75,8 @@ function close(text: string): string | undefined {
   }
   let out = text;
   if (inString) out = (escaped ? out.slice(0, -1) : out) + '"';
+  // A number at the very end may still grow (2 → 21, 1e → 1e-5): it is left out until it ends.
+  else out = out.replace(/-?\d[\d.eE+-]*$|-$/, "");
   out = out.replace(/[\s,:]+$/, "");
   return out + stack.reverse().join("");
 }

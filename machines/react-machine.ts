@@ -5,9 +5,9 @@ import { createCompactionActor, needsCompaction, type CompactionInput, type Comp
 import type { ContextBuilder } from "../actors/context-builder.js";
 import { toErrorInfo } from "../actors/errors.js";
 import { createPreflightActor, type CallDecision, type CallRecord, type Guard } from "../actors/guard.js";
-import { createLLMActor, type LLMInput, type LLMOutput } from "../actors/llm-step.js";
+import { createLLMActor, type LLMInput, type LLMOutput, type LLMProgress } from "../actors/llm-step.js";
 import type { Message, ToolCall } from "../actors/messages.js";
-import { addUsage, type ModelCallEvent, type ModelClient, type Usage } from "../actors/model-client.js";
+import { addUsage, type ModelClient, type Usage } from "../actors/model-client.js";
 import { createToolExecutorActor, type ToolProgress, type ToolRunner } from "../actors/tool-executor.js";
 import type { ToolJournal } from "../actors/tool-journal.js";
 import { createToolProvidersActor, ToolRegistry } from "../actors/tool-providers.js";
@@ -283,14 +283,24 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
        * arrives in batches, and its last batch rides on the LLM step's result (see ProgressBatcher).
        */
       reportModelProgress: enqueueActions(({ context, event, enqueue }) => {
-        const progress = carriedProgress<ModelCallEvent>(event);
+        const progress = carriedProgress<LLMProgress>(event);
         if (!progress) return;
         let text = "";
+        let finalArguments: string | undefined;
         for (const { at, event: item } of progress) {
+          // A final-result call's arguments are not telemetry themselves: they become output.partial below.
+          if (item.type === "tool.arguments") {
+            finalArguments = item.arguments;
+            continue;
+          }
           if (item.type === "text.delta" && typeof item.delta === "string") text += item.delta;
           // Object.assign, not `{ ...item, ...base }`: spreading two objects of varying shapes
           // takes a slow path in V8 (microseconds per event, on every model event).
           enqueue.emit(Object.assign({}, item, base(context, at)) as AgentEmitted);
+        }
+        if (finalArguments !== undefined) {
+          const partial = parsePartialJson(finalArguments);
+          if (partial !== undefined) enqueue.emit({ type: "output.partial", ...base(context), partial });
         }
         if (text !== "") {
           const before = read<string>(context, "streamingOutput");

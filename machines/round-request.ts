@@ -42,6 +42,7 @@ export class RoundRequest {
     if (plan?.model !== undefined) next.sampling = { ...input.sampling, model: plan.model };
     if (plan?.toolChoice !== undefined) next.toolChoice = plan.toolChoice;
     if (plan?.systemPrompt !== undefined) next.systemPrompt = plan.systemPrompt;
+    if (this.output?.tool) next.streamArguments = this.output.tool.name;
     return next;
   }
 

@@ -40,6 +40,15 @@ export function callTurn(calls: readonly { id: string; name: string; arguments: 
   ]);
 }
 
+/** One tool call whose arguments stream in the given fragments (as OpenAI sends them). */
+export function fragmentedCallTurn(id: string, name: string, fragments: readonly string[]): Reply {
+  return replies.sseFromChunks([
+    chunk({ role: "assistant", tool_calls: [{ index: 0, id, type: "function", function: { name, arguments: "" } }] }),
+    ...fragments.map((fragment) => chunk({ tool_calls: [{ index: 0, function: { arguments: fragment } }] })),
+    chunk({}, "tool_calls", usage(20, 10)),
+  ]);
+}
+
 export interface Loopback {
   server: OpenAIServer;
   client: ModelClient;

@@ -7,7 +7,7 @@ import { createReactMachine, MachineOptionsError } from "../../machines/react-ma
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { defineTool } from "../../tools/tool.js";
-import { callTurn, loopback, textTurn, toolNames, type Loopback } from "./helpers.js";
+import { callTurn, fragmentedCallTurn, loopback, textTurn, toolNames, type Loopback } from "./helpers.js";
 
 const Weather = z.object({ city: z.string(), temperatureC: z.number(), conditions: z.enum(["sunny", "cloudy", "rain"]) });
 const forecast = defineTool({
@@ -57,6 +57,22 @@ describe("structured output with the final-result tool (strategy tool)", () => {
     expect(invalid[0]!.failures).toBe(1);
     // The accepted call is answered too, so the history can go on in a next run.
     expect(output.messages.at(-1)).toMatchObject({ role: "tool", toolCallId: "call_3", content: "Final result accepted." });
+  });
+
+  it("streams the final_result arguments as output.partial while they arrive", async () => {
+    const args = '{"city":"Lima","temperatureC":19,"conditions":"cloudy"}';
+    const delays: string[] = [args.slice(0, 12), args.slice(12, 30), args.slice(30, 45), args.slice(45)];
+    open = await loopback([fragmentedCallTurn("call_1", "final_result", delays)]);
+    const machine = createReactMachine({ modelClient: open.client, output: Weather, config: { outputStrategy: "tool" }, configFile: false });
+    const log = collect();
+    const output = await runAgent(machine, { messages: [human("Lima?")] }, { onEvent: log.onEvent });
+    expect(output.output).toEqual({ city: "Lima", temperatureC: 19, conditions: "cloudy" });
+    const partials = log.of("output.partial").map((e) => e.partial as Record<string, unknown>);
+    expect(partials.length).toBeGreaterThanOrEqual(1);
+    expect(partials.at(-1)).toEqual(output.output);
+    for (const partial of partials) expect(Object.keys(partial).every((key) => key in output.output!)).toBe(true);
+    // The raw argument fragments are not telemetry of their own.
+    expect(log.events.some((e) => (e.type as string) === "tool.arguments")).toBe(false);
   });
 
   it("ends Failed with invalidOutput, the last error and the raw text, past config.outputRetries", async () => {
