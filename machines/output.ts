@@ -15,9 +15,13 @@ import type { HostState, StateAccess } from "./state-access.js";
 /** The tool the model calls to give its final result (strategy "tool"). */
 export const FINAL_RESULT_TOOL = "final_result";
 
-/** What `CheckOutput` found, kept in `loop.output` (JSON, checkpointed). */
+/**
+ * What `CheckOutput` found, kept in `loop.output` (JSON, checkpointed). Only the raw text is kept, not the
+ * parsed value: the run's output parses it again (the check is pure), and text under `raw` is what
+ * recordings and the inspector know to leave out.
+ */
 export const OutputCheckSchema = z.discriminatedUnion("status", [
-  z.object({ status: z.literal("valid"), raw: z.string(), value: z.json() }),
+  z.object({ status: z.literal("valid"), raw: z.string() }),
   z.object({ status: z.literal("invalid"), raw: z.string(), error: z.string() }),
 ]);
 export type OutputCheck = z.infer<typeof OutputCheckSchema>;
@@ -33,6 +37,8 @@ export interface OutputPlan {
   readonly responseFormat?: Record<string, unknown>;
   /** Check the model's raw final text against the schema. */
   check(raw: string): OutputCheck;
+  /** The parsed value of a raw text the check found valid (undefined otherwise). */
+  value(raw: string): unknown;
 }
 
 /** Models whose provider honours `response_format: json_schema` (OpenAI structured outputs). */
@@ -58,7 +64,14 @@ export interface OutputPlanOptions {
 export function planOutput(schema: z.ZodType, options: OutputPlanOptions): OutputPlan {
   const { $schema: _ignored, ...jsonSchema } = z.toJSONSchema(schema, { io: "input", target: "draft-7" }) as JsonSchema;
   const strategy = resolveStrategy(options.strategy, options.model);
-  const check = (raw: string): OutputCheck => checkOutput(schema, raw);
+  const check = (raw: string): OutputCheck => {
+    const result = parseOutput(schema, raw);
+    return result.ok ? { status: "valid", raw } : { status: "invalid", raw, error: result.error };
+  };
+  const value = (raw: string): unknown => {
+    const result = parseOutput(schema, raw);
+    return result.ok ? result.value : undefined;
+  };
   if (strategy === "tool") {
     if (options.toolNames.includes(FINAL_RESULT_TOOL)) {
       throw new TypeError(`createReactMachine: a tool is named "${FINAL_RESULT_TOOL}", which the structured output's final-result tool uses; rename that tool or set config.outputStrategy: "native"`);
@@ -70,29 +83,26 @@ export function planOutput(schema: z.ZodType, options: OutputPlanOptions): Outpu
       parallelSafe: false,
       effectTags: [],
     };
-    return { strategy, jsonSchema, tool, check };
+    return { strategy, jsonSchema, tool, check, value };
   }
   const strict = strictVariant(jsonSchema);
   const responseFormat = {
     type: "json_schema",
     json_schema: { name: "final_output", schema: strict ?? jsonSchema, strict: strict !== undefined },
   };
-  return { strategy, jsonSchema, responseFormat, check };
+  return { strategy, jsonSchema, responseFormat, check, value };
 }
 
 /** The pure check: parse the text as JSON, then validate it. Errors name each field that is wrong. */
-export function checkOutput(schema: z.ZodType, raw: string): OutputCheck {
+export function parseOutput(schema: z.ZodType, raw: string): { ok: true; value: unknown } | { ok: false; error: string } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(stripFence(raw));
   } catch (error) {
-    return { status: "invalid", raw, error: `the final output is not valid JSON (${error instanceof Error ? error.message : String(error)})` };
+    return { ok: false, error: `the final output is not valid JSON (${error instanceof Error ? error.message : String(error)})` };
   }
   const result = schema.safeParse(parsed);
-  if (!result.success) return { status: "invalid", raw, error: describeIssues(result.error) };
-  // Through JSON: context must stay plain (dates become strings, as they would in a checkpoint).
-  const value = JSON.parse(JSON.stringify(result.data ?? null)) as Extract<OutputCheck, { status: "valid" }>["value"];
-  return { status: "valid", raw, value };
+  return result.success ? { ok: true, value: result.data } : { ok: false, error: describeIssues(result.error) };
 }
 
 /** Models sometimes wrap JSON in a Markdown code fence even when asked not to. */

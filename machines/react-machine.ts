@@ -695,7 +695,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         state: context.state,
       };
       if (context.loop.termination) output.termination = context.loop.termination;
-      if (outputPlan && !context.loop.termination && context.loop.output?.status === "valid") output.output = context.loop.output.value as z.infer<O>;
+      if (outputPlan && !context.loop.termination && context.loop.output?.status === "valid") output.output = outputPlan.value(context.loop.output.raw) as z.infer<O>;
       return output;
     },
   });
