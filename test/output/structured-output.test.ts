@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
+import { createActor, toPromise } from "xstate";
 import { z } from "zod";
 import { human } from "../../actors/messages.js";
 import type { AgentOutput } from "../../machines/context.js";
 import type { AgentEmitted } from "../../machines/events.js";
+import { persistAgent, restoreAgent } from "../../machines/persistence.js";
 import { createReactMachine, MachineOptionsError } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
@@ -163,6 +165,20 @@ describe("structured output: types and options", () => {
     expect(plainOutput.output).toBeUndefined();
   });
 
+  it('"auto" picks native for models known to support json_schema, the final-result tool for any other', async () => {
+    const requestOf = async (model: string | undefined) => {
+      const client = scriptedModel([{ content: '{"n":1}' }]);
+      const machine = createReactMachine({ modelClient: client, output: z.object({ n: z.number() }), config: model ? { model } : {}, configFile: false });
+      await runAgent(machine, { messages: [human("n?")] });
+      const request = client.requests[0]!;
+      return { tools: request.tools.map((t) => t.function.name), format: (request.extraParams?.["response_format"] as { type: string } | undefined)?.type };
+    };
+    expect(await requestOf("gpt-4o-mini")).toEqual({ tools: [], format: "json_schema" });
+    expect(await requestOf("gpt-5")).toEqual({ tools: [], format: "json_schema" });
+    expect(await requestOf("qwen3:8b")).toEqual({ tools: ["final_result"], format: undefined });
+    expect(await requestOf(undefined)).toEqual({ tools: ["final_result"], format: undefined });
+  });
+
   it("refuses an output that is not a zod schema, and a tool that takes the final-result tool's name", () => {
     expect(() => createReactMachine({ modelClient: scriptedModel([]), output: { type: "object" } as unknown as z.ZodType })).toThrow(MachineOptionsError);
     expect(() => createReactMachine({ modelClient: scriptedModel([]), output: { type: "object" } as unknown as z.ZodType })).toThrow(/options\.output must be a zod schema/);
@@ -170,3 +186,31 @@ describe("structured output: types and options", () => {
     expect(() => createReactMachine({ modelClient: scriptedModel([]), tools: [clash], output: Weather, config: { outputStrategy: "tool" }, configFile: false })).toThrow(/rename that tool or set config.outputStrategy: "native"/);
   });
 });
+
+describe("structured output across a restore", () => {
+  it("a restored run keeps its count of rejected outputs", async () => {
+    const bad = { toolCalls: [{ id: "r1", name: "final_result", arguments: { city: 1 } }] };
+    const make = (client: ReturnType<typeof scriptedModel>) =>
+      createReactMachine({ modelClient: client, output: Weather, config: { outputStrategy: "tool", outputRetries: 1 }, configFile: false });
+
+    const machine = make(scriptedModel([bad, { delayMs: 10_000, content: "never" }]));
+    const first = createActor(machine, { input: { messages: [human("Weather?")] } });
+    const saved = new Promise<unknown>((resolve) =>
+      first.on("reply.started", (event) => {
+        if (event.round === 2) resolve(JSON.parse(JSON.stringify(persistAgent(first))));
+      }),
+    );
+    first.start();
+    const record = await saved;
+    first.stop();
+
+    const again = make(scriptedModel([{ toolCalls: [{ id: "r2", name: "final_result", arguments: { city: 2 } }] }]));
+    const second = createActor(again, { snapshot: restoreAgent(again, record) });
+    second.start();
+    const output = await toPromise(second);
+    // One rejection before the restore and one after: past outputRetries 1.
+    expect(output.termination?.reason).toBe("invalidOutput");
+    expect(output.termination?.raw).toBe('{"city":2}');
+  });
+});
+
