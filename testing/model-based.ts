@@ -43,6 +43,12 @@
  * diverge (give it valid arguments in `scripts`). Tools of tool providers are unknown before a
  * run starts, so the default scripts call static tools only; name provider tools in `scripts`
  * (replays start your providers for real, once per path).
+ *
+ * The states that come with `output`, `config.context` and `prepareRound` are covered the same way:
+ * with `output` the default scripts add a valid and an invalid final output; the compaction step is
+ * played by the real trim (or a scripted summary, `SCRIPTED_SUMMARY`); `prepareRound` runs for real.
+ * Model states do not hold the messages, so keep compaction a function of the iteration (e.g.
+ * `maxTokens: 1, keepLast: 0`) and `prepareRound` a function of `rounds`/`iteration` in such tests.
  */
 import type { AnyEventObject } from "xstate";
 import { z } from "zod";
