@@ -58,6 +58,29 @@ describe("model-based: structured output (tool), trimming, prepareRound", () => 
   }
 });
 
+describe("model-based: every edge of the optional states, replayed live", () => {
+  it("replays every edge path of the tool-output, trimming, prepareRound agent to the same final state", async () => {
+    const machine = createReactMachine({
+      modelClient: scriptedModel([]),
+      tools,
+      output: Answer,
+      prepareRound,
+      config: { maxIterations: 2, outputStrategy: "tool", outputRetries: 1, maxBudgetTokens: 1_000, context: { maxTokens: 1, strategy: "trim", keepLast: 0 } },
+      configFile: false,
+    });
+    const everyEdge = generateAgentPaths(machine, { select: "edges" });
+    expect(everyEdge.violations).toEqual([]);
+    expect(everyEdge.coverage.missing).toEqual([]);
+    const reasons = new Set<string>();
+    for (const path of everyEdge.paths) {
+      const { output } = await path.replay();
+      expect(output.termination?.reason, path.description).toBe(path.finalState.reason);
+      reasons.add(output.termination?.reason ?? "succeeded");
+    }
+    expect(reasons).toEqual(new Set(["succeeded", "invalidOutput", "maxIterations", "modelError", "tokenBudget", "cancelled", "toolProviderError", "internalError", "approvalTimeout"]));
+  });
+});
+
 describe("model-based: structured output (native), summarizing", () => {
   const machine = createReactMachine({
     modelClient: scriptedModel([]),
