@@ -511,31 +511,31 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
             initial: prepareRound ? "PreparingRound" : contextLimit ? "CheckContext" : "AgentLLM",
             states: {
               ...when(prepareRound !== undefined, {
-                    PreparingRound: {
-                      description: "Asks prepareRound for this round's model, tools, toolChoice, extraParams and systemPrompt, validated, kept in loop.round.",
-                      tags: ["round"],
-                      entry: "planRound",
-                      always: { target: contextLimit ? "CheckContext" : "AgentLLM" },
-                    },
-                  }),
+                PreparingRound: {
+                  description: "Asks prepareRound for this round's model, tools, toolChoice, extraParams and systemPrompt, validated, kept in loop.round.",
+                  tags: ["round"],
+                  entry: "planRound",
+                  always: { target: contextLimit ? "CheckContext" : "AgentLLM" },
+                },
+              }),
               ...when(contextLimit !== undefined, {
-                    CheckContext: {
-                      description: "Counts the next prompt's tokens; over config.context.maxTokens (with something to compact) it goes to Compacting.",
-                      tags: ["context"],
-                      always: [{ guard: "contextTooLong", target: "Compacting" }, { target: "AgentLLM" }],
-                    },
-                    Compacting: {
-                      description: "Trims or summarizes the middle of the conversation (never the system prompt, the first user message, the last keepLast messages, or a tool call without its results).",
-                      tags: ["context", "busy"],
-                      invoke: {
-                        id: childId("compaction"),
-                        src: "compaction",
-                        input: ({ context }) => compactionInput(context),
-                        onDone: { target: "AgentLLM", actions: "applyCompaction" },
-                        onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "modelError" } } },
-                      },
-                    },
-                  }),
+                CheckContext: {
+                  description: "Counts the next prompt's tokens; over config.context.maxTokens (with something to compact) it goes to Compacting.",
+                  tags: ["context"],
+                  always: [{ guard: "contextTooLong", target: "Compacting" }, { target: "AgentLLM" }],
+                },
+                Compacting: {
+                  description: "Trims or summarizes the middle of the conversation (never the system prompt, the first user message, the last keepLast messages, or a tool call without its results).",
+                  tags: ["context", "busy"],
+                  invoke: {
+                    id: childId("compaction"),
+                    src: "compaction",
+                    input: ({ context }) => compactionInput(context),
+                    onDone: { target: "AgentLLM", actions: "applyCompaction" },
+                    onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "modelError" } } },
+                  },
+                },
+              }),
               AgentLLM: {
                 entry: [
                   assign(({ context }) => ({ state: access.write(context.state, { streamingOutput: "" }) })),
@@ -657,17 +657,17 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                 always: [{ guard: "isDone", target: outputPlan ? "CheckOutput" : target("Succeeded") }, { target: target("CheckBudget") }],
               },
               ...when(outputPlan !== undefined, {
-                    CheckOutput: {
-                      description: "Validates the final output against the output schema; a mismatch goes back to the model (an iteration), past config.outputRetries the run fails (invalidOutput).",
-                      tags: ["output"],
-                      entry: "checkOutput",
-                      always: [
-                        { guard: "outputValid", target: target("Succeeded"), actions: "acceptOutput" },
-                        { guard: "outputRetriesLeft", target: target("CheckBudget"), actions: "rejectOutput" },
-                        { target: target("Failed"), actions: "failOutput" },
-                      ],
-                    },
-                  }),
+                CheckOutput: {
+                  description: "Validates the final output against the output schema; a mismatch goes back to the model (an iteration), past config.outputRetries the run fails (invalidOutput).",
+                  tags: ["output"],
+                  entry: "checkOutput",
+                  always: [
+                    { guard: "outputValid", target: target("Succeeded"), actions: "acceptOutput" },
+                    { guard: "outputRetriesLeft", target: target("CheckBudget"), actions: "rejectOutput" },
+                    { target: target("Failed"), actions: "failOutput" },
+                  ],
+                },
+              }),
             },
           },
         },
