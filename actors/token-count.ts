@@ -13,7 +13,12 @@ let countTokens: CountTokens | undefined;
 
 function counter(): CountTokens {
   if (!countTokens) {
-    const tokenizer = createRequire(import.meta.url)("gpt-tokenizer/encoding/o200k_base") as { countTokens: CountTokens };
+    let tokenizer: { countTokens: CountTokens };
+    try {
+      tokenizer = createRequire(import.meta.url)("gpt-tokenizer/encoding/o200k_base") as { countTokens: CountTokens };
+    } catch (error) {
+      throw new Error(`config.context counts tokens with the gpt-tokenizer package, which could not be loaded (${error instanceof Error ? error.message : String(error)}); install it: npm install gpt-tokenizer`);
+    }
     countTokens = tokenizer.countTokens;
   }
   return countTokens;
