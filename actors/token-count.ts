@@ -24,6 +24,11 @@ function counter(): CountTokens {
   return countTokens;
 }
 
+/** Load the tokenizer now (a machine with `config.context` does, so a missing package fails when it is made). */
+export function loadTokenizer(): void {
+  counter();
+}
+
 /** Tokens of a text. */
 export function tokensOf(text: string): number {
   return text === "" ? 0 : counter()(text);

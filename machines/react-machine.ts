@@ -2,6 +2,7 @@ import { assign, emit, enqueueActions, setup, type ActorRefFrom } from "xstate";
 import type { z } from "zod";
 import { createApprovalTimerActor } from "../actors/approval-timer.js";
 import { createCompactionActor, needsCompaction, type CompactionInput, type CompactionOutput } from "../actors/compaction.js";
+import { loadTokenizer } from "../actors/token-count.js";
 import type { ContextBuilder } from "../actors/context-builder.js";
 import { toErrorInfo } from "../actors/errors.js";
 import { createPreflightActor, type CallDecision, type CallRecord, type Guard } from "../actors/guard.js";
@@ -145,6 +146,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
     ? planOutput(options.output, { strategy: config.outputStrategy, model: config.model, toolNames: (options.tools ?? []).map((t) => t.name) })
     : undefined;
   const contextLimit = config.context;
+  if (contextLimit) loadTokenizer();
   const prepareRound = options.prepareRound;
   const round = new RoundRequest(outputPlan);
 
