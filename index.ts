@@ -19,6 +19,14 @@ export { AgentInputError } from "./machines/context.js";
 export type { AgentContext, AgentInput, AgentOutput, LoopContext } from "./machines/context.js";
 export { ReActConfig, ConfigError, loadConfig, readConfigFile, ToolChoiceSchema } from "./machines/config.js";
 export type { ReActConfigInput, LoadConfigOptions, JianmuFile } from "./machines/config.js";
+export { ContextLimitSchema, OutputStrategySchema } from "./machines/config.js";
+export type { ContextLimit, OutputStrategy } from "./machines/config.js";
+export { FINAL_RESULT_TOOL, OutputCheckSchema } from "./machines/output.js";
+export type { OutputCheck } from "./machines/output.js";
+export { RoundPlanSchema, RoundPlanError } from "./machines/prepare-round.js";
+export type { PrepareRound, RoundPlan, RoundView } from "./machines/prepare-round.js";
+export { compactableSpan, trimMessages, SUMMARY_PREFIX } from "./actors/compaction.js";
+export type { CompactionInput, CompactionOutput, CompactionStrategy } from "./actors/compaction.js";
 export {
   ReActState,
   REACT_FIELDS,

@@ -30,15 +30,27 @@ export interface LLMInput {
   toolChoice?: ToolChoice;
   extraParams: Record<string, unknown>;
   resilience?: Resilience;
+  /** Report this tool's arguments as they stream (a structured output's final-result tool). */
+  streamArguments?: string;
 }
 
+/** A streamed call's arguments so far, for the tool named by `LLMInput.streamArguments`. */
+export interface ToolArgumentsProgress {
+  type: "tool.arguments";
+  name: string;
+  arguments: string;
+}
+
+/** What the LLM step reports while it runs. */
+export type LLMProgress = ModelCallEvent | ToolArgumentsProgress;
+
 /** The model's turn, plus the call's progress not yet sent to the agent (see `ProgressBatcher`). */
-export type LLMOutput = ModelTurn & { progress?: Progress<ModelCallEvent>[] };
+export type LLMOutput = ModelTurn & { progress?: Progress<LLMProgress>[] };
 
 /** Sent to the parent while the call runs: attempts, retries and streamed text, in batches. */
 export interface LLMProgressEvent {
   type: "llm.progress";
-  progress: Progress<ModelCallEvent>[];
+  progress: Progress<LLMProgress>[];
 }
 
 export interface LLMActorDeps {
@@ -88,13 +100,20 @@ export function createLLMActor(deps: LLMActorDeps) {
   return fromPromise<LLMOutput, LLMInput>(async ({ input, signal, self }) => {
     const parent: AnyActorRef | undefined = self._parent;
     // Once stopped (cancel, actor.stop) the parent is gone: late attempt events report to no one.
-    const progress = new ProgressBatcher<ModelCallEvent>((batch) => {
+    const progress = new ProgressBatcher<LLMProgress>((batch) => {
       if (!signal.aborted) parent?.send({ type: "llm.progress", progress: batch } satisfies LLMProgressEvent);
     }, now);
     try {
       const request = await buildModelRequest(input, deps.contextBuilder);
       if (deps.resilience !== undefined) request.resilience = deps.resilience;
-      let turn = await deps.modelClient.complete(request, { signal, onEvent: (event) => progress.push(event) });
+      const wanted = input.streamArguments;
+      let turn = await deps.modelClient.complete(request, {
+        signal,
+        onEvent: (event) => progress.push(event),
+        ...(wanted !== undefined
+          ? { onToolArguments: (call: { name: string; arguments: string }) => call.name === wanted && progress.push({ type: "tool.arguments", name: call.name, arguments: call.arguments }) }
+          : {}),
+      });
       // Any client's counts (a custom one's too) must not corrupt the run's usage or its budget.
       if (!isSaneUsage(turn.usage)) turn = { ...turn, usage: saneUsage(turn.usage), usageMissing: true };
       return progress.attachTo(turn);

@@ -144,6 +144,11 @@ export interface ModelCallOptions {
   /** Cancels the HTTP request (the LLM actor passes its own signal). */
   signal?: AbortSignal;
   onEvent?: (event: ModelCallEvent) => void;
+  /**
+   * A streamed tool call's arguments so far, after each fragment (the LLM step asks for them only
+   * for a structured output's final-result tool). Clients that cannot report them ignore it.
+   */
+  onToolArguments?: (call: { index: number; name: string; arguments: string }) => void;
 }
 
 /**

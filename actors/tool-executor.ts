@@ -64,6 +64,8 @@ export interface ExecutorInput {
   mode: "serial" | "parallel" | "auto";
   state: Record<string, unknown>;
   maxOutputChars: number;
+  /** The tools offered to the model this round (`prepareRound`); a call of any other is an unknown tool. */
+  offered?: readonly string[];
 }
 
 export interface ExecutorOutput {
@@ -306,9 +308,9 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       }
       // Already ran before a restart: the model gets the recorded outcome, the tool is not run again.
       if (journaled?.state === "completed") return reportOutcome(journaled.outcome);
-      const tool = toolset.get(call.name);
+      const tool = input.offered && !input.offered.includes(call.name) ? undefined : toolset.get(call.name);
       if (!tool) {
-        const known = toolset.list().map((t) => t.name).join(", ") || "none";
+        const known = (input.offered ?? toolset.list().map((t) => t.name)).join(", ") || "none";
         return fail("unknown_tool", `there is no tool named "${call.name}". Available tools: ${known}.`);
       }
       const parsed = parseArgs(rawArguments);

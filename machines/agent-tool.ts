@@ -32,9 +32,9 @@ function checkMachine(machine: unknown, tool: string): ReactMachine {
   return machine as ReactMachine;
 }
 
-/** Structured output, when the nested agent produced one (its output's `structuredOutput`). */
+/** Structured output, when the nested agent has an `output` schema (`AgentOutput.output`), else its final answer. */
 function defaultResult(output: AgentOutput): unknown {
-  const structured = (output as { structuredOutput?: unknown }).structuredOutput;
+  const structured = output.output;
   return structured !== undefined && structured !== null ? structured : (output.finalAnswer ?? "");
 }
 

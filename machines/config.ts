@@ -13,6 +13,23 @@ export const ToolChoiceSchema = z.union([
 /** How a batch of tool calls runs: one after another, all at once, or parallel when every tool allows it. */
 export const ToolExecutionSchema = z.enum(["serial", "parallel", "auto"]);
 
+/** How a structured final output is asked for: a final-result tool, the provider's json_schema, or chosen by model. */
+export const OutputStrategySchema = z.enum(["tool", "native", "auto"]);
+
+/** How many invalid final outputs go back to the model before the run fails. */
+export const OutputRetriesSchema = z.number().int().min(0).max(100);
+
+/** Keeping the prompt under a token limit: drop old messages, or have the model summarize them. */
+export const ContextLimitSchema = z
+  .object({
+    /** Compact before a model call whose prompt would be longer than this (counted with gpt-tokenizer). */
+    maxTokens: z.number().int().min(1),
+    strategy: z.enum(["trim", "summarize"]).default("trim"),
+    /** The most recent messages that are never compacted (a tool call and its results stay together). */
+    keepLast: z.number().int().min(0).default(4),
+  })
+  .strict();
+
 /** The ReAct loop's settings (SPEC section 3). Every field is optional in input; defaults come from here. */
 export const ReActConfig = z
   .object({
@@ -38,10 +55,18 @@ export const ReActConfig = z
     toolExecution: ToolExecutionSchema.default("auto"),
     /** Tool outputs longer than this are cut, with a marker, so one tool cannot blow the context. */
     maxToolOutputChars: z.number().int().min(100).default(20_000),
+    /** With `createReactMachine({ output })`: how the model is asked for it ("auto": native for models known to support json_schema). */
+    outputStrategy: OutputStrategySchema.default("auto"),
+    /** With `output`: how many invalid final outputs go back to the model before the run fails with `invalidOutput`. */
+    outputRetries: OutputRetriesSchema.default(2),
+    /** Compaction of long conversations; unset = the history grows without limit. */
+    context: ContextLimitSchema.optional(),
   })
   .strict();
 export type ReActConfig = z.output<typeof ReActConfig>;
 export type ReActConfigInput = z.input<typeof ReActConfig>;
+export type ContextLimit = z.output<typeof ContextLimitSchema>;
+export type OutputStrategy = z.infer<typeof OutputStrategySchema>;
 
 /**
  * The `jianmu.yaml` file. Snake-case sections as in the original design; every field optional.
@@ -76,6 +101,16 @@ const FileSchema = z
         max_tool_output_chars: z.number().int().min(100).optional(),
         extra_params: z.record(z.string(), z.unknown()).optional(),
         keys: StateKeysSchema.optional(),
+        output_strategy: OutputStrategySchema.optional(),
+        output_retries: OutputRetriesSchema.optional(),
+      })
+      .strict()
+      .optional(),
+    context: z
+      .object({
+        max_tokens: ContextLimitSchema.shape.maxTokens,
+        strategy: ContextLimitSchema.shape.strategy.unwrap().optional(),
+        keep_last: ContextLimitSchema.shape.keepLast.unwrap().optional(),
       })
       .strict()
       .optional(),
@@ -195,6 +230,9 @@ function fromFile(file: JianmuFile): ReActConfigInput {
     maxToolOutputChars: file.react?.max_tool_output_chars,
     extraParams: file.react?.extra_params,
     keys: file.react?.keys,
+    outputStrategy: file.react?.output_strategy,
+    outputRetries: file.react?.output_retries,
+    context: file.context && dropUndefined({ maxTokens: file.context.max_tokens, strategy: file.context.strategy, keepLast: file.context.keep_last }),
   });
 }
 

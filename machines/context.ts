@@ -6,6 +6,8 @@ import type { Usage } from "../actors/model-client.js";
 import type { ToolInfo } from "../tools/tool.js";
 import type { Delegation } from "./delegation.js";
 import type { ErrorInfo, Termination } from "./events.js";
+import type { OutputCheck } from "./output.js";
+import type { RoundPlan } from "./prepare-round.js";
 import type { StateAccess, HostState } from "./state-access.js";
 
 /** The input given to a run is not of the expected shape. Names the field. */
@@ -34,6 +36,12 @@ export interface LoopContext {
   termination: Termination | null;
   /** While calls of the batch run in nested agents (agentTool, handoff): where they stand. */
   delegation?: Delegation;
+  /** With `output`: what `CheckOutput` found in the model's last final output. */
+  output?: OutputCheck;
+  /** With `output`: invalid final outputs so far in this run (past `config.outputRetries` the run fails). */
+  outputFailures?: number;
+  /** With `prepareRound`: this round's plan, as `PreparingRound` validated it. */
+  round?: RoundPlan;
 }
 
 export interface AgentContext {
@@ -51,9 +59,12 @@ export interface AgentInput {
   runId?: string;
 }
 
-export interface AgentOutput {
+/** `T` is the type of the structured output: `z.infer<typeof schema>` of `createReactMachine({ output: schema })`. */
+export interface AgentOutput<T = unknown> {
   status: "succeeded" | "failed";
   finalAnswer: string | null;
+  /** With `output`: the validated final output (present when the run succeeded). */
+  output?: T;
   messages: Message[];
   rounds: number;
   usage: Usage;

@@ -1,5 +1,6 @@
 import type { CallDecision } from "../actors/guard.js";
-import type { ModelCallEvent, Usage } from "../actors/model-client.js";
+import type { LLMProgress } from "../actors/llm-step.js";
+import type { Usage } from "../actors/model-client.js";
 import type { Progress } from "../actors/progress.js";
 import type { ToolErrorKind, ToolProgress } from "../actors/tool-executor.js";
 import type { ErrorInfo } from "../actors/errors.js";
@@ -31,7 +32,7 @@ export type AgentCommand = ApproveEvent | RejectEvent | CancelEvent;
 // ---- Events the agent's own actors send it -------------------------------------------------
 
 export type InternalEvent =
-  | { type: "llm.progress"; progress: Progress<ModelCallEvent>[] }
+  | { type: "llm.progress"; progress: Progress<LLMProgress>[] }
   | { type: "tool.progress"; progress: Progress<ToolProgress>[] }
   | ToolsLifecycleEvent
   | NestedAgentEvent;
@@ -69,6 +70,7 @@ export const TERMINATION_REASONS = [
   "toolProviderError",
   "internalError",
   "handoffFailed",
+  "invalidOutput",
 ] as const;
 export type TerminationReason = (typeof TERMINATION_REASONS)[number];
 
@@ -79,6 +81,8 @@ export interface Termination {
   error?: ErrorInfo;
   /** Free text given with `agent.cancel`. */
   detail?: string;
+  /** `invalidOutput`: the model's last final output, as it wrote it (`error` says what is wrong with it). */
+  raw?: string;
 }
 
 type Emit<T extends string, P> = EmittedBase & { type: T } & P;
@@ -99,6 +103,9 @@ export type AgentEmitted =
   | Emit<"guard.approval.refused", { callId: string; reason: string }>
   /** A command that does not fit its shape (e.g. `agent.cancel` with a `reason` that is not text): nothing changed. */
   | Emit<"agent.command.refused", { command: string; reason: string }>
+  | Emit<"output.partial", { partial: unknown }>
+  | Emit<"output.invalid", { error: string; failures: number }>
+  | Emit<"context.compacted", { strategy: "trim" | "summarize"; before: { messages: number; tokens: number }; after: { messages: number; tokens: number }; usage: Usage }>
   | Emit<"loop.terminated", { status: "succeeded" | "failed"; reason?: TerminationReason; rounds: number; usage: Usage }>
   | Emit<"agent.handoff", { callId: string; name: string; from: string; to: string; messages: number }>;
 
@@ -119,6 +126,9 @@ export const EMITTED_TYPES: readonly AgentEmittedType[] = [
   "guard.approval.decided",
   "guard.approval.refused",
   "agent.command.refused",
+  "output.partial",
+  "output.invalid",
+  "context.compacted",
   "loop.terminated",
   "agent.handoff",
 ];

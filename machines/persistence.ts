@@ -1,6 +1,8 @@
 import type { Actor, AnyStateMachine, Snapshot } from "xstate";
 import { z } from "zod";
 import { TERMINATION_REASONS } from "./events.js";
+import { OutputCheckSchema } from "./output.js";
+import { RoundPlanSchema } from "./prepare-round.js";
 import { stateAccessOf, type ReactMachine } from "./react-machine.js";
 import { TraceLinkSchema, traceLinkOf } from "./trace-link.js";
 import { statePath } from "./state-path.js";
@@ -84,9 +86,14 @@ const ContextSchema = z.object({
         iterations: z.number().int().min(0),
         error: z.object({ name: z.string(), message: z.string() }).loose().optional(),
         detail: z.string().optional(),
+        raw: z.string().optional(),
       })
       .nullable(),
     delegation: DelegationSchema.optional(),
+    // Optional: snapshots saved before structured output and per-round plans existed lack them.
+    output: OutputCheckSchema.optional(),
+    outputFailures: z.number().int().min(0).optional(),
+    round: RoundPlanSchema.optional(),
   }),
 });
 

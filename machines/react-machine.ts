@@ -1,12 +1,15 @@
 import { assign, emit, enqueueActions, setup, type ActorRefFrom, type AnyStateMachine } from "xstate";
+import type { z } from "zod";
 import { createApprovalTimerActor } from "../actors/approval-timer.js";
+import { createCompactionActor, needsCompaction, type CompactionInput, type CompactionOutput } from "../actors/compaction.js";
 import { resilienceWithoutKeys } from "../actors/resilience-config.js";
+import { loadTokenizer } from "../actors/token-count.js";
 import type { ContextBuilder } from "../actors/context-builder.js";
 import { toErrorInfo } from "../actors/errors.js";
 import { createPreflightActor, type CallDecision, type CallRecord, type Guard } from "../actors/guard.js";
-import { createLLMActor, type LLMInput, type LLMOutput } from "../actors/llm-step.js";
+import { createLLMActor, type LLMInput, type LLMOutput, type LLMProgress } from "../actors/llm-step.js";
 import type { Message, ToolCall } from "../actors/messages.js";
-import type { ModelCallEvent, ModelClient, Usage } from "../actors/model-client.js";
+import { addUsage, type ModelClient, type Usage } from "../actors/model-client.js";
 import { createToolExecutorActor, type ToolOutcome, type ToolProgress, type ToolRunner } from "../actors/tool-executor.js";
 import type { ToolJournal } from "../actors/tool-journal.js";
 import { createToolProvidersActor, ToolRegistry } from "../actors/tool-providers.js";
@@ -22,12 +25,16 @@ import { carriedProgress } from "./progress.js";
 import { commandShapeProblem, shownCallId } from "./commands.js";
 import { HeldCommands } from "./held-commands.js";
 import { errorInfoOf, isStartedCall, isToolList } from "./event-payloads.js";
+import { acceptOutput, FINAL_RESULT_TOOL, planOutput, recordOutputCheck, rejectOutput, type OutputPlan } from "./output.js";
+import { parsePartialJson } from "./partial-json.js";
+import { planRound, type PrepareRound } from "./prepare-round.js";
+import { RoundRequest } from "./round-request.js";
 import { applyDecisions, applyOutcomes, applyReply, decideCall, expireApprovals, recordStarted } from "./transitions.js";
 import { agentToolsOf } from "./agent-tool-spec.js";
 import * as nested from "./delegation.js";
 import { nestedAgentLogic } from "./nested-agent.js";
 
-export interface ReactMachineOptions<C = unknown> {
+export interface ReactMachineOptions<C = unknown, O extends z.ZodType = z.ZodType> {
   /** Machine id (default "ReActAgent"); invoked actor ids are prefixed with it. */
   name?: string;
   /** Read and write the agent's fields under `state[namespace]`. */
@@ -54,6 +61,13 @@ export interface ReactMachineOptions<C = unknown> {
   now?: () => number;
   /** Records tool calls before their results are applied, so a restored run never runs one twice. */
   journal?: ToolJournal;
+  /**
+   * A zod schema for the final answer: the run succeeds only with a value that fits it, in
+   * `output.output` (typed `z.infer<typeof schema>`). See `config.outputStrategy`, `config.outputRetries`.
+   */
+  output?: O;
+  /** Decides each round's model, tools (a subset by name), toolChoice, extraParams and systemPrompt. Must be pure. */
+  prepareRound?: PrepareRound;
 }
 
 /** Stable names of the invoked actors, for `machine.provide({ actors: { ... } })`. */
@@ -63,6 +77,7 @@ export const ACTOR_NAMES = {
   toolExecutor: "toolExecutor",
   toolProviders: "toolProviders",
   approvalTimer: "approvalTimer",
+  compaction: "compaction",
 } as const;
 
 export class MachineOptionsError extends Error {
@@ -75,7 +90,7 @@ export class MachineOptionsError extends Error {
   }
 }
 
-function checkOptions<C>(options: ReactMachineOptions<C>): void {
+function checkOptions<C, O extends z.ZodType>(options: ReactMachineOptions<C, O>): void {
   if (!options || typeof options !== "object") throw new MachineOptionsError("(all)", "must be an object with at least { modelClient }");
   if (!options.modelClient || typeof options.modelClient.complete !== "function") {
     throw new MachineOptionsError("modelClient", "is required: pass ModelClient.resolve({ ... }) or scriptedModel([...]) from jianmu/testing");
@@ -96,9 +111,24 @@ function checkOptions<C>(options: ReactMachineOptions<C>): void {
   if (options.journal !== undefined && !["started", "completed", "lookup", "forget"].every((m) => typeof (options.journal as unknown as Record<string, unknown>)[m] === "function")) {
     throw new MachineOptionsError("journal", "must implement ToolJournal { started, completed, lookup, forget }, e.g. a SqliteCheckpointStore");
   }
+  if (options.output !== undefined && typeof (options.output as { safeParse?: unknown } | null)?.safeParse !== "function") {
+    throw new MachineOptionsError("output", "must be a zod schema, e.g. z.object({ answer: z.string() })");
+  }
+  if (options.prepareRound !== undefined && typeof options.prepareRound !== "function") {
+    throw new MachineOptionsError("prepareRound", "must be a function (view) => ({ model?, tools?, toolChoice?, extraParams?, systemPrompt? })");
+  }
   options.constraints?.forEach((guard, index) => {
     if (typeof guard !== "function") throw new MachineOptionsError(`constraints[${index}]`, "must be a guard function (call, ctx) => decision");
   });
+}
+
+/**
+ * States that exist only with their option (`output`, `config.context`, `prepareRound`): an agent without
+ * it has none of them, so nothing unreachable shows in its chart or its model-based coverage. Typed as
+ * present, so the chart's state values name them.
+ */
+function when<const T extends object>(present: boolean, states: T): T {
+  return present ? states : ({} as T);
 }
 
 /** Keys of the first-round-only tool choice inside `extraParams`. */
@@ -109,7 +139,7 @@ const TOOL_CHOICE_KEYS = new Set(["toolChoice", "tool_choice"]);
  * (Initialising → Evaluating{CheckAbort → ChildRunning} → CheckBudget → Retry | Succeeded | Failed),
  * with the LLM step, the guard preflight and the tool executor as invoked actors.
  */
-export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>) {
+export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever>(options: ReactMachineOptions<C, O>) {
   checkOptions(options);
   const name = options.name ?? "ReActAgent";
   const config: ReActConfig = loadConfig(options.config ?? {}, options.configFile === undefined ? {} : { path: options.configFile });
@@ -129,6 +159,13 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
   const target = (path: string) => `#${name}.${path}`;
   /** No call of this agent's batch waits for a person, nor any call of the nested agent it runs. */
   const nothingWaits = (context: AgentContext) => !context.loop.decisions.some((d) => d.status === "pending") && !context.loop.delegation?.pending.length;
+  const outputPlan = options.output
+    ? planOutput(options.output, { strategy: config.outputStrategy, model: config.model, toolNames: (options.tools ?? []).map((t) => t.name) })
+    : undefined;
+  const contextLimit = config.context;
+  if (contextLimit) loadTokenizer();
+  const prepareRound = options.prepareRound;
+  const round = new RoundRequest(outputPlan);
 
   const base = (context: AgentContext, timestamp = now()): EmittedBase => ({
     agent: name,
@@ -181,8 +218,25 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       extraParams: firstRound ? firstRoundParams : laterRoundParams,
     };
     if (firstRound && config.toolChoice !== undefined) input.toolChoice = config.toolChoice;
-    return input;
+    return round.apply(input, context.loop.round);
   };
+
+  /** The compaction actor's input: the conversation and what the rest of this round's request weighs. */
+  const compactionInput = (context: AgentContext): CompactionInput => {
+    const plan = context.loop.round;
+    const model = plan?.model ?? config.model;
+    return {
+      strategy: contextLimit!.strategy,
+      messages: read<Message[]>(context, "messages"),
+      maxTokens: contextLimit!.maxTokens,
+      keepLast: contextLimit!.keepLast,
+      overhead: promptOverhead(context),
+      ...(model !== undefined ? { model } : {}),
+      ...(sampling.timeoutMs !== undefined ? { timeoutMs: sampling.timeoutMs } : {}),
+    };
+  };
+  const promptOverhead = (context: AgentContext) =>
+    round.overhead(round.offered(context.loop.tools, context.loop.round), context.loop.round?.systemPrompt ?? fixedInput.systemPrompt);
 
   /** Check edited arguments against the tool's schema; undefined means they are fine. */
   const editProblem = (context: AgentContext, decision: CallDecision, args: Record<string, unknown> | string, owner?: string): string | undefined => {
@@ -219,7 +273,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       events: {} as AgentEvent,
       // Optional, so that `createActor(machine, { snapshot })` restores a run without a dummy input.
       input: {} as AgentInput | void,
-      output: {} as AgentOutput,
+      output: {} as AgentOutput<z.infer<O>>,
       emitted: {} as AgentEmitted,
     },
     actors: {
@@ -238,6 +292,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       }),
       toolProviders: createToolProvidersActor(registry, providers, options.tools ?? [], options.toolProviderContext as C),
       approvalTimer: createApprovalTimerActor(now),
+      compaction: createCompactionActor({ modelClient: options.modelClient }),
     },
     actions: {
       /** Record why the run ends; the error of a failed actor and the reason of a cancel are kept. */
@@ -251,17 +306,35 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
        * arrives in batches, and its last batch rides on the LLM step's result (see ProgressBatcher).
        */
       reportModelProgress: enqueueActions(({ context, event, enqueue }) => {
-        const progress = carriedProgress<ModelCallEvent>(event);
+        const progress = carriedProgress<LLMProgress>(event);
         if (!progress) return;
         let text = "";
+        let finalArguments: string | undefined;
         for (const { at, event: item } of progress) {
+          // A final-result call's arguments are not telemetry themselves: they become output.partial below.
+          if (item.type === "tool.arguments") {
+            finalArguments = item.arguments;
+            continue;
+          }
           if (item.type === "text.delta" && typeof item.delta === "string") text += item.delta;
           // Object.assign, not `{ ...item, ...base }`: spreading two objects of varying shapes
           // takes a slow path in V8 (microseconds per event, on every model event).
           enqueue.emit(Object.assign({}, item, base(context, at)) as AgentEmitted);
         }
+        if (finalArguments !== undefined) {
+          const partial = parsePartialJson(finalArguments);
+          if (partial !== undefined) enqueue.emit({ type: "output.partial", ...base(context), partial });
+        }
         if (text !== "") {
-          enqueue.assign({ state: access.write(context.state, { streamingOutput: read<string>(context, "streamingOutput") + text }) });
+          const before = read<string>(context, "streamingOutput");
+          enqueue.assign({ state: access.write(context.state, { streamingOutput: before + text }) });
+          // A native structured output streams as JSON text: report what it holds so far.
+          if (outputPlan?.strategy === "native") {
+            const partial = parsePartialJson(before + text);
+            if (partial !== undefined && JSON.stringify(partial) !== JSON.stringify(parsePartialJson(before))) {
+              enqueue.emit({ type: "output.partial", ...base(context), partial });
+            }
+          }
         }
       }),
       /** Tool progress becomes telemetry; started calls join the history that budgets and rate limits read. */
@@ -443,6 +516,46 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       stopNestedAgent: enqueueActions(({ context, enqueue }) => {
         if (context.loop.delegation) enqueue.stopChild(nestedId);
       }),
+      /** PreparingRound: ask `prepareRound` for this round's plan; a bad plan is a programmer error and fails the actor. */
+      planRound: assign(({ context }) => ({
+        loop: {
+          ...context.loop,
+          round: planRound(prepareRound!, {
+            runId: context.loop.runId,
+            iteration: context.loop.iteration,
+            rounds: read<number>(context, "rounds"),
+            messages: read<Message[]>(context, "messages"),
+            state: viewOf(context),
+            tools: context.loop.tools.map((t) => t.name),
+            usage: read<Usage>(context, "usage"),
+          }),
+        },
+      })),
+      /** Compacting done: the compacted history replaces the old one; summarizing's tokens join the run's usage. */
+      applyCompaction: enqueueActions(({ context, event, enqueue }) => {
+        const result = (event as { output?: CompactionOutput }).output;
+        if (!result) return;
+        enqueue.assign({ state: access.write(context.state, { messages: result.messages, usage: addUsage(read<Usage>(context, "usage"), result.usage) }) });
+        enqueue.emit({ type: "context.compacted", ...base(context), strategy: contextLimit!.strategy, before: result.before, after: result.after, usage: result.usage });
+      }),
+      /** AgentLLM done with a final-result call: the reply is recorded like any other before CheckOutput reads it. */
+      applyFinalReply: assign(({ context, event }) => applyReply(context, access, (event as unknown as { output: LLMOutput }).output)),
+      checkOutput: assign(({ context }) => recordOutputCheck(context, access, outputPlan!)),
+      acceptOutput: assign(({ context }) => acceptOutput(context, access)),
+      rejectOutput: enqueueActions(({ context, enqueue }) => {
+        const check = context.loop.output;
+        enqueue.emit({ type: "output.invalid", ...base(context), error: check?.status === "invalid" ? check.error : "", failures: context.loop.outputFailures ?? 0 });
+        enqueue.assign(rejectOutput(context, access, outputPlan!));
+      }),
+      /** Past `config.outputRetries`: the run fails with the last error and the raw text. */
+      failOutput: assign(({ context }) => {
+        const check = context.loop.output;
+        const termination = errorTermination("invalidOutput", context.loop.iteration, {
+          name: "OutputValidationError",
+          message: check?.status === "invalid" ? check.error : "the final output was not accepted",
+        });
+        return { loop: { ...context.loop, termination: { ...termination, raw: check?.raw ?? "" } } };
+      }),
       announceTermination: emit(({ context }) => ({
         type: "loop.terminated" as const,
         ...base(context),
@@ -471,6 +584,10 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       // A malformed command is never routed: decideByCommand refuses it, naming the field.
       forNestedAgent: ({ context, event }) =>
         (event.type === "guard.approve" || event.type === "guard.reject") && commandShapeProblem(event) === undefined && nested.routeCommand(context, event) !== "own",
+      finalResultCalled: ({ event }) => (event as { output?: Partial<LLMOutput> }).output?.toolCalls?.some((c) => c.name === FINAL_RESULT_TOOL) === true,
+      contextTooLong: ({ context }) => needsCompaction(read<Message[]>(context, "messages"), contextLimit!, promptOverhead(context)),
+      outputValid: ({ context }) => context.loop.output?.status === "valid",
+      outputRetriesLeft: ({ context }) => (context.loop.outputFailures ?? 0) <= config.outputRetries,
     },
   }).createMachine({
     id: name,
@@ -522,8 +639,34 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
             always: [{ guard: "budgetSpent", target: target("Failed"), actions: { type: "terminate", params: { reason: "tokenBudget" } } }, { target: "ChildRunning" }],
           },
           ChildRunning: {
-            initial: "AgentLLM",
+            initial: prepareRound ? "PreparingRound" : contextLimit ? "CheckContext" : "AgentLLM",
             states: {
+              ...when(prepareRound !== undefined, {
+                PreparingRound: {
+                  description: "Asks prepareRound for this round's model, tools, toolChoice, extraParams and systemPrompt, validated, kept in loop.round.",
+                  tags: ["round"],
+                  entry: "planRound",
+                  always: { target: contextLimit ? "CheckContext" : "AgentLLM" },
+                },
+              }),
+              ...when(contextLimit !== undefined, {
+                CheckContext: {
+                  description: "Counts the next prompt's tokens; over config.context.maxTokens (with something to compact) it goes to Compacting.",
+                  tags: ["context"],
+                  always: [{ guard: "contextTooLong", target: "Compacting" }, { target: "AgentLLM" }],
+                },
+                Compacting: {
+                  description: "Trims or summarizes the middle of the conversation (never the system prompt, the first user message, the last keepLast messages, or a tool call without its results).",
+                  tags: ["context", "busy"],
+                  invoke: {
+                    id: childId("compaction"),
+                    src: "compaction",
+                    input: ({ context }) => compactionInput(context),
+                    onDone: { target: "AgentLLM", actions: "applyCompaction" },
+                    onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "modelError" } } },
+                  },
+                },
+              }),
               AgentLLM: {
                 entry: [
                   assign(({ context }) => ({ state: access.write(context.state, { streamingOutput: "" }) })),
@@ -534,6 +677,15 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
                   src: "llm",
                   input: ({ context }) => llmInput(context),
                   onDone: [
+                    ...(outputPlan?.tool
+                      ? [
+                          {
+                            guard: "finalResultCalled" as const,
+                            target: "CheckOutput",
+                            actions: ["reportModelProgress" as const, "applyFinalReply" as const, "announceReply" as const],
+                          },
+                        ]
+                      : []),
                     {
                       guard: ({ event }) => event.output.toolCalls.length > 0,
                       target: "ToolExecutor",
@@ -638,6 +790,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
                         mode: config.toolExecution,
                         state: viewOf(context),
                         maxOutputChars: config.maxToolOutputChars,
+                        ...(context.loop.round?.tools ? { offered: context.loop.round.tools } : {}),
                       }),
                       onDone: [
                         ...(agents.size > 0
@@ -698,8 +851,20 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
                 exit: agents.size > 0 ? ["stopNestedAgent" as const] : [],
               },
               StateCondition: {
-                always: [{ guard: "isDone", target: target("Succeeded") }, { target: target("CheckBudget") }],
+                always: [{ guard: "isDone", target: outputPlan ? "CheckOutput" : target("Succeeded") }, { target: target("CheckBudget") }],
               },
+              ...when(outputPlan !== undefined, {
+                CheckOutput: {
+                  description: "Validates the final output against the output schema; a mismatch goes back to the model (an iteration), past config.outputRetries the run fails (invalidOutput).",
+                  tags: ["output"],
+                  entry: "checkOutput",
+                  always: [
+                    { guard: "outputValid", target: target("Succeeded"), actions: "acceptOutput" },
+                    { guard: "outputRetriesLeft", target: target("CheckBudget"), actions: "rejectOutput" },
+                    { target: target("Failed"), actions: "failOutput" },
+                  ],
+                },
+              }),
             },
           },
         },
@@ -715,7 +880,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
       Failed: { type: "final", entry: "announceTermination" },
     },
     output: ({ context }) => {
-      const output: AgentOutput = {
+      const output: AgentOutput<z.infer<O>> = {
         status: context.loop.termination ? "failed" : "succeeded",
         finalAnswer: read<string | null>(context, "finalAnswer") ?? null,
         messages: read<Message[]>(context, "messages"),
@@ -727,6 +892,7 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
         state: context.state,
       };
       if (context.loop.termination) output.termination = context.loop.termination;
+      if (outputPlan && !context.loop.termination && context.loop.output?.status === "valid") output.output = outputPlan.value(context.loop.output.raw) as z.infer<O>;
       return output;
     },
   });
@@ -737,7 +903,15 @@ export function createReactMachine<C = unknown>(options: ReactMachineOptions<C>)
   registries.set(machine.config, registry);
   stateAccesses.set(machine.config, access);
   resolvedConfigs.set(machine.config, config);
+  if (outputPlan) outputPlans.set(machine.config, outputPlan);
   return machine;
+}
+
+/** Each machine's structured-output plan, when it has `output` (model-based tests script final outputs from it). */
+const outputPlans = new WeakMap<object, OutputPlan>();
+
+export function outputPlanOf(machine: { config: object }): OutputPlan | undefined {
+  return outputPlans.get(machine.config);
 }
 
 /** Each machine's resolved config (model-based tests read maxIterations, the token budget and toolChoice). */

@@ -1,4 +1,4 @@
-import { createActor, type InspectionEvent, type Observer, type Snapshot } from "xstate";
+import { createActor, type InspectionEvent, type Observer, type OutputFrom, type Snapshot } from "xstate";
 import { checkpointAgent } from "./checkpoints/checkpoint-agent.js";
 import type { CheckpointStore } from "./checkpoints/store.js";
 import { pendingApprovals, type ApprovalAnswer, type PendingApproval } from "./approvals.js";
@@ -51,7 +51,7 @@ type Attach = (actor: ReturnType<typeof createActor<ReactMachine>>) => void;
  * (`status: "failed"` with a termination); it rejects only for programmer errors such as invalid input.
  * Resolves after the run's tool providers have closed.
  */
-export function runAgent(machine: ReactMachine, input: AgentInput = {}, options: RunOptions = {}): Promise<AgentOutput> {
+export function runAgent<M extends ReactMachine>(machine: M, input: AgentInput = {}, options: RunOptions = {}): Promise<OutputFrom<M>> {
   if (options.tracer === undefined) return startRun(machine, input, options);
   const tracer = options.tracer;
   // Loaded on demand so that `import "jianmu"` never loads OpenTelemetry.
@@ -65,11 +65,11 @@ export function runAgent(machine: ReactMachine, input: AgentInput = {}, options:
   );
 }
 
-function startRun(machine: ReactMachine, input: AgentInput, options: RunOptions, attach?: Attach): Promise<AgentOutput> {
-  return new Promise<AgentOutput>((resolve, reject) => {
+function startRun<M extends ReactMachine>(machine: M, input: AgentInput, options: RunOptions, attach?: Attach): Promise<OutputFrom<M>> {
+  return new Promise<OutputFrom<M>>((resolve, reject) => {
     let actor: ReturnType<typeof createActor<ReactMachine>>;
     try {
-      actor = createActor(machine, {
+      actor = createActor(machine as ReactMachine, {
         input,
         ...(options.snapshot ? { snapshot: options.snapshot } : {}),
         ...(options.inspect ? { inspect: options.inspect } : {}),
@@ -113,7 +113,7 @@ function startRun(machine: ReactMachine, input: AgentInput, options: RunOptions,
     actor.subscribe({
       complete: () => {
         cleanup();
-        const output = actor.getSnapshot().output as AgentOutput;
+        const output = actor.getSnapshot().output as OutputFrom<M> & AgentOutput;
         toolProvidersClosed(machine, output.runId)
           .then(() => checkpoints?.flush())
           .then(() => resolve(output), reject);

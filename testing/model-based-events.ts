@@ -1,5 +1,6 @@
 import type { AnyEventObject } from "xstate";
 import type { ApprovalTimerInput } from "../actors/approval-timer.js";
+import { compactWith, type CompactionInput, type Summary } from "../actors/compaction.js";
 import type { CallDecision, PreflightInput, PreflightOutput } from "../actors/guard.js";
 import type { LLMInput } from "../actors/llm-step.js";
 import type { ToolCall } from "../actors/messages.js";
@@ -28,7 +29,10 @@ import { childInput, childrenOf, type AgentSnapshot } from "./model-based-pure.j
 
 const UNKNOWN_CALL_ID = "no-such-call";
 
-export type ActorSrc = "llm" | "guard" | "toolExecutor" | "approvalTimer" | "toolProviders" | "agent";
+/** The summarizer's part in paths: what it writes and what that costs (the live replay's scripted summarizer says the same). */
+export const SCRIPTED_SUMMARY: Summary = { text: "(summary of the earlier conversation)", usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 } };
+
+export type ActorSrc = "llm" | "guard" | "toolExecutor" | "approvalTimer" | "toolProviders" | "compaction" | "agent";
 
 /** What an event is, for driving a live replay and for describing a path. */
 export type EventKind =
@@ -95,6 +99,9 @@ export function modelKey(snapshot: AgentSnapshot, access: StateAccess, config: R
           },
         }
       : {}),
+    // With `output` and `prepareRound` only (absent otherwise, so other agents' keys are unchanged).
+    ...(loop.outputFailures !== undefined ? { outputFailures: loop.outputFailures } : {}),
+    ...(loop.round?.tools !== undefined ? { offered: loop.round.tools } : {}),
   });
 }
 
@@ -191,6 +198,12 @@ export class EventCatalogue {
             );
           }
           error("the tool executor crashed (scripted)", "tool executor crashes");
+          break;
+        }
+        case "compaction": {
+          const input = childInput<CompactionInput>(child.ref)!;
+          done(compactWith(input, input.strategy === "summarize" ? SCRIPTED_SUMMARY : undefined), `${input.strategy === "trim" ? "old messages trimmed" : "old messages summarized"}`);
+          error("compaction failed (scripted)", "compaction fails");
           break;
         }
         case "approvalTimer": {

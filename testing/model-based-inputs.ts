@@ -145,7 +145,7 @@ export function predictOutcomes(input: ExecutorInput, tools: readonly ToolInfo[]
       return { ...base, status: "denied", content: `Call denied: ${decision?.reason ?? "no guard decision was recorded for this call"}` };
     }
     if (decision.status === "rejected") return { ...base, status: "rejected", content: `Call rejected: ${decision.reason ?? "the approver rejected it"}` };
-    const tool = toolOf.get(call.name);
+    const tool = input.offered && !input.offered.includes(call.name) ? undefined : toolOf.get(call.name);
     if (!tool) return { ...base, status: "error", errorKind: "unknown_tool", content: `Error: there is no tool named "${call.name}"`, durationMs: 0 };
     const args = parseArgs(decision.editedArguments ?? call.arguments);
     if (!args) return { ...base, status: "error", errorKind: "invalid_json", content: `Error: the arguments for ${call.name} are not a JSON object`, durationMs: 0 };

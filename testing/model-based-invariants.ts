@@ -22,7 +22,8 @@ import { childInput, childrenOf, type AgentSnapshot, type Microstep } from "./mo
  * - `iterationStartsClean`: entering `Evaluating.CheckAbort`, every step field is back to its
  *   default (so old calls never run twice) and no decision is left over.
  * - `toolChoiceOnFirstRoundOnly`: the model step gets `toolChoice` (and `toolChoice`/`tool_choice`
- *   extra params) only with `rounds === 0`, and always then when one is configured.
+ *   extra params) only with `rounds === 0`, and always then when one is configured; on any round,
+ *   exactly what that round's `prepareRound` plan asked for.
  */
 
 export type InvariantName = "onlyAuthorizedCallsRun" | "iterationsWithinLimit" | "failedHasReason" | "iterationStartsClean" | "toolChoiceOnFirstRoundOnly";
@@ -62,6 +63,8 @@ export class InvariantChecker {
   private last: AgentSnapshot | undefined;
   private readonly seenChildren = new WeakSet<AnyActorRef>();
   private modelCalls = 0;
+  /** What each round's plan (`prepareRound`) allowed beyond the first-round rule, by round. */
+  private readonly planned = new Map<number, { toolChoice: boolean; keys: Set<string> }>();
   /** The guard verdicts the test expects for the current batch, by call id. */
   private expected = new Map<string, CallDecision>();
   /** Calls approved by a `guard.approve` while pending, in the current batch. */
@@ -141,9 +144,10 @@ export class InvariantChecker {
   checkModelRequests(requests: readonly ModelRequest[]): void {
     requests.forEach((request, round) => {
       if (round === 0) return;
-      if (request.toolChoice !== undefined) this.fail("toolChoiceOnFirstRoundOnly", `model request #${round + 1} carried toolChoice ${JSON.stringify(request.toolChoice)}`);
+      const planned = this.planned.get(round);
+      if (request.toolChoice !== undefined && !planned?.toolChoice) this.fail("toolChoiceOnFirstRoundOnly", `model request #${round + 1} carried toolChoice ${JSON.stringify(request.toolChoice)}`);
       for (const key of TOOL_CHOICE_KEYS) {
-        if (request.extraParams && key in request.extraParams) this.fail("toolChoiceOnFirstRoundOnly", `model request #${round + 1} carried extraParams.${key}`);
+        if (request.extraParams && key in request.extraParams && !planned?.keys.has(key)) this.fail("toolChoiceOnFirstRoundOnly", `model request #${round + 1} carried extraParams.${key}`);
       }
     });
   }
@@ -168,11 +172,19 @@ export class InvariantChecker {
     if (!input) return;
     const rounds = this.access.read<number>(snapshot.context.state, "rounds");
     if (input.rounds !== rounds) this.fail("toolChoiceOnFirstRoundOnly", `the model step was told rounds=${input.rounds} while the state holds ${rounds}`);
+    // A round's plan (prepareRound) may choose tools on any round: exactly what it asked for is allowed.
+    const plan = snapshot.context.loop.round;
+    const plannedKeys = new Set(Object.keys(plan?.extraParams ?? {}));
+    this.planned.set(input.rounds, { toolChoice: plan?.toolChoice !== undefined, keys: plannedKeys });
     if (input.rounds !== 0) {
-      if (input.toolChoice !== undefined) this.fail("toolChoiceOnFirstRoundOnly", `toolChoice ${JSON.stringify(input.toolChoice)} sent with rounds=${input.rounds}`);
-      for (const key of TOOL_CHOICE_KEYS) {
-        if (key in input.extraParams) this.fail("toolChoiceOnFirstRoundOnly", `extraParams.${key} sent with rounds=${input.rounds}`);
+      if (input.toolChoice !== undefined && !isDeepEqual(input.toolChoice, plan?.toolChoice)) {
+        this.fail("toolChoiceOnFirstRoundOnly", `toolChoice ${JSON.stringify(input.toolChoice)} sent with rounds=${input.rounds}`);
       }
+      for (const key of TOOL_CHOICE_KEYS) {
+        if (key in input.extraParams && !plannedKeys.has(key)) this.fail("toolChoiceOnFirstRoundOnly", `extraParams.${key} sent with rounds=${input.rounds}`);
+      }
+    } else if (plan?.toolChoice !== undefined) {
+      if (!isDeepEqual(input.toolChoice, plan.toolChoice)) this.fail("toolChoiceOnFirstRoundOnly", `the round plan's toolChoice was not sent (got ${JSON.stringify(input.toolChoice)})`);
     } else if (this.config.toolChoice !== undefined && !isDeepEqual(input.toolChoice, this.config.toolChoice)) {
       this.fail("toolChoiceOnFirstRoundOnly", `the configured toolChoice was not sent on the first round (got ${JSON.stringify(input.toolChoice)})`);
     }

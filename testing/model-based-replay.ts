@@ -3,11 +3,12 @@ import type { ApprovalTimerInput, ApprovalTimerOutput } from "../actors/approval
 import type { ContextBuilder } from "../actors/context-builder.js";
 import type { PreflightInput, PreflightOutput } from "../actors/guard.js";
 import { createLLMActor, type LLMOutput } from "../actors/llm-step.js";
-import { ModelError, type ModelRequest } from "../actors/model-client.js";
+import { ModelError, type ModelClient, type ModelRequest } from "../actors/model-client.js";
+import { createCompactionActor } from "../actors/compaction.js";
 import type { AgentOutput } from "../machines/context.js";
 import type { AgentEmitted } from "../machines/events.js";
 import { toolProvidersClosed } from "../machines/react-machine.js";
-import type { ActorSrc } from "./model-based-events.js";
+import { SCRIPTED_SUMMARY, type ActorSrc } from "./model-based-events.js";
 import { InvariantChecker, InvariantViolation, type Violation } from "./model-based-invariants.js";
 import type { ModelSetup, PathStep } from "./model-based-paths.js";
 import type { AgentSnapshot } from "./model-based-pure.js";
@@ -129,6 +130,20 @@ function gated<TInput, TOutput>(gates: Gates, src: ActorSrc, run: PromiseCreator
   });
 }
 
+/** A model that answers every summary request as the paths expect (see SCRIPTED_SUMMARY). */
+function summarizer(): ModelClient {
+  return {
+    description: "scripted summarizer",
+    complete: async () => ({
+      content: SCRIPTED_SUMMARY.text,
+      toolCalls: [],
+      usage: SCRIPTED_SUMMARY.usage,
+      finishReason: "stop",
+      model: "scripted",
+    }),
+  };
+}
+
 function scriptOf(steps: readonly PathStep[]): ScriptedResponse[] {
   return steps.flatMap((step): ScriptedResponse[] => {
     const { kind } = step;
@@ -161,6 +176,8 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
       guard: gated(gates, "guard", options.policy ? realGuard : scriptedGuard),
       toolExecutor: gated(gates, "toolExecutor", promiseCreatorOf(actors["toolExecutor"], "toolExecutor")),
       approvalTimer: gated<ApprovalTimerInput, ApprovalTimerOutput>(gates, "approvalTimer", async ({ input }) => ({ firedAt: input.deadline ?? Date.now() })),
+      // The real compaction step; its summarizer is a model that always writes the path's summary.
+      compaction: gated(gates, "compaction", promiseCreatorOf(createCompactionActor({ modelClient: summarizer() }), "compaction")),
       // Nested agents (agentTool, handoff) are played by the path: they answer what it says when it says.
       ...Object.fromEntries(
         Object.keys(actors)

@@ -43,13 +43,20 @@
  * diverge (give it valid arguments in `scripts`). Tools of tool providers are unknown before a
  * run starts, so the default scripts call static tools only; name provider tools in `scripts`
  * (replays start your providers for real, once per path).
+ *
+ * The states that come with `output`, `config.context` and `prepareRound` are covered the same way:
+ * with `output` the default scripts add a valid and an invalid final output; the compaction step is
+ * played by the real trim (or a scripted summary, `SCRIPTED_SUMMARY`); `prepareRound` runs for real.
+ * Model states do not hold the messages, so keep compaction a function of the iteration (e.g.
+ * `maxTokens: 1, keepLast: 0`) and `prepareRound` a function of `rounds`/`iteration` in such tests.
  */
 import type { AnyEventObject } from "xstate";
 import { z } from "zod";
 import { human } from "../actors/messages.js";
 import type { AgentInput } from "../machines/context.js";
 import type { TerminationReason } from "../machines/events.js";
-import { reactConfigOf, stateAccessOf, type ReactMachine } from "../machines/react-machine.js";
+import { FINAL_RESULT_TOOL } from "../machines/output.js";
+import { outputPlanOf, reactConfigOf, stateAccessOf, type ReactMachine } from "../machines/react-machine.js";
 import { EventCatalogue, type EventKind } from "./model-based-events.js";
 import { exampleArguments, type ModelTurnScript, type Policy } from "./model-based-inputs.js";
 import type { Violation } from "./model-based-invariants.js";
@@ -147,6 +154,19 @@ function defaultScripts(setup: ModelSetup): ModelTurnScript[] {
     { content: "Done." },
     ...tools.map((tool) => ({ toolCalls: [{ name: tool.name, arguments: exampleArguments(tool.inputSchema) }] })),
     { label: "calls a tool that does not exist", toolCalls: [{ name: "no_such_tool", arguments: {} }] },
+    ...outputScripts(setup.machine),
+  ];
+}
+
+/** With `output`: a final output that fits the schema and one that does not, as the strategy asks for them. */
+function outputScripts(machine: ReactMachine): ModelTurnScript[] {
+  const plan = outputPlanOf(machine);
+  if (!plan) return [];
+  const example = exampleArguments(plan.jsonSchema);
+  if (plan.strategy === "native") return [{ label: "answers with a valid output", content: JSON.stringify(example) }];
+  return [
+    { label: "gives a valid final result", toolCalls: [{ name: FINAL_RESULT_TOOL, arguments: example }] },
+    { label: "gives a final result that is not JSON", toolCalls: [{ name: FINAL_RESULT_TOOL, arguments: "{not json" }] },
   ];
 }
 

@@ -56,12 +56,14 @@ const TEXT_KEYS = new Set([
   "refusal",
   "arguments",
   "editedarguments",
+  // a structured output's text as the model wrote it (loop.output, termination.raw)
+  "raw",
   "output",
   "text",
   "description",
 ]);
-/** Keys whose values (of any shape) are user-provided tool arguments. */
-const ARGS_KEYS = new Set(["args"]);
+/** Keys whose values (of any shape) are user-provided tool arguments, or a structured output as it streams (`output.partial`). */
+const ARGS_KEYS = new Set(["args", "partial"]);
 
 function normalizeKey(key: string): string {
   return key.toLowerCase().replace(/[-_\s]/g, "");

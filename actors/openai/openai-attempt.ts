@@ -16,6 +16,7 @@ export interface AttemptInput {
   /** The caller's signal; aborting it cancels the HTTP request at once. */
   signal?: AbortSignal | undefined;
   onText: (delta: string) => void;
+  onToolArguments?: ((call: { index: number; name: string; arguments: string }) => void) | undefined;
 }
 
 /**
@@ -52,7 +53,7 @@ export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn>
     let parts: TurnParts;
     // The body is built by us (it may carry fields the SDK's types do not know, like `top_k`).
     if (input.stream) {
-      merger = new StreamMerger(input.onText);
+      merger = new StreamMerger(input.onText, input.onToolArguments);
       const body = input.body as unknown as ChatCompletionCreateParamsStreaming;
       const stream = await input.client.chat.completions.create(body, requestOptions);
       try {

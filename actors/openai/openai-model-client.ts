@@ -163,7 +163,7 @@ class OpenAIModelClient implements ModelClient {
         }
         // Built from the same request every time: retries and fallbacks send the same toolChoice.
         const body = buildRequestBody(request, target.model, stream, target.tuning);
-        return attemptCompletion({ client: target.client, body, stream, timeoutMs, model: target.model, signal, onText });
+        return attemptCompletion({ client: target.client, body, stream, timeoutMs, model: target.model, signal, onText, onToolArguments: options.onToolArguments });
       },
     };
   }

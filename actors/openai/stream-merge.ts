@@ -31,8 +31,11 @@ export class StreamMerger {
   private chunkCount = 0;
   private outputStarted = false;
 
-  /** `onText` receives every non-empty content delta as it arrives. */
-  constructor(private readonly onText: (delta: string) => void) {}
+  /** `onText` receives every non-empty content delta as it arrives; `onArguments`, when given, a call's arguments so far after each fragment. */
+  constructor(
+    private readonly onText: (delta: string) => void,
+    private readonly onArguments?: (call: { index: number; name: string; arguments: string }) => void,
+  ) {}
 
   /** True once text or a tool-call delta reached the caller: from then on a retry would duplicate output. */
   get delivered(): boolean {
@@ -108,7 +111,10 @@ export class StreamMerger {
     const fn = delta.function;
     if (fn?.name && call.name === "") call.name = fn.name;
     const args = argumentsText(fn?.arguments);
-    if (args !== "") call.arguments += args;
+    if (args !== "") {
+      call.arguments += args;
+      this.onArguments?.({ index: call.key, name: call.name, arguments: call.arguments });
+    }
     this.outputStarted = true;
   }
 

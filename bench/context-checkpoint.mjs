@@ -1,0 +1,80 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { createReactMachine, defineTool, human, MemoryCheckpointStore, runAgent } from "../dist/index.js";
+import { scriptedModel } from "../dist/testing.js";
+
+/*
+ * How big a long run's checkpoint gets, with and without `config.context`: a 500-round run (one tool
+ * call per round, ~80-token results) saved at every stable state, as `runAgent({ checkpoints })` does.
+ * Sizes are bytes of the saved record's JSON, measured at a few rounds; no timings.
+ *
+ *   npm run build && node bench/context-checkpoint.mjs [--rounds N]
+ *
+ * Writes bench/results/context-checkpoint.{json,md}.
+ */
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const roundsArg = process.argv.indexOf("--rounds");
+const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 500;
+const MARKS = [50, 100, 250, 500, 1000].filter((n) => n <= ROUNDS);
+
+const lookup = defineTool({
+  name: "lookup",
+  description: "Look a record up",
+  parameters: z.object({ id: z.number() }),
+  execute: ({ id }) => `record ${id}: ${"lorem ipsum dolor sit amet ".repeat(12)}`,
+});
+
+class MeasuringStore extends MemoryCheckpointStore {
+  sizes = new Map();
+  save(runId, record) {
+    super.save(runId, record);
+    const { state, loop } = record.snapshot.context;
+    this.sizes.set(state.rounds, {
+      total: JSON.stringify(record).length,
+      messages: JSON.stringify(state.messages).length,
+      messageCount: state.messages.length,
+      callLog: JSON.stringify(loop.history).length,
+    });
+  }
+}
+
+async function measure(context) {
+  const script = [...Array.from({ length: ROUNDS }, (_, i) => ({ toolCalls: [{ id: `call_${i}`, name: "lookup", arguments: { id: i } }] })), { content: "done" }];
+  const machine = createReactMachine({
+    modelClient: scriptedModel(script),
+    tools: [lookup],
+    config: { maxIterations: ROUNDS + 1, ...(context ? { context } : {}) },
+    configFile: false,
+  });
+  const store = new MeasuringStore();
+  const output = await runAgent(machine, { messages: [human("Read every record.")], runId: "bench" }, { checkpoints: store });
+  if (output.status !== "succeeded") throw new Error(`the run failed: ${output.termination?.reason}`);
+  return Object.fromEntries(MARKS.map((round) => [round, store.sizes.get(round)]));
+}
+
+const variants = [
+  { name: "no compaction", context: undefined },
+  { name: "trim, maxTokens 4000, keepLast 6", context: { maxTokens: 4_000, strategy: "trim", keepLast: 6 } },
+];
+const results = [];
+for (const variant of variants) results.push({ variant: variant.name, atRound: await measure(variant.context) });
+
+const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
+const lines = [
+  `# Checkpoint size of a ${ROUNDS}-round run`,
+  "",
+  "Bytes of the saved record (JSON) at round N; `messages` is the conversation inside it, `call log` is `loop.history`.",
+  "",
+  `| variant | ${MARKS.map((m) => `round ${m}`).join(" | ")} |`,
+  `| --- | ${MARKS.map(() => "---").join(" | ")} |`,
+  ...results.map((r) => `| ${r.variant} | ${MARKS.map((m) => `${kb(r.atRound[m].total)} (messages ${kb(r.atRound[m].messages)}, ${r.atRound[m].messageCount} msgs; call log ${kb(r.atRound[m].callLog)})`).join(" | ")} |`),
+  "",
+];
+const text = lines.join("\n");
+console.log(text);
+mkdirSync(join(HERE, "results"), { recursive: true });
+writeFileSync(join(HERE, "results", "context-checkpoint.json"), JSON.stringify({ rounds: ROUNDS, node: process.version, results }, null, 2) + "\n");
+writeFileSync(join(HERE, "results", "context-checkpoint.md"), text);
