@@ -5,7 +5,7 @@
  * parses it over real HTTP. Recorded turns: real model responses replayed from a fixture file.
  */
 import { replies, type Reply, type Respond } from "./openai-server.js";
-import { replayRecording } from "./recordings.js";
+import { loadRecording } from "./recordings.js";
 
 /** How a loopback server answers, and a few words saying what it replays (for banners). */
 export interface TurnReplay {
@@ -81,7 +81,14 @@ export function scriptedTurns(turns: readonly Reply[]): TurnReplay {
   return { source: "scripted model turns", respond };
 }
 
-/** Replay a recording of real model turns (see test/fixtures/openai/SOURCES.md), one per request. */
+/**
+ * Replay a recording of real model turns (see test/fixtures/openai/SOURCES.md): the n-th request a
+ * server receives gets the n-th recorded reply, so one replay serves any number of servers in turn.
+ */
 export function recordedTurns(path: string, source: string): TurnReplay {
-  return { source, respond: replayRecording(path) };
+  const interactions = loadRecording(path).interactions;
+  const respond: Respond = (request) =>
+    interactions[request.index]?.reply ??
+    replies.error(500, `recorded turns: ${path} has ${interactions.length} interaction(s); request ${request.index + 1} has none`);
+  return { source, respond };
 }
