@@ -22,11 +22,11 @@ import {
   persistAgent,
   requireApproval,
   restoreAgent,
-  SqliteCheckpointStore,
   type AgentOutput,
   type CheckpointSummary,
   type ModelClient,
 } from "../index.js";
+import { SqliteCheckpointStore } from "../sqlite.js";
 import { connectModel, type EndpointOptions } from "./support/endpoint.js";
 import { scriptedTurns, textTurn, toolCallTurn } from "./support/turns.js";
 
