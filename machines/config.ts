@@ -154,9 +154,16 @@ export function readConfigFile(options: LoadConfigOptions = {}): { path: string;
     if (explicit !== undefined) throw new ConfigError("path", explicit, options.path ? "loadConfig" : "JIANMU_CONFIG", "no such file");
     return undefined;
   }
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+    throw new ConfigError("(file)", undefined, path, `cannot be read (${reason}): make it a readable YAML file, or point JIANMU_CONFIG at one`);
+  }
   let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(path, "utf8")) ?? {};
+    raw = parseYaml(text) ?? {};
   } catch (error) {
     throw new ConfigError("(file)", undefined, path, `not valid YAML: ${error instanceof Error ? error.message : String(error)}`);
   }
