@@ -159,7 +159,10 @@ export function readConfigFile(options: LoadConfigOptions = {}): { path: string;
     text = readFileSync(path, "utf8");
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
-    throw new ConfigError("(file)", undefined, path, `cannot be read (${reason}): make it a readable YAML file, or point JIANMU_CONFIG at one`);
+    const unreadable = new ConfigError("(file)", undefined, path, `cannot be read (${reason})`);
+    // Not a field's value: the file itself. Said plainly, with the fix.
+    unreadable.message = `${path} cannot be read (${reason}): make it a readable YAML file, or point JIANMU_CONFIG at one`;
+    throw unreadable;
   }
   let raw: unknown;
   try {
