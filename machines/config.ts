@@ -13,7 +13,7 @@ export const ToolChoiceSchema = z.union([
 /** How a batch of tool calls runs: one after another, all at once, or parallel when every tool allows it. */
 export const ToolExecutionSchema = z.enum(["serial", "parallel", "auto"]);
 
-/** The ReAct loop's settings (SPEC section 3). Every field is optional in input; defaults come from here. */
+/** The ReAct loop's settings (contract section 3). Every field is optional in input; defaults come from here. */
 export const ReActConfig = z
   .object({
     model: z.string().min(1).optional(),
