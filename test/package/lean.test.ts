@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -77,6 +77,24 @@ describe("an app without the optional packages", () => {
       expect(result.message, entry.specifier).toMatch(/^\S+ needs the optional package (\S+), which is not installed: run `npm install \1`$/);
       const named = /optional package (\S+),/.exec(result.message)![1]!;
       expect(optionalPeers(), `${entry.specifier} names ${named}`).toContain(named);
+    }
+  });
+
+  it("better-sqlite3 installed without its native build: one line with the cause and the fix", async () => {
+    // An install whose native step failed (no prebuilt binary, no compiler): the package without build/.
+    const pkg = join(app, "node_modules", "better-sqlite3");
+    for (const part of ["package.json", "lib"]) cpSync(join(ROOT, "node_modules", "better-sqlite3", part), join(pkg, part), { recursive: true });
+    for (const dep of ["bindings", "file-uri-to-path"]) symlinkSync(join(ROOT, "node_modules", dep), join(app, "node_modules", dep), "dir");
+    try {
+      const script = `const { SqliteCheckpointStore } = await import("jianmu/sqlite"); try { new SqliteCheckpointStore({ path: ":memory:" }); console.log("opened"); } catch (error) { console.log(error.name + ": " + error.message); }`;
+      const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: app });
+      expect(stdout.trim()).toMatch(
+        new RegExp(`^CheckpointError: .*SqliteCheckpointStore: cannot open :memory:: better-sqlite3's native module cannot be loaded on Node ${process.versions.node} \\(.{1,120}\\): run \`npm rebuild better-sqlite3\` \\(it needs a prebuilt binary for this platform or a C\\+\\+ toolchain\\)$`),
+      );
+      expect(stdout.length).toBeLessThan(400);
+    } finally {
+      rmSync(pkg, { recursive: true, force: true });
+      for (const dep of ["bindings", "file-uri-to-path"]) rmSync(join(app, "node_modules", dep), { force: true });
     }
   });
 
