@@ -26,7 +26,8 @@ Options:
   --require-approval <a,b>  ask before running these tools (or effect tags, e.g. tag:filesystem)
   --yes                     approve every call that needs approval without asking
   --record <file.jsonl>     record the run (inspection + telemetry events) for \`jianmu view\`
-  --inspect                 send the run to the Stately inspector over WebSocket (dev only; needs @statelyai/inspect)
+  --inspect                 send the run to the Stately inspector over WebSocket (dev only; needs @statelyai/inspect;
+                            the server: $JIANMU_INSPECT_URL, default ws://localhost:8080)
   --json                    print events and the output as JSON lines on stdout instead of text
 
 With neither OPENAI_API_KEY nor OPENAI_BASE_URL (nor llm.base_url) set, run replays real recorded model

@@ -34,7 +34,7 @@ export interface RunContext extends Terminal {
 
 const DEFAULT_TOOLS = ["calculator", "current_time"];
 const DEFAULT_MODEL = "gpt-4o-mini";
-const INSPECTOR_URL = "ws://localhost:8080";
+const DEFAULT_INSPECTOR_URL = "ws://localhost:8080";
 
 function builtinTools(names: readonly string[], root: string): Tool[] {
   return names.map((name) => {
@@ -78,7 +78,8 @@ function modelClientFor(options: ModelClientOptions): ModelClient {
 }
 
 /** The live Stately inspector, loaded only for --inspect (its package is an optional peer). */
-async function startInspector(progress: Progress, secrets: (string | undefined)[]) {
+async function startInspector(progress: Progress, secrets: (string | undefined)[], env: Record<string, string | undefined>) {
+  const url = env["JIANMU_INSPECT_URL"] || DEFAULT_INSPECTOR_URL;
   let inspectAgent: typeof import("../inspect.js").inspectAgent;
   try {
     ({ inspectAgent } = await import("../inspect.js"));
@@ -86,10 +87,10 @@ async function startInspector(progress: Progress, secrets: (string | undefined)[
     if (error instanceof OptionalPeerMissingError) throw new UsageError(`--inspect: ${error.message}`);
     throw error;
   }
-  const inspector = inspectAgent({ mode: "websocket", url: INSPECTOR_URL, secrets, retryMs: false });
+  const inspector = inspectAgent({ mode: "websocket", url, secrets, retryMs: false });
   if (!inspector.enabled) progress.note(`--inspect: ${inspector.reason ?? "the inspector is disabled"}`);
-  else if (await isListening(INSPECTOR_URL)) progress.note(`--inspect: sending the run to the Stately inspector at ${INSPECTOR_URL}`);
-  else progress.note(`--inspect: no inspector is listening at ${INSPECTOR_URL}; start one first (see docs/visualize.md). The run goes on without it.`);
+  else if (await isListening(url)) progress.note(`--inspect: sending the run to the Stately inspector at ${url}`);
+  else progress.note(`--inspect: no inspector is listening at ${url}; start one first (see docs/visualize.md). The run goes on without it.`);
   return inspector;
 }
 
@@ -161,7 +162,7 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
   }
 
   try {
-    const inspector = args.inspect ? await startInspector(progress, secrets) : undefined;
+    const inspector = args.inspect ? await startInspector(progress, secrets, ctx.env) : undefined;
     const machine = createReactMachine({ modelClient, tools, constraints, config });
     // The recorder and the inspector must see the actor from its first event, so they come first.
     const recorder = args.record ? new RunRecorder({ path: resolve(ctx.cwd, args.record), machine, secrets }) : undefined;

@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createServer } from "node:net";
 import { join } from "node:path";
+import { createInspectorServer } from "@statelyai/inspect/server";
 import { afterEach, describe, expect, it } from "vitest";
 import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
 import { scriptedTurns, textTurn, toolCallTurn } from "../../testing/turns.js";
@@ -170,6 +172,37 @@ describe("usage and file problems: one line naming the flag and the fix, exit 2,
     const result = await runCli(["view", "run.jsonl", "--out", "html"], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe("jianmu: --out html: is a folder; give a file name inside it, e.g. --out html/run.html\n");
+  });
+});
+
+describe("--inspect says whether an inspector listens", () => {
+  const freePort = () =>
+    new Promise<number>((resolve) => {
+      const probe = createServer();
+      probe.listen(0, "127.0.0.1", () => {
+        const address = probe.address();
+        probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+      });
+    });
+
+  it("nothing listening: says so, and the run goes on", async () => {
+    const url = `ws://127.0.0.1:${await freePort()}`;
+    const result = await runCli(["run", "--inspect"], { env: cleanEnv({ JIANMU_INSPECT_URL: url }) });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`--inspect: no inspector is listening at ${url}; start one first (see docs/visualize.md). The run goes on without it.`);
+  });
+
+  it("an inspector server listening: says the run goes there", async () => {
+    const port = await freePort();
+    const server = createInspectorServer({ port, autoOpen: false });
+    try {
+      const url = `ws://127.0.0.1:${port}`;
+      const result = await runCli(["run", "--inspect"], { env: cleanEnv({ JIANMU_INSPECT_URL: url }) });
+      expect(result.code).toBe(0);
+      expect(result.stderr).toContain(`--inspect: sending the run to the Stately inspector at ${url}`);
+    } finally {
+      server.stop();
+    }
   });
 });
 
