@@ -86,6 +86,18 @@ describe("signals anywhere cancel the run cleanly", () => {
   }
 });
 
+describe("Ctrl-C typed in the terminal while the model thinks", () => {
+  it("cancels the run: summary, exit 130", async () => {
+    const server = await serve(() => replies.hang());
+    const result = await runInTerminal(cliCommand(["run", "What is 2 + 2?"]), [{ when: /task: What is 2 \+ 2\?/, send: "\x03" }], {
+      env: { OPENAI_BASE_URL: server.baseURL, NO_COLOR: "1" },
+    });
+    expect(result.code).toBe(130);
+    expect(result.stdout).toContain("Agent failed (cancelled): interrupted (Ctrl-C); nothing more was run");
+    expect(result.stdout).not.toMatch(/\n\s+at /);
+  });
+});
+
 describe("output streams", () => {
   const streamed = () => scriptedTurns([toolCallTurn([{ id: "c1", name: "calculator", args: { expression: "6 * 7" } }]), textTurn("The answer is 42, computed exactly.")]);
 
