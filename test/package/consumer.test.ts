@@ -76,6 +76,10 @@ describe.concurrent.each(Object.entries(VERSION_SETS))("an app with its own pack
     const mine = server.requests.filter((request) => request.headers["authorization"] === "Bearer app-key");
     expect(mine.map((request) => (request.body as { model: string }).model)).toEqual(["app-model", "app-model"]);
 
+    // The CLI from the tarball: its offline demo needs only the fixtures shipped with it.
+    const demo = await run(process.execPath, [join("node_modules", "jianmu", "dist", "cli", "main.js"), "run"], { cwd: app, env: { PATH: process.env["PATH"] ?? "", NO_COLOR: "1" } });
+    expect(demo.stdout).toMatch(/^Capital: The capital of Mexico is Mexico City\./);
+
     // The optional parts, asked for without their packages: one line naming the install command.
     const probe = `try { await import("jianmu/sqlite"); } catch (error) { console.log(error.message); }`;
     const missing = await run(process.execPath, ["--input-type=module", "-e", probe], { cwd: app });
