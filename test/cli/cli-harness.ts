@@ -98,7 +98,7 @@ export function runInTerminal(command: string, keys: KeyPress[], options: { env?
     };
     child.stdout.on("data", onOutput);
     child.stderr.on("data", onOutput);
-    const stuck = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    const stuck = setTimeout(() => child.kill("SIGKILL"), 60_000);
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(stuck);

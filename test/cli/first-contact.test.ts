@@ -4,10 +4,13 @@ import { tmpdir } from "node:os";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { createInspectorServer } from "@statelyai/inspect/server";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
 import { scriptedTurns, textTurn, toolCallTurn } from "../../testing/turns.js";
 import { CLI, cleanEnv, cliCommand, ROOT, runCli, runInTerminal } from "./cli-harness.js";
+
+// Several real processes per test, on a machine the whole suite shares.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 const DEMO_ANSWER_FIRST_LINE = "Capital: The capital of Mexico is Mexico City.";
 const PROMPT = /approve get_weather\? \[y\]es \/ \[n\]o \/ \[e\]dit arguments: /;

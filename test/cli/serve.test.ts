@@ -1,7 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { main as minimalExample } from "../../examples/minimal.js";
 import { CLI, cleanEnv, runCli } from "./cli-harness.js";
+
+// Several real processes per test, on a machine the whole suite shares.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 /** `jianmu serve`, then the CLI and an example on the live path against it, as a user would. */
 describe("jianmu serve", () => {

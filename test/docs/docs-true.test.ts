@@ -1,8 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { entryPoints, ROOT } from "../package/package-manifest.js";
+
+// Several real processes per test, on a machine the whole suite shares.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 /**
  * The docs stay true: every API name they show is exported where they say it is, and every file

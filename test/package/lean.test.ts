@@ -3,8 +3,11 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writ
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { entryPoints, manifest, optionalPeers, packedFiles, requiredPeers, ROOT } from "./package-manifest.js";
+
+// Several real processes per test, on a machine the whole suite shares.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 const run = promisify(execFile);
 const REGISTER = join(ROOT, "test", "package", "load-log-register.mjs");

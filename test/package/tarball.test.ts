@@ -1,7 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { entryPoints, manifest, packedFiles, ROOT } from "./package-manifest.js";
+
+// Several real processes per test, on a machine the whole suite shares.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 /** What `npm pack --dry-run --json` lists: the published package, checked against what it must hold. */
 describe("the published tarball", () => {
