@@ -54,7 +54,8 @@ export const USAGE = `Usage:
   jianmu help [command]             this text, or one command's options (also: jianmu <command> --help)
   jianmu --version
 
-${HELP.run.split("\n").slice(3).join("\n")}`;
+Options for run:
+${HELP.run.split("\n").slice(HELP.run.split("\n").indexOf("Options:") + 1).join("\n")}`;
 
 export interface RunArgs {
   command: "run";
