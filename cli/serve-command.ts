@@ -65,7 +65,7 @@ export async function serveCommand(args: ServeArgs, ctx: Terminal, stopped: Prom
   const { respond, tasks } = serveResponder();
   let server: OpenAIServer;
   try {
-    server = await startOpenAIServer({ respond, port: args.port });
+    server = await startOpenAIServer({ respond, port: args.port, keepRequests: false });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EADDRINUSE") {
