@@ -79,6 +79,7 @@ export type { DeepReadonly, JsonSchema, Tool, ToolContext, ToolDefinition, ToolI
 export { ToolSet } from "./tools/toolset.js";
 export type { FunctionSchema } from "./tools/toolset.js";
 export { ToolProviderError } from "./tools/provider.js";
+export { OptionalPeerMissingError } from "./tools/optional-peer.js";
 export type { ToolProvider } from "./tools/provider.js";
 
 // ---- the real model client ----
@@ -93,7 +94,7 @@ export { ModelClientOptionsError } from "./actors/openai/model-client-options.js
 export { allowTools, denyTools, requireApproval, callBudget, rateLimit, GuardOptionsError } from "./actors/guards/index.js";
 export type { ToolListOptions, RequireApprovalOptions, CallBudgetOptions, RateLimitOptions } from "./actors/guards/index.js";
 
-// ---- durable runs ----
+// ---- durable runs (SQLite: `jianmu/sqlite`) ----
 export { persistAgent, restoreAgent, readPersisted, statePath, runStatusOf, SnapshotError, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from "./machines/persistence.js";
 export type { PersistedAgent, RunStatus, SnapshotProblem, SnapshotLimits } from "./machines/persistence.js";
 export { DEFAULT_SNAPSHOT_LIMITS } from "./machines/persistence.js";
@@ -101,21 +102,16 @@ export { ApproveEventSchema, RejectEventSchema, CancelEventSchema, commandShapeP
 export { CheckpointError } from "./machines/checkpoints/store.js";
 export type { CheckpointStore, CheckpointSummary } from "./machines/checkpoints/store.js";
 export { MemoryCheckpointStore } from "./machines/checkpoints/memory-store.js";
-export { SqliteCheckpointStore } from "./machines/checkpoints/sqlite-store.js";
-export type { SqliteCheckpointStoreOptions } from "./machines/checkpoints/sqlite-store.js";
 export { checkpointAgent } from "./machines/checkpoints/checkpoint-agent.js";
 export type { CheckpointHandle, CheckpointOptions } from "./machines/checkpoints/checkpoint-agent.js";
 export { MemoryToolJournal, ToolOutcomeSchema } from "./actors/tool-journal.js";
 export type { ToolJournal, JournalEntry, JournalKey } from "./actors/tool-journal.js";
 
-// ---- tools: built-ins and MCP ----
+// ---- tools: built-ins (MCP servers: `jianmu/mcp`) ----
 export { builtinTools, BUILTIN_TOOL_NAMES, calculatorTool, currentTimeTool, createCurrentTimeTool, createReadFileTool, createListFilesTool, evaluateExpression, ExpressionError, SandboxError } from "./tools/builtin/index.js";
-export * from "./tools/mcp/index.js";
 
-// ---- visualize: inspector, recordings, viewer, diagrams ----
-export { inspectAgent, combineInspectors, inspectionSanitizer } from "./visualize/inspector.js";
-export type { InspectAgentOptions, AgentInspector } from "./visualize/inspector.js";
-export { InspectorAdapterError } from "./visualize/guarded-websocket.js";
+// ---- visualize: recordings, viewer, diagrams (the live Stately inspector: `jianmu/inspect`) ----
+export { combineInspectors } from "./visualize/combine-inspectors.js";
 export { RunRecorder, recordRun, recordActor } from "./visualize/recorder.js";
 export type { RecorderOptions, RecordRunOptions, RecordingSummary } from "./visualize/recorder.js";
 export { RecordingError } from "./visualize/jsonl-writer.js";

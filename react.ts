@@ -3,7 +3,13 @@
  * from a React component. Needs the optional peers react and @xstate/react. The client statechart
  * and its SSE transport are exported too, for pages without React (`createActor(agentClientMachine, ...)`).
  */
-export { useAgent } from "./web/client/use-agent.js";
+import { loadOptionalPeer } from "./tools/optional-peer.js";
+import type * as Hook from "./web/client/use-agent.js";
+
+// Only the hook imports react and @xstate/react: loaded so that a missing one is one clear error.
+const hook: typeof Hook = await loadOptionalPeer({ entry: "jianmu/react", packages: ["react", "@xstate/react"] }, () => import("./web/client/use-agent.js"));
+
+export const { useAgent } = hook;
 export type { UseAgentOptions, UseAgentResult } from "./web/client/use-agent.js";
 export { agentClientMachine, clientStatusOf, reconnectDelay } from "./web/client/agent-client-machine.js";
 export type { AgentClientContext, AgentClientEvent, AgentClientInput, AgentClientStatus } from "./web/client/agent-client-machine.js";
@@ -12,3 +18,4 @@ export type { RunState, ToolCallView } from "./web/client/run-state.js";
 export { readSse } from "./web/client/sse-reader.js";
 export type { SseMessage } from "./web/client/sse-reader.js";
 export type { FetchLike } from "./web/client/transport.js";
+export { OptionalPeerMissingError } from "./tools/optional-peer.js";

@@ -3,6 +3,8 @@ export { scriptedModel } from "./testing/scripted-model.js";
 export type { ScriptedModel, ScriptedResponse } from "./testing/scripted-model.js";
 export { startOpenAIServer, replies, toSse, splitEvents } from "./testing/openai-server.js";
 export type { OpenAIServer, OpenAIServerOptions, Reply, Respond, ReceivedRequest, RequestOutcome } from "./testing/openai-server.js";
+export { textTurn, toolCallTurn, scriptedTurns, recordedTurns } from "./testing/turns.js";
+export type { TurnPacing, TurnReplay, TurnUsage, ScriptedCall } from "./testing/turns.js";
 export { loadRecording, replayInteractions, replayRecording, formatOf } from "./testing/recordings.js";
 export type { Recording, RecordedInteraction, RecordingFormat } from "./testing/recordings.js";
 export { generateAgentPaths, InvariantViolation, ReplayDivergence, ModelTooLargeError, ModelInconsistencyError } from "./testing/model-based.js";

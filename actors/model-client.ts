@@ -76,7 +76,7 @@ export interface ModelRequest {
   model?: string;
   messages: Message[];
   tools: FunctionSchema[];
-  /** Present only on the first round of a run (SPEC section 3). */
+  /** Present only on the first round of a run (contract section 3). */
   toolChoice?: ToolChoice;
   temperature?: number;
   maxTokens?: number;

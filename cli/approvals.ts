@@ -11,22 +11,49 @@ const pathOf = (request: Requested) => (request.agentPath ? { agentPath: request
 export const NO_TTY_REASON =
   "approval is required but there is no terminal to ask on (stdin is not a TTY); run jianmu in a terminal, or pass --yes to approve every call";
 
+/** How the user left the prompt without answering. */
+export type PromptExit = "Ctrl-C" | "Ctrl-D";
+
+export interface ApproverOptions {
+  yes: boolean;
+  input: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Where the prompt (and what it asks about) is written: stderr. */
+  output: NodeJS.WritableStream;
+  /** Ctrl-C or Ctrl-D at the prompt: the run is to be cancelled. */
+  onExit: (how: PromptExit) => void;
+}
+
+/** "? get_weather {"city":"Paris"} needs approval: reason" */
+export function describeRequest(request: Requested): string {
+  return `? ${request.name} ${request.arguments || "{}"} needs approval${request.reason ? `: ${request.reason}` : ""}`;
+}
+
 /**
  * Answers the agent's approval requests: automatically with --yes, at the terminal when there is
  * one (approve / reject / edit the arguments), and otherwise by rejecting with a clear reason.
+ * At the terminal the call (tool, arguments, reason) is shown right before its question.
  */
-export function attachApprover(
-  actor: ReactAgentRef,
-  progress: Progress,
-  options: { yes: boolean; input: NodeJS.ReadableStream & { isTTY?: boolean }; output: NodeJS.WritableStream },
-): { close(): void } {
+export function attachApprover(actor: ReactAgentRef, progress: Progress, options: ApproverOptions): { close(): void } {
   const queue: Requested[] = [];
   let busy = false;
+  let closing = false;
   let rl: Interface | undefined;
   const interactive = options.input.isTTY === true;
 
+  const prompt = (): Interface => {
+    if (rl) return rl;
+    rl = createInterface({ input: options.input, output: options.output, terminal: true });
+    // In raw mode Ctrl-C reaches readline, not the process; Ctrl-D on an empty line closes it.
+    rl.on("SIGINT", () => options.onExit("Ctrl-C"));
+    rl.on("close", () => {
+      if (!closing) options.onExit("Ctrl-D");
+    });
+    return rl;
+  };
+
   const ask = async (request: Requested): Promise<void> => {
-    rl ??= createInterface({ input: options.input, output: options.output, terminal: true });
+    const rl = prompt();
+    options.output.write(`${describeRequest(request)}\n`);
     for (;;) {
       const answer = (await rl.question(`  approve ${request.name}? [y]es / [n]o / [e]dit arguments: `)).trim().toLowerCase();
       if (answer === "y" || answer === "yes") {
@@ -47,10 +74,10 @@ export function attachApprover(
         actor.send({ type: "guard.approve", callId: request.callId, ...pathOf(request), args: edited });
         sub.unsubscribe();
         if (refusal === undefined) return;
-        progress.line(`  edit refused: ${refusal}`);
+        options.output.write(`  edit refused: ${refusal}\n`);
         continue;
       }
-      progress.line('  please answer "y", "n" or "e"');
+      options.output.write('  please answer "y", "n" or "e"\n');
     }
   };
 
@@ -58,7 +85,9 @@ export function attachApprover(
     if (busy) return;
     busy = true;
     try {
-      for (let next = queue.shift(); next; next = queue.shift()) await ask(next);
+      for (let next = queue.shift(); next && !closing; next = queue.shift()) await ask(next);
+    } catch {
+      // The prompt was closed under the question (Ctrl-C, Ctrl-D, the run ended): onExit has the say.
     } finally {
       busy = false;
     }
@@ -66,9 +95,11 @@ export function attachApprover(
 
   const sub = actor.on("guard.approval.requested", (request) => {
     if (options.yes) {
+      progress.line(describeRequest(request));
       progress.line(`  approved (--yes)`);
       actor.send({ type: "guard.approve", callId: request.callId, ...pathOf(request) });
     } else if (!interactive) {
+      progress.line(describeRequest(request));
       progress.line(`  ${NO_TTY_REASON}`);
       actor.send({ type: "guard.reject", callId: request.callId, ...pathOf(request), reason: NO_TTY_REASON });
     } else {
@@ -78,6 +109,7 @@ export function attachApprover(
   });
   return {
     close() {
+      closing = true;
       sub.unsubscribe();
       rl?.close();
     },

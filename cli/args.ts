@@ -1,18 +1,24 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 
-/** A command line that cannot be run as typed. Exit code 2, with the fix in the message. */
+/** A command line that cannot be run as typed: one line naming the flag and the fix, exit code 2. */
 export class UsageError extends Error {
   override name = "UsageError";
 }
 
-export const USAGE = `Usage:
-  jianmu run ["<task>"] [options]   run a ReAct agent on a task (no task: the recorded demo task)
-  jianmu view <recording.jsonl> [--out <file.html>]   write a self-contained HTML viewer of a recorded run
-  jianmu help
+export const COMMANDS = ["run", "view", "serve", "help"] as const;
+export type CommandName = (typeof COMMANDS)[number];
 
-Options for run:
+const EXIT_CODES = `Exit codes: 0 the agent succeeded, 1 the agent failed (the reason is printed), 2 usage or configuration error,
+130 interrupted (Ctrl-C, or Ctrl-D at a prompt), 143 terminated (SIGTERM).`;
+
+export const HELP: Record<CommandName, string> = {
+  run: `Usage: jianmu run ["<task>"] [options]
+Run a ReAct agent on a task (no task: the recorded demo task). Only the answer goes to stdout;
+progress, tool calls and prompts go to stderr.
+
+Options:
   --model <name>            model to use (default: models.react in jianmu.yaml, $JIANMU_MODEL, gpt-4o-mini)
-  --base-url <url>          OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, llm.base_url in jianmu.yaml)
+  --base-url <url>          OpenAI-compatible endpoint, http(s)://... (default: $OPENAI_BASE_URL, llm.base_url in jianmu.yaml)
   --max-iterations <n>      loop iterations before giving up (default 10)
   --budget <tokens>         total token budget for the run
   --tools <a,b,...>         built-in tools to offer: calculator,current_time,read_file,list_files (default: calculator,current_time)
@@ -20,13 +26,36 @@ Options for run:
   --require-approval <a,b>  ask before running these tools (or effect tags, e.g. tag:filesystem)
   --yes                     approve every call that needs approval without asking
   --record <file.jsonl>     record the run (inspection + telemetry events) for \`jianmu view\`
-  --inspect                 send the run to the Stately inspector over WebSocket (dev only)
-  --json                    print events and the output as JSON lines instead of text
+  --inspect                 send the run to the Stately inspector over WebSocket (dev only; needs @statelyai/inspect;
+                            the server: $JIANMU_INSPECT_URL, default ws://localhost:8080)
+  --json                    print events and the output as JSON lines on stdout instead of text
 
 With neither OPENAI_API_KEY nor OPENAI_BASE_URL (nor llm.base_url) set, run replays real recorded model
-turns from a local loopback server: only the recorded demo tasks work then.
+turns from a local loopback server: only the recorded demo tasks work then (see also: jianmu serve).
+Colour is used only on a terminal, and never when NO_COLOR is set.
 
-Exit codes: 0 the agent succeeded, 1 the agent failed (the reason is printed), 2 usage or configuration error.`;
+${EXIT_CODES}`,
+  view: `Usage: jianmu view <recording.jsonl> [--out <file.html>]
+Write a self-contained HTML viewer of a recorded run (record one with: jianmu run --record run.jsonl).`,
+  serve: `Usage: jianmu serve [--port <n>]
+Start the offline replay server: an OpenAI-compatible endpoint on 127.0.0.1 that answers with real
+recorded model turns (the demo tasks) and scripted turns (the README's calculator question), so your
+own app and the examples run keyless on the real-endpoint path. It prints the line to export:
+  export OPENAI_BASE_URL=http://127.0.0.1:<port>/v1
+Stop it with Ctrl-C. --port 0 (the default) picks a free port.`,
+  help: `Usage: jianmu help [command]
+Show the commands, or one command's options: jianmu help run (same as jianmu run --help).`,
+};
+
+export const USAGE = `Usage:
+  jianmu run ["<task>"] [options]   run a ReAct agent on a task (no task: the recorded demo task)
+  jianmu view <recording.jsonl> [--out <file.html>]   write a self-contained HTML viewer of a recorded run
+  jianmu serve [--port <n>]         start the offline replay server and print the OPENAI_BASE_URL to export
+  jianmu help [command]             this text, or one command's options (also: jianmu <command> --help)
+  jianmu --version
+
+Options for run:
+${HELP.run.split("\n").slice(HELP.run.split("\n").indexOf("Options:") + 1).join("\n")}`;
 
 export interface RunArgs {
   command: "run";
@@ -50,11 +79,16 @@ export interface ViewArgs {
   out?: string;
 }
 
-export type CliArgs = RunArgs | ViewArgs | { command: "help" };
+export interface ServeArgs {
+  command: "serve";
+  port: number;
+}
 
-function positiveInt(flag: string, value: string | undefined): number | undefined {
+export type CliArgs = RunArgs | ViewArgs | ServeArgs | { command: "help"; topic?: CommandName } | { command: "version" };
+
+function wholeNumber(flag: string, value: string | undefined, min: number): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${flag} must be a whole number of at least 1, got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${flag} must be a whole number of at least ${min}, got "${value}" (e.g. --${flag} ${min === 0 ? 8000 : 10})`);
   return Number(value);
 }
 
@@ -62,24 +96,70 @@ function list(value: string | undefined): string[] | undefined {
   return value === undefined ? undefined : value.split(",").map((item) => item.trim()).filter(Boolean);
 }
 
-function parse(argv: string[], options: NonNullable<ParseArgsConfig["options"]>) {
-  try {
-    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message.replace(/\. To specify a positional.*$/s, "")}\nRun "jianmu help" for the options.`);
+type Options = NonNullable<ParseArgsConfig["options"]>;
+
+/**
+ * `--max-iterations -1` reads as two flags to node's parser, which then complains in its own words;
+ * joined as `--max-iterations=-1` the value reaches our check, which names the flag and the fix.
+ */
+function joinDashValues(argv: readonly string[], options: Options): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    const name = arg.startsWith("--") ? arg.slice(2) : undefined;
+    if (name !== undefined && options[name]?.type === "string" && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
   }
+  return out;
+}
+
+function parse(command: CommandName, argv: string[], options: Options): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  try {
+    return parseArgs({ args: joinDashValues(argv, options), options: { ...options, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    const { code, message } = error as { code?: string; message: string };
+    const flag = /'(-{1,2}[^' ]+)/.exec(message)?.[1] ?? "";
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw new UsageError(`unknown option ${flag} for "jianmu ${command}": see jianmu ${command} --help`);
+    if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+      const takesValue = options[flag.replace(/^-+/, "")]?.type === "string";
+      throw new UsageError(takesValue ? `${flag} needs a value: ${flag} <value> (see jianmu ${command} --help)` : `${flag} takes no value: write ${flag} alone (see jianmu ${command} --help)`);
+    }
+    throw new UsageError(`${message.split("\n")[0]!.replace(/\. To specify a positional.*$/, "")}: see jianmu ${command} --help`);
+  }
+}
+
+function isCommand(name: string | undefined): name is CommandName {
+  return (COMMANDS as readonly string[]).includes(name ?? "");
 }
 
 export function parseCli(argv: string[]): CliArgs {
   const [command, ...rest] = argv;
-  if (command === undefined || command === "help" || command === "--help" || command === "-h") return { command: "help" };
+  if (command === "--version" || command === "-V" || command === "version") return { command: "version" };
+  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+    const topic = command === "help" ? rest[0] : undefined;
+    if (topic !== undefined && !isCommand(topic)) throw new UsageError(`no help for "${topic}": the commands are ${COMMANDS.join(", ")}`);
+    return { command: "help", ...(topic !== undefined ? { topic } : {}) };
+  }
+  if (!isCommand(command)) throw new UsageError(`unknown command "${command}": use jianmu run, jianmu view, jianmu serve or jianmu help`);
   if (command === "view") {
-    const { values, positionals } = parse(rest, { out: { type: "string" } });
-    if (positionals.length !== 1) throw new UsageError('view takes exactly one recording file: jianmu view run.jsonl [--out run.html]');
+    const { values, positionals } = parse("view", rest, { out: { type: "string" } });
+    if (values["help"]) return { command: "help", topic: "view" };
+    if (positionals.length !== 1) throw new UsageError("view takes exactly one recording file: jianmu view run.jsonl [--out run.html]");
     return { command: "view", recording: positionals[0]!, ...(values["out"] !== undefined ? { out: String(values["out"]) } : {}) };
   }
-  if (command !== "run") throw new UsageError(`unknown command "${command}": use "jianmu run", "jianmu view" or "jianmu help"`);
-  const { values, positionals } = parse(rest, {
+  if (command === "serve") {
+    const { values, positionals } = parse("serve", rest, { port: { type: "string" } });
+    if (values["help"]) return { command: "help", topic: "serve" };
+    if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got "${positionals.join(" ")}": jianmu serve [--port 8000]`);
+    const port = wholeNumber("port", values["port"] === undefined ? undefined : String(values["port"]), 0) ?? 0;
+    if (port > 65_535) throw new UsageError(`--port must be at most 65535, got "${port}" (or 0 for a free port)`);
+    return { command: "serve", port };
+  }
+  if (command === "help") return { command: "help" };
+  const { values, positionals } = parse("run", rest, {
     model: { type: "string" },
     "base-url": { type: "string" },
     "max-iterations": { type: "string" },
@@ -92,10 +172,11 @@ export function parseCli(argv: string[]): CliArgs {
     inspect: { type: "boolean" },
     json: { type: "boolean" },
   });
+  if (values["help"]) return { command: "help", topic: "run" };
   if (positionals.length > 1) throw new UsageError(`run takes one task; quote it: jianmu run "${positionals.join(" ")}"`);
   const text = (name: string) => (values[name] === undefined ? undefined : String(values[name]));
   const baseURL = text("base-url");
-  if (baseURL !== undefined && !URL.canParse(baseURL)) throw new UsageError(`--base-url must be a URL such as http://127.0.0.1:8000/v1, got "${baseURL}"`);
+  if (baseURL !== undefined && !isHttpUrl(baseURL)) throw new UsageError(`--base-url must be an http(s) URL such as http://127.0.0.1:8000/v1, got "${baseURL}"`);
   const args: RunArgs = {
     command: "run",
     requireApproval: list(text("require-approval")) ?? [],
@@ -104,15 +185,15 @@ export function parseCli(argv: string[]): CliArgs {
     json: values["json"] === true,
   };
   if (positionals[0] !== undefined) {
-    if (positionals[0].trim() === "") throw new UsageError("the task is empty: jianmu run \"<what the agent should do>\"");
+    if (positionals[0].trim() === "") throw new UsageError('the task is empty: jianmu run "<what the agent should do>"');
     args.task = positionals[0];
   }
   const model = text("model");
   if (model !== undefined) args.model = model;
   if (baseURL !== undefined) args.baseURL = baseURL;
-  const maxIterations = positiveInt("max-iterations", text("max-iterations"));
+  const maxIterations = wholeNumber("max-iterations", text("max-iterations"), 1);
   if (maxIterations !== undefined) args.maxIterations = maxIterations;
-  const budget = positiveInt("budget", text("budget"));
+  const budget = wholeNumber("budget", text("budget"), 1);
   if (budget !== undefined) args.budget = budget;
   const tools = list(text("tools"));
   if (tools !== undefined) args.tools = tools;
@@ -121,4 +202,11 @@ export function parseCli(argv: string[]): CliArgs {
   const record = text("record");
   if (record !== undefined) args.record = record;
   return args;
+}
+
+/** An http:// or https:// URL: `localhost:8000/v1` parses as a URL with the scheme "localhost:". */
+export function isHttpUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const { protocol } = new URL(value);
+  return protocol === "http:" || protocol === "https:";
 }

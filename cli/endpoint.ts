@@ -1,7 +1,7 @@
 import type { JianmuFile } from "../machines/config.js";
 
 /** Where the CLI's model calls go: a configured endpoint, or the offline replay of a recording. */
-export type Endpoint = { kind: "configured"; baseURL?: string; apiKey?: string } | { kind: "offline" };
+export type Endpoint = { kind: "configured"; baseURL?: string; apiKey?: string; baseURLSource?: string } | { kind: "offline" };
 
 /**
  * A model endpoint counts as configured when a key or a base URL is given anywhere: flags, then
@@ -10,7 +10,12 @@ export type Endpoint = { kind: "configured"; baseURL?: string; apiKey?: string }
 export function resolveEndpoint(flags: { baseURL?: string }, env: Record<string, string | undefined>, file: JianmuFile | undefined): Endpoint {
   const keyVar = file?.llm?.api_key_env ?? "OPENAI_API_KEY";
   const apiKey = env[keyVar] || undefined;
-  const baseURL = flags.baseURL ?? (env["OPENAI_BASE_URL"] || undefined) ?? file?.llm?.base_url;
+  const sources: [string, string | undefined][] = [
+    ["--base-url", flags.baseURL],
+    ["OPENAI_BASE_URL", env["OPENAI_BASE_URL"] || undefined],
+    ["llm.base_url in jianmu.yaml", file?.llm?.base_url],
+  ];
+  const [baseURLSource, baseURL] = sources.find(([, value]) => value !== undefined) ?? [];
   if (apiKey === undefined && baseURL === undefined) return { kind: "offline" };
-  return { kind: "configured", ...(baseURL !== undefined ? { baseURL } : {}), ...(apiKey !== undefined ? { apiKey } : {}) };
+  return { kind: "configured", ...(baseURL !== undefined ? { baseURL, baseURLSource: baseURLSource! } : {}), ...(apiKey !== undefined ? { apiKey } : {}) };
 }

@@ -1,10 +1,20 @@
 import type { AgentOutput } from "../machines/context.js";
 import type { AgentEmitted } from "../machines/events.js";
+import { failureLine, type RunLimits } from "./failure.js";
 
-/** Where the CLI writes; a seam for tests and for --json. */
+type Stream = NodeJS.WritableStream & { isTTY?: boolean };
+
+/** Where the CLI writes: the answer to `out`, everything else to `err`. A seam for tests and --json. */
 export interface Terminal {
-  out: NodeJS.WritableStream & { isTTY?: boolean };
-  err: NodeJS.WritableStream & { isTTY?: boolean };
+  out: Stream;
+  err: Stream;
+  /** Consulted for NO_COLOR. */
+  env: Record<string, string | undefined>;
+}
+
+/** Colour only on a terminal, and never with NO_COLOR set (https://no-color.org). */
+export function colorOn(stream: Stream, env: Record<string, string | undefined>): boolean {
+  return stream.isTTY === true && (env["NO_COLOR"] ?? "") === "";
 }
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -14,6 +24,12 @@ const bold = (text: string, color: boolean) => (color ? `\x1b[1m${text}\x1b[22m`
 function oneLine(text: string, max = 160): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** A tool's error without the tool's name repeated ("calculator failed: calculator failed: ..."). */
+function toolError(name: string, error: string): string {
+  const prefix = `${name} failed: `;
+  return error.startsWith(prefix) ? error.slice(prefix.length) : error;
 }
 
 /** The innermost state name of a snapshot value, e.g. "AwaitingApproval". */
@@ -31,30 +47,38 @@ export function leafState(value: unknown): string {
 }
 
 /**
- * Human-readable live progress: the current state and a spinner while the model thinks (on a
- * terminal), streamed text as it arrives, each tool call with its arguments, result and duration.
+ * Human-readable live progress on stderr: the current state and a spinner while the model thinks
+ * (on a terminal), each tool call with its arguments, result and duration. The answer alone goes to
+ * stdout. Streamed text is shown once: live on stdout when stdout is a terminal (then not repeated),
+ * otherwise live on stderr when that is a terminal, and the answer printed once at the end.
  */
 export class TextProgress {
   private spinner: ReturnType<typeof setInterval> | undefined;
   private frame = 0;
   private status = "";
-  private streaming = false;
-  private readonly tty: boolean;
+  /** The stream the current reply's text is being streamed to, if any. */
+  private streamingTo: Stream | undefined;
+  /** The text of the latest reply as streamed to stdout. */
+  private streamedToOut = "";
+  /** stdout carries the answer only, never colour; stderr's progress may be coloured. */
+  private readonly errColor: boolean;
 
   constructor(private readonly term: Terminal) {
-    this.tty = term.err.isTTY === true;
+    this.errColor = colorOn(term.err, term.env);
   }
 
+  /** A line of progress (tool calls, banners): stderr. */
   line(text: string): void {
-    this.clearSpinner();
+    this.stopSpinner();
     this.endStream();
-    this.term.out.write(`${text}\n`);
+    this.term.err.write(`${text}\n`);
   }
 
+  /** A quieter line (settings, summaries): stderr, dimmed on a terminal. */
   note(text: string): void {
-    this.clearSpinner();
+    this.stopSpinner();
     this.endStream();
-    this.term.err.write(`${dim(text, this.tty)}\n`);
+    this.term.err.write(`${dim(text, this.errColor)}\n`);
   }
 
   state(value: unknown): void {
@@ -65,6 +89,7 @@ export class TextProgress {
   event(event: AgentEmitted): void {
     switch (event.type) {
       case "model.call.started":
+        this.streamedToOut = "";
         this.status = `AgentLLM · ${event.model}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}`;
         this.startSpinner();
         break;
@@ -72,9 +97,7 @@ export class TextProgress {
         this.note(`  model call failed${event.status ? ` (${event.status})` : ""}: ${oneLine(event.message)}${event.willRetry ? " — retrying" : ""}`);
         break;
       case "text.delta":
-        this.clearSpinner();
-        this.streaming = true;
-        this.term.out.write(event.delta);
+        this.stream(event.delta);
         break;
       case "reply.completed":
         this.stopSpinner();
@@ -86,19 +109,18 @@ export class TextProgress {
         this.startSpinner();
         break;
       case "tool.call.completed":
-        this.stopSpinner();
-        this.line(`✓ ${event.name} → ${oneLine(event.output)} ${dim(`(${event.durationMs} ms)`, this.tty)}`);
+        this.line(`✓ ${event.name} → ${oneLine(event.output)} ${dim(`(${event.durationMs} ms)`, this.errColor)}`);
         break;
       case "tool.call.failed":
-        this.stopSpinner();
-        this.line(`✗ ${event.name} failed: ${oneLine(event.error)} ${dim(`(${event.durationMs} ms)`, this.tty)}`);
+        this.line(`✗ ${event.name} failed: ${oneLine(toolError(event.name, event.error))} ${dim(`(${event.durationMs} ms)`, this.errColor)}`);
         break;
       case "tool.call.denied":
         this.line(`⊘ ${event.name} ${event.decision}: ${oneLine(event.reason)}`);
         break;
       case "guard.approval.requested":
+        // The approver shows the call (tool, arguments, reason) right before it asks.
         this.stopSpinner();
-        this.line(`? ${event.name} ${oneLine(event.arguments || "{}")} needs approval${event.reason ? `: ${event.reason}` : ""}`);
+        this.endStream();
         break;
       case "guard.approval.refused":
         this.note(`  ${event.reason}`);
@@ -108,24 +130,40 @@ export class TextProgress {
     }
   }
 
-  finish(output: AgentOutput): void {
+  finish(output: AgentOutput, limits: RunLimits): void {
     this.stopSpinner();
     this.endStream();
     const usage = output.usage;
     const tokens = `${usage.totalTokens} tokens (prompt ${usage.promptTokens}, completion ${usage.completionTokens})`;
     if (output.status === "succeeded") {
-      this.term.out.write(`\n${bold("Answer:", this.tty)}\n${output.finalAnswer ?? ""}\n`);
+      const answer = output.finalAnswer ?? "";
+      // Already on screen when it streamed to a terminal stdout: not twice.
+      if (this.streamedToOut.trim() !== answer.trim() || answer === "") this.term.out.write(`${answer}\n`);
       this.note(`── succeeded: ${output.rounds} model replies, ${tokens}`);
     } else {
-      const t = output.termination!;
-      const why = t.error ? `: ${t.error.message}` : t.detail ? `: ${t.detail}` : "";
-      this.term.err.write(`${bold(`Agent failed (${t.reason})`, this.tty)}${why}\n`);
-      this.note(`── failed after ${t.iterations} iterations, ${output.rounds} model replies, ${tokens}`);
+      this.term.err.write(`${bold(failureLine(output, limits), this.errColor)}\n`);
+      this.note(`── failed after ${output.termination?.iterations ?? 0} iterations, ${output.rounds} model replies, ${tokens}`);
     }
   }
 
+  private stream(delta: string): void {
+    if (this.streamingTo === undefined) {
+      const target = this.term.out.isTTY === true ? this.term.out : this.term.err.isTTY === true ? this.term.err : undefined;
+      if (target === undefined) return;
+      this.stopSpinner();
+      this.streamingTo = target;
+    }
+    this.streamingTo.write(delta);
+    if (this.streamingTo === this.term.out) this.streamedToOut += delta;
+  }
+
+  private endStream(): void {
+    if (this.streamingTo) this.streamingTo.write("\n");
+    this.streamingTo = undefined;
+  }
+
   private startSpinner(): void {
-    if (!this.tty || this.spinner) return this.renderSpinner();
+    if (this.term.err.isTTY !== true || this.spinner || this.streamingTo) return this.renderSpinner();
     this.spinner = setInterval(() => {
       this.frame = (this.frame + 1) % FRAMES.length;
       this.renderSpinner();
@@ -135,27 +173,19 @@ export class TextProgress {
   }
 
   private renderSpinner(): void {
-    if (!this.tty || !this.spinner || this.streaming) return;
-    this.term.err.write(`\r\x1b[K${FRAMES[this.frame]} ${dim(this.status, true)}`);
-  }
-
-  private clearSpinner(): void {
-    if (this.tty && this.spinner) this.term.err.write("\r\x1b[K");
+    if (!this.spinner || this.streamingTo) return;
+    this.term.err.write(`\r\x1b[K${FRAMES[this.frame]} ${dim(this.status, this.errColor)}`);
   }
 
   stopSpinner(): void {
-    this.clearSpinner();
-    if (this.spinner) clearInterval(this.spinner);
+    if (!this.spinner) return;
+    clearInterval(this.spinner);
     this.spinner = undefined;
-  }
-
-  private endStream(): void {
-    if (this.streaming) this.term.out.write("\n");
-    this.streaming = false;
+    this.term.err.write("\r\x1b[K");
   }
 }
 
-/** --json: one JSON object per line: every emitted event, state changes, then the output. */
+/** --json: stdout carries only JSON lines: every emitted event, state changes, then the output. */
 export class JsonProgress {
   constructor(private readonly term: Terminal) {}
   private write(value: unknown) {
@@ -173,7 +203,8 @@ export class JsonProgress {
   event(event: AgentEmitted): void {
     this.write(event);
   }
-  finish(output: AgentOutput): void {
+  finish(output: AgentOutput, limits: RunLimits): void {
+    if (output.status === "failed") this.write({ type: "cli.failure", text: failureLine(output, limits) });
     this.write({ type: "output", output });
   }
   stopSpinner(): void {}

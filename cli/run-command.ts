@@ -1,32 +1,40 @@
 import { resolve } from "node:path";
-import { createActor } from "xstate";
+import { createActor, type InspectionEvent, type Observer } from "xstate";
 import type { Guard } from "../actors/guard.js";
 import { requireApproval } from "../actors/guards/index.js";
 import { human } from "../actors/messages.js";
-import { resolveModelClient } from "../actors/openai/openai-model-client.js";
+import type { ModelClient } from "../actors/model-client.js";
+import { ModelClientOptionsError } from "../actors/openai/model-client-options.js";
+import { resolveModelClient, type ModelClientOptions } from "../actors/openai/openai-model-client.js";
 import { loadConfig, readConfigFile, type ReActConfigInput } from "../machines/config.js";
 import type { AgentOutput } from "../machines/context.js";
 import type { AgentEmitted } from "../machines/events.js";
 import { createReactMachine } from "../machines/react-machine.js";
 import { startOpenAIServer, type OpenAIServer } from "../testing/openai-server.js";
 import { replayRecording } from "../testing/recordings.js";
+import { OptionalPeerMissingError } from "../tools/optional-peer.js";
 import { BUILTIN_TOOL_NAMES, createListFilesTool, createReadFileTool, calculatorTool, currentTimeTool } from "../tools/builtin/index.js";
 import type { Tool } from "../tools/tool.js";
-import { combineInspectors, inspectAgent } from "../visualize/inspector.js";
+import { combineInspectors } from "../visualize/combine-inspectors.js";
 import { RunRecorder } from "../visualize/recorder.js";
 import { attachApprover } from "./approvals.js";
 import { UsageError, type RunArgs } from "./args.js";
-import { DEFAULT_DEMO, demoTasks, recordedDemoFor, recordingPath } from "./demos.js";
+import { DEFAULT_DEMO, demoTasks, recordedDemoFor, recordingPath, type RecordedDemo } from "./demos.js";
 import { resolveEndpoint } from "./endpoint.js";
+import { isListening } from "./inspector-probe.js";
+import { PROMPT_CLOSED, SIGINT, type Interrupts } from "./interrupts.js";
+import { checkBaseUrl, checkRoot, checkWritableFile } from "./preflight.js";
 import { JsonProgress, TextProgress, type Progress, type Terminal } from "./progress.js";
 
 export interface RunContext extends Terminal {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
-  env: Record<string, string | undefined>;
   cwd: string;
+  interrupts: Interrupts;
 }
 
 const DEFAULT_TOOLS = ["calculator", "current_time"];
+const DEFAULT_MODEL = "gpt-4o-mini";
+const DEFAULT_INSPECTOR_URL = "ws://localhost:8080";
 
 function builtinTools(names: readonly string[], root: string): Tool[] {
   return names.map((name) => {
@@ -59,7 +67,64 @@ function approvalGuards(items: readonly string[]): Guard[] {
   ];
 }
 
-/** `jianmu run`: resolves to the process exit code (0 succeeded, 1 agent failed, 2 usage). */
+/** Model client options the user got wrong (e.g. a bad OPENAI_BASE_URL) are usage errors too. */
+function modelClientFor(options: ModelClientOptions): ModelClient {
+  try {
+    return resolveModelClient(options);
+  } catch (error) {
+    if (error instanceof ModelClientOptionsError) throw new UsageError(`the model endpoint: ${error.problems.join("; ")}`);
+    throw error;
+  }
+}
+
+/** The live Stately inspector, loaded only for --inspect (its package is an optional peer). */
+async function startInspector(progress: Progress, secrets: (string | undefined)[], env: Record<string, string | undefined>) {
+  const url = env["JIANMU_INSPECT_URL"] || DEFAULT_INSPECTOR_URL;
+  let inspectAgent: typeof import("../inspect.js").inspectAgent;
+  try {
+    ({ inspectAgent } = await import("../inspect.js"));
+  } catch (error) {
+    if (error instanceof OptionalPeerMissingError) throw new UsageError(`--inspect: ${error.message}`);
+    throw error;
+  }
+  const inspector = inspectAgent({ mode: "websocket", url, secrets, retryMs: false });
+  if (!inspector.enabled) progress.note(`--inspect: ${inspector.reason ?? "the inspector is disabled"}`);
+  else if (await isListening(url)) progress.note(`--inspect: sending the run to the Stately inspector at ${url}`);
+  else progress.note(`--inspect: no inspector is listening at ${url}; start one first (see docs/visualize.md). The run goes on without it.`);
+  return inspector;
+}
+
+interface Plan {
+  task: string;
+  tools: Tool[];
+  demo: RecordedDemo | undefined;
+}
+
+/**
+ * What to run, worked out before anything starts: every usage and file problem is found here,
+ * before a server is started or a model is called.
+ */
+function plan(args: RunArgs, ctx: RunContext, offline: boolean): Plan {
+  const root = args.root !== undefined ? checkRoot(ctx.cwd, args.root) : resolve(ctx.cwd);
+  const builtins = builtinTools(args.tools ?? DEFAULT_TOOLS, root);
+  if (args.record !== undefined) checkWritableFile("--record", ctx.cwd, args.record, "run.jsonl");
+  if (offline) {
+    const demo = args.task === undefined ? DEFAULT_DEMO : recordedDemoFor(args.task);
+    if (!demo) {
+      throw new UsageError(
+        `no model endpoint is configured (set OPENAI_BASE_URL or OPENAI_API_KEY, or start one with jianmu serve), and offline replay knows only the recorded tasks: ${demoTasks()
+          .map((t) => `jianmu run "${t}"`)
+          .join(" or ")}`,
+      );
+    }
+    return { task: demo.task, tools: demo.tools(), demo };
+  }
+  // A recorded demo task brings the tools its recording calls, next to the built-ins.
+  const demo = args.task === undefined ? DEFAULT_DEMO : recordedDemoFor(args.task);
+  return { task: args.task ?? DEFAULT_DEMO.task, tools: [...(demo ? demo.tools() : []), ...builtins], demo };
+}
+
+/** `jianmu run`: resolves to the exit code (0 succeeded, 1 agent failed, 2 usage, 130/143 interrupted). */
 export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number> {
   const progress: Progress = args.json ? new JsonProgress(ctx) : new TextProgress(ctx);
   const file = readConfigFile({ cwd: ctx.cwd, env: ctx.env })?.file;
@@ -69,84 +134,80 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
   const model = args.model ?? (ctx.env["JIANMU_MODEL"] || undefined);
   if (model !== undefined) overrides.model = model;
   const config = loadConfig(overrides, { cwd: ctx.cwd, env: ctx.env });
-
   const constraints = approvalGuards(args.requireApproval);
   const endpoint = resolveEndpoint(args, ctx.env, file);
-  let server: OpenAIServer | undefined;
-  let tools: Tool[];
-  let task = args.task;
-  let modelClient;
-  try {
-    if (endpoint.kind === "offline") {
-      const demo = task === undefined ? DEFAULT_DEMO : recordedDemoFor(task);
-      if (!demo) {
-        throw new UsageError(
-          `no model endpoint is configured (set OPENAI_API_KEY or OPENAI_BASE_URL, or llm.base_url in jianmu.yaml), and offline replay only knows the recorded tasks:\n${demoTasks()
-            .map((t) => `  jianmu run "${t}"`)
-            .join("\n")}`,
-        );
-      }
-      task = demo.task;
-      server = await startOpenAIServer({ respond: replayRecording(recordingPath(demo)) });
-      progress.line(`offline demo: no model endpoint configured, so real recorded ${demo.model} turns are replayed from ${server.baseURL} (${demo.recording})`);
-      tools = demo.tools();
-      // The replayed turns call the recording's tools with the recording's model: say what is ignored.
-      const ignored = [args.tools && "--tools", args.model && "--model", args.root && "--root"].filter(Boolean);
-      if (ignored.length > 0) progress.note(`offline replay uses the recorded model and tools; ignoring ${ignored.join(", ")}`);
-      modelClient = resolveModelClient({ baseURL: server.baseURL, apiKey: "offline-replay", model: demo.model, stream: true });
-      config.model = demo.model;
-    } else {
-      const demo = task === undefined ? DEFAULT_DEMO : undefined;
-      task ??= DEFAULT_DEMO.task;
-      tools = [...(demo ? demo.tools() : []), ...builtinTools(args.tools ?? DEFAULT_TOOLS, resolve(ctx.cwd, args.root ?? "."))];
-      modelClient = resolveModelClient({
-        ...(endpoint.baseURL !== undefined ? { baseURL: endpoint.baseURL } : {}),
-        ...(endpoint.apiKey !== undefined ? { apiKey: endpoint.apiKey } : {}),
-        model: config.model ?? "gpt-4o-mini",
-        stream: file?.llm?.stream ?? true,
-      });
-      progress.note(`model ${config.model ?? "gpt-4o-mini"} at ${endpoint.baseURL ?? "https://api.openai.com/v1"}`);
-    }
+  if (endpoint.kind === "configured" && endpoint.baseURL !== undefined) checkBaseUrl(endpoint.baseURLSource ?? "the base URL", endpoint.baseURL);
+  const { task, tools, demo } = plan(args, ctx, endpoint.kind === "offline");
+  const secrets = [endpoint.kind === "configured" ? endpoint.apiKey : undefined];
 
+  let server: OpenAIServer | undefined;
+  let modelClient: ModelClient;
+  if (endpoint.kind === "offline") {
+    const recorded = demo!;
+    const ignored = [args.tools && "--tools", args.model && "--model", args.root && "--root"].filter(Boolean);
+    server = await startOpenAIServer({ respond: replayRecording(recordingPath(recorded)) });
+    modelClient = modelClientFor({ baseURL: server.baseURL, apiKey: "offline-replay", model: recorded.model, stream: true });
+    progress.line(`offline demo: no model endpoint configured, so real recorded ${recorded.model} turns are replayed from ${server.baseURL} (${recorded.recording})`);
+    // The replayed turns call the recording's tools with the recording's model: say what is ignored.
+    if (ignored.length > 0) progress.note(`offline replay uses the recorded model and tools; ignoring ${ignored.join(", ")}`);
+    config.model = recorded.model;
+  } else {
+    modelClient = modelClientFor({
+      ...(endpoint.baseURL !== undefined ? { baseURL: endpoint.baseURL } : {}),
+      ...(endpoint.apiKey !== undefined ? { apiKey: endpoint.apiKey } : {}),
+      model: config.model ?? DEFAULT_MODEL,
+      stream: file?.llm?.stream ?? true,
+    });
+    progress.note(`model ${config.model ?? DEFAULT_MODEL} at ${endpoint.baseURL ?? "https://api.openai.com/v1"}`);
+  }
+
+  try {
+    const inspector = args.inspect ? await startInspector(progress, secrets, ctx.env) : undefined;
     const machine = createReactMachine({ modelClient, tools, constraints, config });
     // The recorder and the inspector must see the actor from its first event, so they come first.
-    const secrets = [endpoint.kind === "configured" ? endpoint.apiKey : undefined];
     const recorder = args.record ? new RunRecorder({ path: resolve(ctx.cwd, args.record), machine, secrets }) : undefined;
-    const inspector = args.inspect ? inspectAgent({ mode: "websocket", secrets }) : undefined;
-    if (inspector && !inspector.enabled) progress.note(`--inspect: ${inspector.reason ?? "the inspector is disabled"}`);
-    else if (inspector) progress.note("--inspect: sending the run to the Stately inspector at ws://localhost:8080 (see docs/visualize.md)");
-    const inspect = recorder || inspector ? combineInspectors(recorder?.inspect, inspector?.inspect) : undefined;
+    const observers: Observer<InspectionEvent>[] = [recorder?.inspect, inspector?.inspect].filter((o): o is Observer<InspectionEvent> => o !== undefined);
+    const inspect = observers.length > 0 ? combineInspectors(...observers) : undefined;
     const actor = createActor(machine, { input: { messages: [human(task)] }, ...(inspect ? { inspect } : {}) });
     recorder?.attach(actor);
     progress.note(`task: ${task}`);
-    actor.on("*", (event) => progress.event(event as AgentEmitted));
+    actor.on("*", (event) => {
+      if (!ctx.interrupts.reason?.quiet) progress.event(event as AgentEmitted);
+    });
     let lastState = "";
     actor.subscribe((snapshot) => {
       const value = JSON.stringify(snapshot.value);
-      if (value !== lastState) progress.state(snapshot.value);
+      if (value !== lastState && !ctx.interrupts.reason?.quiet) progress.state(snapshot.value);
       lastState = value;
     });
-    const approver = attachApprover(actor, progress, { yes: args.yes, input: ctx.input, output: ctx.err });
-    const onSigint = () => actor.send({ type: "agent.cancel", reason: "interrupted (Ctrl-C)" });
-    process.once("SIGINT", onSigint);
+    const approver = attachApprover(actor, progress, {
+      yes: args.yes,
+      input: ctx.input,
+      output: ctx.err,
+      onExit: (how) => ctx.interrupts.trigger(how === "Ctrl-C" ? SIGINT : PROMPT_CLOSED),
+    });
+    // Any interruption cancels the run: the machine ends in Failed{cancelled}, and the summary,
+    // the recording's end and the providers' shutdown all happen on the normal path below.
+    const undo = ctx.interrupts.on((why) => actor.send({ type: "agent.cancel", reason: why.detail }));
     try {
       const output = await new Promise<AgentOutput>((resolveOutput, reject) => {
         actor.subscribe({ complete: () => resolveOutput(actor.getSnapshot().output as AgentOutput), error: reject });
         actor.start();
       });
-      progress.finish(output);
+      const interrupted = ctx.interrupts.reason;
+      if (!interrupted?.quiet) progress.finish(output, { maxIterations: config.maxIterations, ...(config.maxBudgetTokens !== undefined ? { maxBudgetTokens: config.maxBudgetTokens } : {}) });
+      if (interrupted) return interrupted.code;
       return output.status === "succeeded" ? 0 : 1;
     } finally {
-      process.removeListener("SIGINT", onSigint);
+      undo();
       progress.stopSpinner();
       approver.close();
       inspector?.stop();
       if (recorder) {
         const summary = await recorder.close();
-        progress.note(`recorded ${summary.lines} lines to ${summary.path}; view it with: jianmu view ${args.record}`);
+        if (!ctx.interrupts.reason?.quiet) progress.note(`recorded ${summary.lines} lines to ${summary.path}; view it with: jianmu view ${args.record}`);
       }
     }
-
   } finally {
     // The replay server must go whatever failed, or the process would never exit.
     await server?.close();

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { main } from "./approval-flow.js";
+import { EXAMPLE_MODES, runInMode } from "./support/live.js";
+import { main, OFFLINE_TURNS } from "./approval-flow.js";
 
-describe("examples/approval-flow", () => {
+describe.each(EXAMPLE_MODES)("examples/approval-flow (%s)", (mode) => {
   it("runs the approved call with the edited arguments and tells the model about the rejected one", async () => {
-    const { output, events, files, trash } = await main({ mode: "offline", log: () => {} });
+    const { result, requests } = await runInMode(mode, OFFLINE_TURNS, (options) => main({ ...options, log: () => {} }));
+    const { output, events, files, trash } = result;
+    if (mode === "live") expect(requests).toHaveLength(2);
 
     expect(output.status).toBe("succeeded");
     expect(output.rounds).toBe(2);

@@ -16,7 +16,7 @@ import { scriptedTurns, textTurn, toolCallTurn } from "./support/turns.js";
 
 export const TASK = "Clean up the workspace: delete drafts/old-notes.txt and contracts/signed-2026.pdf.";
 
-const OFFLINE_TURNS = scriptedTurns([
+export const OFFLINE_TURNS = scriptedTurns([
   toolCallTurn([
     { id: "call_del_1", name: "delete_file", args: { path: "drafts/old-notes.txt" } },
     { id: "call_del_2", name: "delete_file", args: { path: "contracts/signed-2026.pdf" } },

@@ -1,9 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { main } from "./child-actor.js";
+import { EXAMPLE_MODES, runInMode } from "./support/live.js";
+import { main, RECORDED_TURNS } from "./child-actor.js";
 
-describe("examples/child-actor", () => {
+describe.each(EXAMPLE_MODES)("examples/child-actor (%s)", (mode) => {
   it("a parent workflow forwards the user's approval to the invoked agent and reads its answer", async () => {
-    const { destination, failure, asked, states } = await main({ mode: "offline", log: () => {} });
+    const { result, requests } = await runInMode(mode, RECORDED_TURNS, (options) => main({ ...options, log: () => {} }));
+    const { destination, failure, asked, states } = result;
+    // Live, every model call went to the endpoint named by OPENAI_BASE_URL.
+    if (mode === "live") expect(requests!.length).toBeGreaterThanOrEqual(2);
 
     // The recorded model's final turn, reached only after the approved tool call ran.
     expect(destination).toBe("The capital of the UK is London.");

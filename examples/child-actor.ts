@@ -19,7 +19,7 @@ import { recordedTurns } from "./support/turns.js";
 /** The question the recording was made with, word for word. */
 export const QUESTION = "What is the capital of the UK? Use the tool, then answer.";
 
-const RECORDED_TURNS = recordedTurns(
+export const RECORDED_TURNS = recordedTurns(
   repoPath("test", "fixtures", "openai", "pydantic-ai", "test_openai", "test_run_stream_sync_streams_real_model.yaml"),
   "real gpt-4o-mini turns recorded by pydantic-ai's test suite",
 );

@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { main } from "./durable-approval.js";
+import { EXAMPLE_MODES, runInMode } from "./support/live.js";
+import { main, OFFLINE_TURNS } from "./durable-approval.js";
 
-describe("examples/durable-approval", () => {
+describe.each(EXAMPLE_MODES)("examples/durable-approval (%s)", (mode) => {
   it("parks in AwaitingApproval, survives a save/stop/restore through SQLite, then pays once", async () => {
     const lines: string[] = [];
-    const { output, parked, ledger } = await main({ mode: "offline", log: (line) => lines.push(line) });
+    const { result, requests } = await runInMode(mode, OFFLINE_TURNS, (options) => main({ ...options, log: (line) => lines.push(line) }));
+    const { output, parked, ledger } = result;
+    expect(lines[0]!.startsWith(`${mode}: `)).toBe(true);
+    if (mode === "live") expect(requests).toHaveLength(2);
 
     expect(parked).toHaveLength(1);
     expect(parked[0]).toMatchObject({ machine: "PaymentsAgent", status: "awaitingApproval", state: "Evaluating.ChildRunning.ToolExecutor.AwaitingApproval" });

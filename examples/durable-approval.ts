@@ -22,17 +22,17 @@ import {
   persistAgent,
   requireApproval,
   restoreAgent,
-  SqliteCheckpointStore,
   type AgentOutput,
   type CheckpointSummary,
   type ModelClient,
 } from "../index.js";
+import { SqliteCheckpointStore } from "../sqlite.js";
 import { connectModel, type EndpointOptions } from "./support/endpoint.js";
 import { scriptedTurns, textTurn, toolCallTurn } from "./support/turns.js";
 
 export const TASK = "Pay invoice INV-1042 from Acme GmbH: EUR 1,250.";
 
-const OFFLINE_TURNS = scriptedTurns([
+export const OFFLINE_TURNS = scriptedTurns([
   toolCallTurn([{ id: "call_pay_1", name: "pay_invoice", args: { invoice: "INV-1042", amountEur: 1250 } }]),
   textTurn("Invoice INV-1042 (EUR 1,250) is paid."),
 ]);

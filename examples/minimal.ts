@@ -12,7 +12,7 @@ import { scriptedTurns, textTurn, toolCallTurn } from "./support/turns.js";
 export const QUESTION = "What is 25 * 4 + 10?";
 
 /** What a model answers to QUESTION: call the calculator, then answer with its result. */
-const OFFLINE_TURNS = scriptedTurns([
+export const OFFLINE_TURNS = scriptedTurns([
   toolCallTurn([{ id: "call_calc_1", name: "calculator", args: { expression: "25 * 4 + 10" } }]),
   textTurn("25 * 4 + 10 = 110."),
 ]);

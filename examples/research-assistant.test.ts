@@ -1,13 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { main } from "./research-assistant.js";
+import { EXAMPLE_MODES, runInMode } from "./support/live.js";
+import { main, OFFLINE_TURNS } from "./research-assistant.js";
 
 type Body = { tool_choice?: unknown; temperature?: unknown; messages: { role: string; content: string | null }[]; tools: { function: { name: string } }[] };
 const quiet = () => {};
 
-describe("examples/research-assistant", () => {
+describe.each(EXAMPLE_MODES)("examples/research-assistant (%s)", (mode) => {
   it("reads the source, converts and computes with tools, and answers within budget", async () => {
     const lines: string[] = [];
-    const { output, toolCalls, sent } = await main({ mode: "offline", log: (line) => lines.push(line) });
+    const run = await runInMode(mode, OFFLINE_TURNS, (options) => main({ ...options, log: (line) => lines.push(line) }));
+    const { output, toolCalls } = run.result;
+    const sent = run.requests ?? run.result.sent;
+    expect(lines[0]!.startsWith(`${mode}: `)).toBe(true);
 
     expect(output.status).toBe("succeeded");
     expect(output.finalAnswer).toContain("USD 1,490,400");
@@ -21,7 +25,8 @@ describe("examples/research-assistant", () => {
     expect(observations).toContainEqual(expect.stringContaining('"result":1490400'));
     expect(observations).toContainEqual(expect.stringContaining('"result":15'));
     expect(observations).toContainEqual(expect.stringContaining('"rate":1.08'));
-    expect(observations).toContainEqual(expect.stringContaining("2026-11-02T09:30:00"));
+    // Offline the clock is scripted; live, current_time reads the real one.
+    if (mode === "offline") expect(observations).toContainEqual(expect.stringContaining("2026-11-02T09:30:00"));
 
     const bodies = sent.map((request) => request.body as Body);
     expect(bodies).toHaveLength(4);
@@ -39,7 +44,9 @@ describe("examples/research-assistant", () => {
 
   it("stops with tokenBudget once the spent tokens reach maxBudgetTokens", async () => {
     // Rounds 1 and 2 spend 940 + 1220 = 2160 tokens: at the start of round 3 the budget of 2000 is gone.
-    const { output, sent } = await main({ mode: "offline", maxBudgetTokens: 2_000, log: quiet });
+    const run = await runInMode(mode, OFFLINE_TURNS, (options) => main({ ...options, maxBudgetTokens: 2_000, log: quiet }));
+    const { output } = run.result;
+    const sent = run.requests ?? run.result.sent;
     expect(output.status).toBe("failed");
     expect(output.termination?.reason).toBe("tokenBudget");
     expect(output.rounds).toBe(2);
@@ -47,7 +54,7 @@ describe("examples/research-assistant", () => {
   });
 
   it("stops with maxIterations when the rounds run out before the answer", async () => {
-    const { output } = await main({ mode: "offline", maxIterations: 3, log: quiet });
+    const { output } = (await runInMode(mode, OFFLINE_TURNS, (options) => main({ ...options, maxIterations: 3, log: quiet }))).result;
     expect(output.status).toBe("failed");
     expect(output.termination?.reason).toBe("maxIterations");
     expect(output.finalAnswer).toBeNull();

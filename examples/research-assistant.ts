@@ -48,7 +48,7 @@ const exchangeRateTool = defineTool({
 /** When the offline turns were scripted: the replayed clock says so too, so tool results and turns agree. */
 const SCRIPTED_AT = new Date("2026-11-02T09:30:00Z");
 
-const OFFLINE_TURNS = scriptedTurns([
+export const OFFLINE_TURNS = scriptedTurns([
   // Round 1 (toolChoice "required" makes a tool call mandatory): read the source and the clock, in parallel.
   toolCallTurn(
     [

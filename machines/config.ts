@@ -30,7 +30,7 @@ export const ContextLimitSchema = z
   })
   .strict();
 
-/** The ReAct loop's settings (SPEC section 3). Every field is optional in input; defaults come from here. */
+/** The ReAct loop's settings (contract section 3). Every field is optional in input; defaults come from here. */
 export const ReActConfig = z
   .object({
     model: z.string().min(1).optional(),
@@ -189,9 +189,19 @@ export function readConfigFile(options: LoadConfigOptions = {}): { path: string;
     if (explicit !== undefined) throw new ConfigError("path", explicit, options.path ? "loadConfig" : "JIANMU_CONFIG", "no such file");
     return undefined;
   }
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+    const unreadable = new ConfigError("(file)", undefined, path, `cannot be read (${reason})`);
+    // Not a field's value: the file itself. Said plainly, with the fix.
+    unreadable.message = `${path} cannot be read (${reason}): make it a readable YAML file, or point JIANMU_CONFIG at one`;
+    throw unreadable;
+  }
   let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(path, "utf8")) ?? {};
+    raw = parseYaml(text) ?? {};
   } catch (error) {
     throw new ConfigError("(file)", undefined, path, `not valid YAML: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { MessageSchema, ToolCallSchema } from "../actors/messages.js";
 
 /**
- * The state contract (SPEC section 5). Each field declares how long its value lives:
+ * The state contract (contract section 5). Each field declares how long its value lives:
  * - `step`: cleared at the start of every loop iteration (e.g. `actions`, so old calls never run twice);
  * - `run`: reset to its default at the start of every fresh run, kept when a run is restored
  *   from a snapshot (first-round behaviour such as `toolChoice` depends on `rounds`);

@@ -80,6 +80,11 @@ export interface OpenAIServerOptions {
   respond: Respond;
   /** Default 0: any free port. */
   port?: number;
+  /**
+   * Keep every request and its outcome (default true, for tests to inspect). A long-running server
+   * (`jianmu serve`) passes false, so its memory does not grow with each request.
+   */
+  keepRequests?: boolean;
 }
 
 export interface OpenAIServer {
@@ -103,10 +108,12 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
   setMaxListeners(0, closing.signal);
 
   let received = 0;
+  const keep = options.keepRequests ?? true;
   const server = createServer((req, res) => {
     const index = received++;
     let settle!: (outcome: RequestOutcome) => void;
-    outcomes[index] = new Promise<RequestOutcome>((resolve) => (settle = resolve));
+    const outcome = new Promise<RequestOutcome>((resolve) => (settle = resolve));
+    if (keep) outcomes[index] = outcome;
     const state = { destroyedByUs: false };
     res.on("close", () => {
       if (res.writableFinished) settle("completed");
@@ -130,7 +137,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
       rawBody,
       receivedAt: performance.now(),
     };
-    requests.push(request);
+    if (keep) requests.push(request);
     let reply: Reply;
     try {
       reply = await options.respond(request);

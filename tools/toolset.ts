@@ -8,7 +8,7 @@ export interface FunctionSchema {
 }
 
 /**
- * The merged tools of one agent. Merge order (SPEC section 2): tools of every provider in the
+ * The merged tools of one agent. Merge order (contract section 2): tools of every provider in the
  * order given, a later provider replacing an earlier one's tool of the same name, then the
  * static tools, which replace everything. Immutable: `withTools` returns a new set.
  */

@@ -1,4 +1,4 @@
-import type { StatelyInspectionEvent, StatelySnapshotEvent } from "@statelyai/inspect";
+import type { StatelyInspectionEvent, StatelySnapshotEvent } from "./stately-events.js";
 import { applyDiff } from "./context-diff.js";
 import type { Plain } from "./plain.js";
 import { readRecording } from "./recording-reader.js";

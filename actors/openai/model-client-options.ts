@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { z } from "zod";
 import { FallbackSchema, ResilienceSchema } from "../resilience-config.js";
 import type { ResilienceRuntime } from "./resilience.js";
@@ -22,6 +22,25 @@ export type FallbackOption = z.input<typeof FallbackOptionSchema>;
 
 const isFunction = (value: unknown) => typeof value === "function";
 
+/**
+ * Any record of strings: `process.env` included, whose prototype is not Object's, so a plain
+ * `z.record` (which wants a plain object) refuses the one value users pass.
+ */
+function isEnvironment(value: unknown): boolean {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  return Object.values(value).every((entry) => entry === undefined || typeof entry === "string");
+}
+
+/**
+ * A client made by the `openai` package, whichever copy: an app has its own, so `instanceof`
+ * against ours would refuse it. What we call on it is what is checked.
+ */
+function isOpenAIClient(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return false;
+  const client = value as { baseURL?: unknown; chat?: { completions?: { create?: unknown } } };
+  return typeof client.baseURL === "string" && typeof client.chat?.completions?.create === "function";
+}
+
 export const ModelClientOptionsSchema = z
   .object({
     /** Read OPENAI_API_KEY, OPENAI_BASE_URL and JIANMU_MODEL; when set they override the options below. */
@@ -44,10 +63,10 @@ export const ModelClientOptionsSchema = z
     defaultHeaders: z.record(z.string(), z.string(), { error: "must map header names to string values" }).optional(),
     /** A pre-built SDK client for the primary endpoint; its own base URL and key are used. */
     client: z
-      .custom<OpenAI>((value) => value instanceof OpenAI, { error: "must be a client made with new OpenAI({...}) from the openai package" })
+      .custom<OpenAI>(isOpenAIClient, { error: "must be a client made with new OpenAI({...}) from the openai package" })
       .optional(),
     /** The environment to read (default process.env); for tests. */
-    env: z.record(z.string(), z.string().optional(), { error: "must be an object of environment variables" }).optional(),
+    env: z.custom<Record<string, string | undefined>>(isEnvironment, { error: "must be an object of environment variables (string values), e.g. process.env" }).optional(),
     /** Waits between retries (default: a real, abortable timer); for tests. */
     sleep: z.custom<ResilienceRuntime["sleep"]>(isFunction, { error: "must be a function (ms, signal) => Promise<void>" }).optional(),
     /** Jitter source in [0, 1) (default Math.random); for tests. */

@@ -7,7 +7,7 @@
  *   default gpt-4o-mini). OPENAI_BASE_URL alone works for keyless local servers (Ollama, vLLM...).
  */
 import { ModelClient } from "../../index.js";
-import { startOpenAIServer, type OpenAIServer, type Respond } from "../../testing.js";
+import { startOpenAIServer, type OpenAIServer, type TurnReplay } from "../../testing.js";
 
 export type EndpointMode = "auto" | "offline" | "live";
 
@@ -35,12 +35,8 @@ function isSet(value: string | undefined): boolean {
   return value !== undefined && value.trim() !== "";
 }
 
-/** How the loopback server answers when no real endpoint is used, and a few words saying what it replays. */
-export interface OfflineReplay {
-  respond: Respond;
-  /** e.g. "scripted turns" or "real gpt-4o-mini turns recorded by pydantic-ai's tests". */
-  source: string;
-}
+/** How the loopback server answers when no real endpoint is used (see `jianmu/testing`'s turn builders). */
+export type OfflineReplay = TurnReplay;
 
 export async function connectModel(offline: OfflineReplay, options: EndpointOptions = {}): Promise<ExampleEndpoint> {
   const env = options.env ?? process.env;

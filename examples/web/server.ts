@@ -9,7 +9,7 @@
 import { appendFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { SqliteCheckpointStore } from "../../index.js";
+import { SqliteCheckpointStore } from "../../sqlite.js";
 import { agentHandler, toNodeListener } from "../../http.js";
 import { connectModel } from "../support/endpoint.js";
 import { AGENT_NAME, createWebAssistant, webAssistantModel } from "./agent.js";

@@ -17,6 +17,19 @@ const OptionsSchema = z
   .strict();
 export type SqliteCheckpointStoreOptions = z.input<typeof OptionsSchema>;
 
+/**
+ * Why `new Database()` failed, in one line. A native module that cannot be loaded (no prebuilt
+ * binary and no compiler, or one built for another Node) says so with kilobytes of searched paths:
+ * name the cause and the fix instead.
+ */
+function openFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (/bindings file|better_sqlite3\.node|NODE_MODULE_VERSION|invalid ELF|was compiled against/i.test(message)) {
+    return `better-sqlite3's native module cannot be loaded on Node ${process.versions.node} (${message.split("\n")[0]!.slice(0, 120)}): run \`npm rebuild better-sqlite3\` (it needs a prebuilt binary for this platform or a C++ toolchain)`;
+  }
+  return message;
+}
+
 /** The layout this code writes; a database with a higher number was written by a newer jianmu. */
 const SCHEMA_VERSION = 1;
 
@@ -79,7 +92,7 @@ export class SqliteCheckpointStore implements CheckpointStore, ToolJournal {
       if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
       this.db = new Database(path, { timeout: busyTimeoutMs });
     } catch (error) {
-      throw new CheckpointError("(none)", `SqliteCheckpointStore: cannot open ${path}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new CheckpointError("(none)", `SqliteCheckpointStore: cannot open ${path}: ${openFailure(error)}`, { cause: error });
     }
     try {
       this.db.pragma("journal_mode = WAL");

@@ -69,3 +69,45 @@ export function runCliInTerminal(args: string[], answers: string[], options: { e
     });
   });
 }
+
+/** A key to press once the terminal shows `when`: raw bytes, e.g. "\x03" (Ctrl-C), "\x04" (Ctrl-D), "y\r". */
+export interface KeyPress {
+  when: RegExp;
+  send: string;
+}
+
+/**
+ * Run a shell command line under a pseudo-terminal (util-linux `script`), pressing `keys` in order,
+ * each once the screen matches its `when`. `command` may redirect (`> answer.txt`) like a user would.
+ */
+export function runInTerminal(command: string, keys: KeyPress[], options: { env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const env = { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: process.env["HOME"] ?? "/root", TERM: "dumb", ...options.env };
+    const child = spawn("script", ["-qfec", command, "/dev/null"], { cwd: options.cwd ?? ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+    let screen = "";
+    let next = 0;
+    let searchFrom = 0;
+    const onOutput = (chunk: Buffer) => {
+      screen += chunk.toString();
+      while (next < keys.length) {
+        const match = keys[next]!.when.exec(screen.slice(searchFrom));
+        if (!match) break;
+        searchFrom += match.index + match[0].length;
+        child.stdin.write(keys[next++]!.send);
+      }
+    };
+    child.stdout.on("data", onOutput);
+    child.stderr.on("data", onOutput);
+    const stuck = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(stuck);
+      resolve({ code, stdout: screen, stderr: "" });
+    });
+  });
+}
+
+/** The command line to run the built CLI in a shell, arguments quoted. */
+export function cliCommand(args: string[]): string {
+  return [process.execPath, CLI, ...args].map((part) => `'${part.replace(/'/g, "'\\''")}'`).join(" ");
+}

@@ -103,7 +103,7 @@ describe("guards in Preflight", () => {
 });
 
 describe("telemetry", () => {
-  it("emits the SPEC section 7 events in order, each with agent, iteration and timestamp", async () => {
+  it("emits the contract section 7 events in order, each with agent, iteration and timestamp", async () => {
     const model = scriptedModel([{ content: "thinking", toolCalls: [{ id: "m", name: "multiply", arguments: { a: 2, b: 5 } }], usage: { promptTokens: 3, completionTokens: 4 } }, { content: "ten", usage: { promptTokens: 5, completionTokens: 1 } }]);
     const events: AgentEmitted[] = [];
     await runAgent(createReactMachine({ name: "Calc", modelClient: model, tools: [multiply], now: () => 1_000 }), { messages: [human("2*5")] }, { onEvent: (e) => events.push(e) });

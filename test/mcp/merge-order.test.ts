@@ -26,7 +26,7 @@ async function callEach(names: string[], options: { providers: ToolProvider[]; t
   return { offered, observations };
 }
 
-describe("SPEC section 2 merge order (one rule per test)", () => {
+describe("contract section 2 merge order (one rule per test)", () => {
   it("offers the tools of every provider, in provider order", async () => {
     const { offered } = await callEach([], {
       providers: [providerOf("p1", [answering("a", "p1"), answering("b", "p1")]), providerOf("p2", [answering("c", "p2")])],
@@ -59,7 +59,7 @@ describe("SPEC section 2 merge order (one rule per test)", () => {
 });
 
 describe("two real servers and static tools in one agent", () => {
-  it("merges server-everything (twice) and server-memory by the SPEC rules", async () => {
+  it("merges server-everything (twice) and server-memory by the contract's rules", async () => {
     const temp = tempDir("jianmu-mcp-memory-");
     const memoryFile = join(temp.dir, "graph.jsonl");
     try {

@@ -72,7 +72,7 @@ describe("recorded multi-turn agent runs through createReactMachine", () => {
       expect(body["stream_options"]).toEqual({ include_usage: true });
       expect((body["tools"] as { function: { name: string } }[]).map((t) => t.function.name)).toEqual(["get_capital"]);
     });
-    // toolChoice is a first-round setting (SPEC section 3); pydantic-ai repeated it every round.
+    // toolChoice is a first-round setting (contract section 3); pydantic-ai repeated it every round.
     expect(sent[0]!["tool_choice"]).toBe("auto");
     expect(sent[1]).not.toHaveProperty("tool_choice");
   });

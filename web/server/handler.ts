@@ -1,3 +1,4 @@
+import { loadOptionalPeer } from "../../tools/optional-peer.js";
 import { human, type Message } from "../../actors/messages.js";
 import type { CheckpointStore } from "../../machines/checkpoints/store.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
@@ -64,7 +65,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     if (options.store === false) return undefined;
     if (options.store) return options.store;
     // Loaded on first use: an application that brings its own store never loads SQLite.
-    ownStore ??= import("../../machines/checkpoints/sqlite-store.js").then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH }));
+    ownStore ??= loadOptionalPeer({ entry: "jianmu/http (its default SQLite store)", packages: ["better-sqlite3"] }, () => import("../../machines/checkpoints/sqlite-store.js")).then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH }));
     return ownStore;
   };
   const runs = new RunRegistry({

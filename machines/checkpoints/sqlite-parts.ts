@@ -1,0 +1,3 @@
+/** What `jianmu/sqlite` loads once better-sqlite3 is known to be there (see sqlite.ts). */
+export { SqliteCheckpointStore } from "./sqlite-store.js";
+export type { SqliteCheckpointStoreOptions } from "./sqlite-store.js";

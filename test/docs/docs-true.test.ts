@@ -1,0 +1,173 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { entryPoints, ROOT } from "../package/package-manifest.js";
+
+// Several real processes per test, on a machine the whole suite shares.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
+
+/**
+ * The docs stay true: every API name they show is exported where they say it is, and every file
+ * they cite exists. Driven by package.json's exports map, so new entry points are covered as they
+ * are added.
+ */
+
+const DOCS = ["README.md", "examples/README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const read = (doc: string) => readFileSync(join(ROOT, doc), "utf8");
+
+/** Names shown in inline code that are not jianmu exports and say so here: methods, locals, other packages. */
+const NOT_EXPORTS: Record<string, string> = {
+  actor: "a local: the actor a doc's example made",
+  machine: "a local: the machine a doc's example made",
+  store: "a local: a checkpoint store instance",
+  handle: "a local: what checkpointAgent returned",
+  main: "each example's own main()",
+  connectModel: "the examples' helper in examples/support/endpoint.ts",
+  repoPath: "the examples' helper in examples/support/paths.ts",
+  runInMode: "the examples' test helper in examples/support/live.ts",
+  process: "Node's process object",
+  import: "the language's dynamic import()",
+  max: "Math.max in prose",
+  close: "a method (store.close(), recorder.close())",
+  send: "a method (actor.send, adapter.send)",
+  start: "a method (actor.start)",
+  stop: "a method (actor.stop, inspector.stop)",
+  write: "a method (stream.write)",
+  getPersistedSnapshot: "an XState actor method",
+  generateText: "the Vercel AI SDK, in the comparison table",
+  respond: "the function a test gives startOpenAIServer",
+  server: "a local: the server startOpenAIServer returned",
+};
+
+const exported = new Map<string, Set<string>>();
+
+/** The names an entry point exports: its runtime values and the names its declaration file exports. */
+async function exportsOf(specifier: string, types: string): Promise<Set<string>> {
+  const names = new Set(Object.keys((await import(specifier)) as object));
+  const dts = readFileSync(join(ROOT, types), "utf8");
+  for (const match of dts.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)) {
+    for (const part of match[1]!.split(",")) {
+      const name = part.trim().replace(/^type\s+/, "").split(/\s+as\s+/).pop()!.trim();
+      if (name) names.add(name);
+    }
+  }
+  for (const match of dts.matchAll(/export\s+(?:declare\s+)?(?:const|let|function|class|type|interface|enum)\s+([A-Za-z_$][\w$]*)/g)) names.add(match[1]!);
+  return names;
+}
+
+beforeAll(async () => {
+  for (const entry of entryPoints()) exported.set(entry.specifier, await exportsOf(entry.specifier, entry.types));
+}, 60_000);
+
+function codeBlocks(text: string): string[] {
+  return [...text.matchAll(/```(?:ts|typescript|js|javascript|mjs)\n([\s\S]*?)```/g)].map((match) => match[1]!);
+}
+
+/** `import { a, type B, c as d } from "jianmu/x"` → [["jianmu/x", ["a", "B", "c"]]] */
+function jianmuImports(code: string): [string, string[]][] {
+  return [...code.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+["'](jianmu(?:\/[\w-]+)?)["']/g)].map((match) => [
+    match[2]!,
+    match[1]!
+      .split(",")
+      .map((part) => part.trim().replace(/^type\s+/, "").split(/\s+as\s+/)[0]!.trim())
+      .filter(Boolean),
+  ]);
+}
+
+/** Inline code shown as an API: a call (`name(...)`, `new Name(...)`, `Name.method(...)`) or a README table's first column. */
+function inlineApiNames(doc: string, text: string): string[] {
+  const prose = text.replace(/```[\s\S]*?```/g, "");
+  const names = [...prose.matchAll(/`(?:new )?([A-Za-z_$][\w$]*)(?:\.[\w$]+)?\(/g)].map((match) => match[1]!);
+  if (doc === "README.md") {
+    for (const row of prose.matchAll(/^\| ([^|]+) \|/gm)) {
+      for (const span of row[1]!.matchAll(/`([A-Za-z_$][\w$]*)`/g)) names.push(span[1]!);
+    }
+  }
+  return [...new Set(names)];
+}
+
+describe("API names in the docs", () => {
+  it("every name imported in a code block is exported by the entry point it is imported from", () => {
+    const problems: string[] = [];
+    let checked = 0;
+    for (const doc of DOCS) {
+      for (const code of codeBlocks(read(doc))) {
+        for (const [specifier, names] of jianmuImports(code)) {
+          const available = exported.get(specifier);
+          if (!available) {
+            problems.push(`${doc}: imports from "${specifier}", which package.json does not export`);
+            continue;
+          }
+          for (const name of names) {
+            checked++;
+            if (!available.has(name)) problems.push(`${doc}: "${name}" is not exported by ${specifier}`);
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+    expect(problems).toEqual([]);
+  });
+
+  it("every API name shown inline is exported, and a doc naming an optional entry point's export names that entry point", async () => {
+    const xstate = new Set(Object.keys(await import("xstate")));
+    const problems: string[] = [];
+    let checked = 0;
+    for (const doc of DOCS) {
+      const text = read(doc);
+      for (const name of inlineApiNames(doc, text)) {
+        if (name in NOT_EXPORTS || xstate.has(name)) continue;
+        checked++;
+        const homes = [...exported].filter(([, names]) => names.has(name)).map(([specifier]) => specifier);
+        if (homes.length === 0) problems.push(`${doc}: \`${name}\` is not exported by any entry point (${[...exported.keys()].join(", ")})`);
+        else if (!homes.includes("jianmu") && !homes.some((home) => text.includes(home))) problems.push(`${doc}: \`${name}\` comes from ${homes.join(" or ")}, which the page never names`);
+      }
+    }
+    expect(checked).toBeGreaterThan(30);
+    expect(problems).toEqual([]);
+  });
+});
+
+describe("files the docs cite", () => {
+  const tracked = new Set(execFileSync("git", ["ls-files"], { cwd: ROOT, encoding: "utf8" }).split("\n").filter(Boolean));
+  const trackedNames = new Set([...tracked].map((file) => basename(file)));
+  const exists = (doc: string, target: string) => {
+    const clean = target.replace(/[#?].*$/, "").replace(/\/$/, "");
+    return existsSync(join(ROOT, dirname(doc), clean)) || existsSync(join(ROOT, clean));
+  };
+
+  it("every link to a file points at one the repository has", () => {
+    const problems: string[] = [];
+    for (const doc of DOCS) {
+      for (const match of read(doc).matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = match[1]!;
+        if (/^(https?:|mailto:|#)/.test(target)) continue;
+        if (!exists(doc, target)) problems.push(`${doc}: links to ${target}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("every file path in inline code exists (relative to the page or the repository root)", () => {
+    const problems: string[] = [];
+    for (const doc of DOCS) {
+      const prose = read(doc).replace(/```[\s\S]*?```/g, "");
+      for (const match of prose.matchAll(/`([^`\s]+)`/g)) {
+        const span = match[1]!;
+        // Not citations: URLs, import specifiers ("../index.js", "jianmu/testing"), files the user makes ("./jianmu.yaml").
+        if (/^(https?:|ws:|node_modules|\.|jianmu\/)/.test(span) || span.includes("*") || span.includes("<")) continue;
+        const isPath = /^[\w.-]+(\/[\w.-]+)+\/?$/.test(span) && (/\.(ts|mjs|js|md|json|ya?ml|html)$/.test(span) || span.endsWith("/"));
+        const isPage = /^[\w.-]+\.md$/.test(span);
+        if (isPath && !exists(doc, span)) problems.push(`${doc}: cites ${span}`);
+        if (isPage && !exists(doc, span) && !trackedNames.has(span)) problems.push(`${doc}: cites ${span}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("no page cites SPEC.md: the contract is docs/contract.md", () => {
+    for (const doc of DOCS) expect(read(doc), doc).not.toMatch(/\bSPEC\.md\b/);
+    expect(tracked.has("docs/contract.md")).toBe(true);
+  });
+});

@@ -1,0 +1,115 @@
+import { execFile } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { entryPoints, manifest, optionalPeers, packedFiles, requiredPeers, ROOT } from "./package-manifest.js";
+
+// Several real processes per test, on a machine the whole suite shares.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
+
+const run = promisify(execFile);
+const REGISTER = join(ROOT, "test", "package", "load-log-register.mjs");
+
+/** Import `specifier` in a fresh Node process from `cwd`; returns every module URL it resolved. */
+async function modulesLoadedBy(specifier: string, cwd: string): Promise<string[]> {
+  const log = join(mkdtempSync(join(tmpdir(), "jianmu-loads-")), "loads.txt");
+  writeFileSync(log, "");
+  await run(process.execPath, ["--import", REGISTER, "--input-type=module", "-e", `await import(${JSON.stringify(specifier)});`], {
+    cwd,
+    env: { ...process.env, JIANMU_LOAD_LOG: log },
+  });
+  return readFileSync(log, "utf8").split("\n").filter(Boolean);
+}
+
+const packageOf = (url: string) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1];
+
+describe("import(\"jianmu\") is lean", () => {
+  it("the optional peers are declared optional and kept as devDependencies", () => {
+    expect(optionalPeers()).toEqual(expect.arrayContaining(["@modelcontextprotocol/sdk", "better-sqlite3", "@statelyai/inspect"]));
+    for (const name of Object.keys(manifest.peerDependencies ?? {})) {
+      expect(manifest.dependencies ?? {}, `${name} is a peer, not a dependency`).not.toHaveProperty(name);
+      expect(manifest.devDependencies, `${name} stays an exact devDependency`).toHaveProperty(name, expect.stringMatching(/^\d+\.\d+\.\d+$/));
+    }
+  });
+
+  for (const specifier of [manifest.name, `${manifest.name}/testing`]) {
+    it(`${specifier} loads none of the optional peers, whatever the entry points are`, async () => {
+      const loaded = await modulesLoadedBy(specifier, ROOT);
+      // The check must be able to fail: the load log really sees packages.
+      expect(loaded.map(packageOf)).toContain("xstate");
+      const heavy = loaded.map(packageOf).filter((name): name is string => name !== undefined && optionalPeers().includes(name));
+      expect([...new Set(heavy)]).toEqual([]);
+    });
+  }
+
+  it("jianmu/mcp loads the MCP SDK (the log sees what an entry point brings)", async () => {
+    const loaded = await modulesLoadedBy(`${manifest.name}/mcp`, ROOT);
+    expect(loaded.map(packageOf)).toContain("@modelcontextprotocol/sdk");
+  });
+});
+
+describe("an app without the optional packages", () => {
+  let app: string;
+  beforeAll(() => {
+    // A consumer whose node_modules holds the packed jianmu and its required peers, nothing else.
+    app = mkdtempSync(join(tmpdir(), "jianmu-bare-app-"));
+    const installed = join(app, "node_modules", manifest.name);
+    for (const file of packedFiles()) {
+      mkdirSync(dirname(join(installed, file)), { recursive: true });
+      cpSync(join(ROOT, file), join(installed, file));
+    }
+    for (const name of [...requiredPeers(), ...Object.keys(manifest.dependencies ?? {})]) {
+      mkdirSync(dirname(join(app, "node_modules", name)), { recursive: true });
+      symlinkSync(join(ROOT, "node_modules", name), join(app, "node_modules", name), "dir");
+    }
+    writeFileSync(join(app, "package.json"), JSON.stringify({ name: "bare-app", private: true, type: "module" }));
+  });
+
+  async function importIn(specifier: string): Promise<{ ok: boolean; message: string }> {
+    const script = `try { await import(${JSON.stringify(specifier)}); console.log("loaded"); } catch (error) { console.log(error.message); }`;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: app });
+    return { ok: stdout.trim() === "loaded", message: stdout.trim() };
+  }
+
+  it("every entry point either loads or names the one install command it needs", async () => {
+    for (const entry of entryPoints()) {
+      const result = await importIn(entry.specifier);
+      if (result.ok) continue;
+      expect(result.message, entry.specifier).toMatch(/^\S+ needs the optional package (\S+), which is not installed: run `npm install \1`$/);
+      const named = /optional package (\S+),/.exec(result.message)![1]!;
+      expect(optionalPeers(), `${entry.specifier} names ${named}`).toContain(named);
+    }
+  });
+
+  it("better-sqlite3 installed without its native build: one line with the cause and the fix", async () => {
+    // An install whose native step failed (no prebuilt binary, no compiler): the package without build/.
+    const pkg = join(app, "node_modules", "better-sqlite3");
+    for (const part of ["package.json", "lib"]) cpSync(join(ROOT, "node_modules", "better-sqlite3", part), join(pkg, part), { recursive: true });
+    for (const dep of ["bindings", "file-uri-to-path"]) symlinkSync(join(ROOT, "node_modules", dep), join(app, "node_modules", dep), "dir");
+    try {
+      const script = `const { SqliteCheckpointStore } = await import("jianmu/sqlite"); try { new SqliteCheckpointStore({ path: ":memory:" }); console.log("opened"); } catch (error) { console.log(error.name + ": " + error.message); }`;
+      const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: app });
+      expect(stdout.trim()).toMatch(
+        new RegExp(`^CheckpointError: .*SqliteCheckpointStore: cannot open :memory:: better-sqlite3's native module cannot be loaded on Node ${process.versions.node} \\(.{1,120}\\): run \`npm rebuild better-sqlite3\` \\(it needs a prebuilt binary for this platform or a C\\+\\+ toolchain\\)$`),
+      );
+      expect(stdout.length).toBeLessThan(400);
+    } finally {
+      rmSync(pkg, { recursive: true, force: true });
+      for (const dep of ["bindings", "file-uri-to-path"]) rmSync(join(app, "node_modules", dep), { force: true });
+    }
+  });
+
+  it("jianmu and jianmu/testing load; mcp, sqlite and inspect each name their package", async () => {
+    expect(await importIn(manifest.name)).toEqual({ ok: true, message: "loaded" });
+    expect(await importIn(`${manifest.name}/testing`)).toEqual({ ok: true, message: "loaded" });
+    expect((await importIn(`${manifest.name}/mcp`)).message).toBe(
+      "jianmu/mcp needs the optional package @modelcontextprotocol/sdk, which is not installed: run `npm install @modelcontextprotocol/sdk`",
+    );
+    expect((await importIn(`${manifest.name}/sqlite`)).message).toBe("jianmu/sqlite needs the optional package better-sqlite3, which is not installed: run `npm install better-sqlite3`");
+    expect((await importIn(`${manifest.name}/inspect`)).message).toBe(
+      "jianmu/inspect needs the optional package @statelyai/inspect, which is not installed: run `npm install @statelyai/inspect`",
+    );
+  });
+});
