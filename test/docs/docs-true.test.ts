@@ -38,6 +38,14 @@ const NOT_EXPORTS: Record<string, string> = {
   generateText: "the Vercel AI SDK, in the comparison table",
   respond: "the function a test gives startOpenAIServer",
   server: "a local: the server startOpenAIServer returned",
+  toInput: "an option of agentTool: a function the user writes",
+  toResult: "an option of agentTool: a function the user writes",
+  prepareRound: "an option of createReactMachine: a function the user writes",
+  initialize: "a method every ToolProvider implements",
+  app: "a local: the user's own web app (Hono, Next.js)",
+  handler: "a local: what agentHandler returned",
+  resume: "a method of what useAgent returns",
+  approve: "a method of what useAgent returns",
 };
 
 const exported = new Map<string, Set<string>>();
