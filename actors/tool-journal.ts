@@ -24,8 +24,9 @@ export type JournalEntry =
 type MaybePromise<T> = T | Promise<T>;
 
 export interface ToolJournal {
-  /** Written right before the tool runs. */
-  started(key: JournalKey, name: string): MaybePromise<void>;
+  /** Claims the call: true when this caller wrote the `started` entry, false when an entry for the key
+   *  already existed (another copy of the run claimed it, or it already completed). Never overwrites. */
+  started(key: JournalKey, name: string): MaybePromise<boolean>;
   /** Written after the tool returned (or failed, or timed out), before the machine sees the outcome. */
   completed(key: JournalKey, outcome: ToolOutcome): MaybePromise<void>;
   lookup(key: JournalKey): MaybePromise<JournalEntry | undefined>;
@@ -54,8 +55,11 @@ export function journalKeyText(key: JournalKey): string {
 export class MemoryToolJournal implements ToolJournal {
   private readonly entries = new Map<string, { runId: string; entry: string }>();
 
-  started(key: JournalKey, name: string): void {
-    this.entries.set(journalKeyText(key), { runId: key.runId, entry: JSON.stringify({ state: "started", name }) });
+  started(key: JournalKey, name: string): boolean {
+    const text = journalKeyText(key);
+    if (this.entries.has(text)) return false;
+    this.entries.set(text, { runId: key.runId, entry: JSON.stringify({ state: "started", name }) });
+    return true;
   }
 
   completed(key: JournalKey, outcome: ToolOutcome): void {

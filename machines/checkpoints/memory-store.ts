@@ -30,8 +30,8 @@ export class MemoryCheckpointStore implements CheckpointStore, ToolJournal {
     return this.records.delete(runId);
   }
 
-  started(key: JournalKey, name: string): void {
-    this.journal.started(key, name);
+  started(key: JournalKey, name: string): boolean {
+    return this.journal.started(key, name);
   }
 
   completed(key: JournalKey, outcome: ToolOutcome): void {

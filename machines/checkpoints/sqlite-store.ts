@@ -113,7 +113,7 @@ export class SqliteCheckpointStore implements CheckpointStore, ToolJournal {
       deleteCheckpoint: db.prepare<[string]>(`DELETE FROM jianmu_checkpoints WHERE run_id = ?`),
       started: db.prepare<[string, number, string, string, number]>(
         `INSERT INTO jianmu_tool_journal (run_id, iteration, call_id, name, state, outcome, updated_at) VALUES (?, ?, ?, ?, 'started', NULL, ?)
-         ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'started', outcome = NULL, updated_at = excluded.updated_at`,
+         ON CONFLICT (run_id, iteration, call_id) DO NOTHING`,
       ),
       completed: db.prepare<[string, number, string, string, string, number]>(
         `INSERT INTO jianmu_tool_journal (run_id, iteration, call_id, name, state, outcome, updated_at) VALUES (?, ?, ?, ?, 'completed', ?, ?)
@@ -156,8 +156,8 @@ export class SqliteCheckpointStore implements CheckpointStore, ToolJournal {
     })();
   }
 
-  started(key: JournalKey, name: string): void {
-    this.statements.started.run(key.runId, key.iteration, key.callId, name, Date.now());
+  started(key: JournalKey, name: string): boolean {
+    return this.statements.started.run(key.runId, key.iteration, key.callId, name, Date.now()).changes === 1;
   }
 
   completed(key: JournalKey, outcome: ToolOutcome): void {

@@ -117,7 +117,7 @@ describe("the tool journal keeps tools at most once across restarts", () => {
       lookup: (k) => inner.lookup(k),
       started: (k, name) => {
         log.push(`journal.started ${k.callId}`);
-        inner.started(k, name);
+        return inner.started(k, name);
       },
       completed: (k, outcome) => {
         log.push(`journal.completed ${k.callId} (tool messages in context: ${toolMessagesInContext()})`);
