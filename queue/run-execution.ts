@@ -34,6 +34,9 @@ export interface Execution {
 
 type AgentActor = Actor<ReactMachine>;
 
+/** A run whose approval deadline is nearer than this is kept, not parked. */
+const PARK_MARGIN_MS = 250;
+
 /**
  * One claimed run on this worker: restore (or start) its actor, checkpoint every stable state with the
  * run's fencing token, renew the lease, deliver inbox events, and hand the run back when it parks,
@@ -167,6 +170,12 @@ export function executeRun(options: ExecutionOptions): Execution {
       const pending = pendingApprovals(actor!.getSnapshot() as unknown as { context: AgentContext });
       const deadlines = pending.map((p) => p.deadline).filter((d): d is number => d !== undefined);
       const wakeAt = deadlines.length > 0 ? Math.min(...deadlines) : undefined;
+      // A deadline about to pass: keep the run, the approval timer is due (parking it would only
+      // have it claimed straight back).
+      if (wakeAt !== undefined && wakeAt - Date.now() < PARK_MARGIN_MS) {
+        setTimeout(() => void parkWhenIdle(), Math.max(0, wakeAt - Date.now()) + 50).unref();
+        return;
+      }
       end(async () => {
         try {
           if (await store.park(runId, token, wakeAt)) emit({ type: "run.parked", worker, runId, ...(wakeAt !== undefined ? { wakeAt } : {}) });

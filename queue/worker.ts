@@ -115,7 +115,11 @@ export function startWorker(options: WorkerOptions): Worker {
             });
           }
           // A full batch: there may be more waiting.
-          if (claimed.length === free && free > 0) continue;
+          if (claimed.length === free && free > 0) {
+            // Let timers and I/O in between batches (an in-memory store answers without any).
+            await new Promise((resolve) => setImmediate(resolve));
+            continue;
+          }
         }
         await sleep(pollMs);
       } catch (error) {
