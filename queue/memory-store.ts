@@ -6,7 +6,7 @@ import type { AgentOutput } from "../machines/context.js";
 import { readPersisted, type PersistedAgent, type RunStatus } from "../machines/persistence.js";
 import { RunQueueError } from "./errors.js";
 import { Fences } from "./fences.js";
-import type { QueueSignal, RunStore } from "./run-store.js";
+import { queueOwned, type QueueSignal, type RunStore } from "./run-store.js";
 import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "./requests.js";
 import {
   dedupeKeyOf,
@@ -151,7 +151,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
 
   save(runId: string, record: PersistedAgent): void {
     checkRecordId(runId, record);
-    const fence = this.fences.get(runId);
+    const fence = this.fences.forWrite(runId);
     let run = this.runs.get(runId);
     if (fence) {
       if (!run || run.token !== fence.token) throw this.fences.lost(runId);
@@ -163,6 +163,8 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
         checkpoint: undefined, summary: undefined, pending: [], output: undefined, createdAt: this.now(), updatedAt: this.now(), seq: ++this.seq,
       };
       this.runs.set(runId, run);
+    } else if (run.token > 0) {
+      throw queueOwned(runId);
     } else {
       run.status = record.status;
     }
@@ -186,7 +188,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   // ---- ToolJournal ----
 
   private checkFence(runId: string): void {
-    const fence = this.fences.get(runId);
+    const fence = this.fences.forWrite(runId);
     if (fence && this.runs.get(runId)?.token !== fence.token) throw this.fences.lost(runId);
   }
 
@@ -269,7 +271,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   private handBack(runId: string, token: number, change: (run: MemoryRun) => void, applyAll = false): boolean {
     const run = this.runs.get(runId);
     if (!run || run.token !== token) return false;
-    this.applyThrough(runId, applyAll ? Number.MAX_SAFE_INTEGER : (this.fences.get(runId)?.delivered ?? 0));
+    this.applyThrough(runId, applyAll ? Number.MAX_SAFE_INTEGER : this.fences.deliveredOf(runId));
     run.owner = undefined;
     run.leaseUntil = undefined;
     run.updatedAt = this.now();

@@ -1,5 +1,5 @@
 import type { ToolJournal } from "../actors/tool-journal.js";
-import type { CheckpointStore, CheckpointSummary } from "../machines/checkpoints/store.js";
+import { CheckpointError, type CheckpointStore, type CheckpointSummary } from "../machines/checkpoints/store.js";
 import type { AgentOutput } from "../machines/context.js";
 import type { ClaimedRun, InboxEvent, ListOptions, RunCommand, RunStatusInfo, RunSummary, SubmitRequest } from "./schemas.js";
 
@@ -69,4 +69,9 @@ export function failedOutput(runId: string, message: string, input: { messages?:
     state: input.state ?? {},
     termination: { reason: "internalError", iterations: 0, error: { name: "RunQueueError", message } },
   };
+}
+
+/** A plain checkpoint write (no fence) for a run the queue's workers hold: refused. */
+export function queueOwned(runId: string): CheckpointError {
+  return new CheckpointError(runId, `run ${runId} belongs to the run queue: only the worker holding it writes its checkpoints; use another runId for runAgent`);
 }

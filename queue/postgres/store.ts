@@ -6,7 +6,7 @@ import type { AgentOutput } from "../../machines/context.js";
 import { readPersisted, type PersistedAgent, type RunStatus } from "../../machines/persistence.js";
 import { RunQueueError } from "../errors.js";
 import { Fences } from "../fences.js";
-import type { QueueSignal, RunStore } from "../run-store.js";
+import { queueOwned, type QueueSignal, type RunStore } from "../run-store.js";
 import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "../requests.js";
 import {
   pendingFromSnapshot,
@@ -219,7 +219,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     checkRecordId(runId, record);
     const body = JSON.stringify(record);
     const pending = JSON.stringify(pendingFromSnapshot(record.snapshot));
-    const fence = this.fences.get(runId);
+    const fence = this.fences.forWrite(runId);
     if (fence) {
       // Queue statuses move to final only with the output (finish), so a crash in between resumes the run.
       const { rows } = await this.query<{ updated: number }>(
@@ -234,13 +234,15 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
       if (rows[0]!.updated !== 1) throw this.fences.lost(runId);
       return;
     }
-    await this.query(
+    const result = await this.query(
       `INSERT INTO ${this.t("runs")} (run_id, agent, status, machine, checkpoint, state, iteration, saved_at, pending, created_at, updated_at)
        VALUES ($1, $2, $3, $2, $4, $5, $6, $7, $8, ${NOW}, ${NOW})
        ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, machine = excluded.machine, checkpoint = excluded.checkpoint, state = excluded.state,
-         iteration = excluded.iteration, saved_at = excluded.saved_at, pending = excluded.pending, updated_at = excluded.updated_at`,
+         iteration = excluded.iteration, saved_at = excluded.saved_at, pending = excluded.pending, updated_at = excluded.updated_at
+       WHERE ${this.t("runs")}.token = 0`,
       [runId, record.machine, record.status, body, record.state, record.iteration, record.savedAt, pending],
     );
+    if (result.rowCount !== 1) throw queueOwned(runId);
   }
 
   async load(runId: string): Promise<PersistedAgent | undefined> {
@@ -263,7 +265,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
 
   /** The atomic claim: true when this caller wrote the `started` entry; never overwrites. */
   async started(key: JournalKey, name: string): Promise<boolean> {
-    const fence = this.fences.get(key.runId);
+    const fence = this.fences.forWrite(key.runId);
     if (!fence) {
       const result = await this.query(
         `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, updated_at) VALUES ($1, $2, $3, $4, 'started', ${NOW})
@@ -286,7 +288,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
   }
 
   async completed(key: JournalKey, outcome: ToolOutcome): Promise<void> {
-    const fence = this.fences.get(key.runId);
+    const fence = this.fences.forWrite(key.runId);
     const values = [key.runId, key.iteration, key.callId, outcome.name, JSON.stringify(outcome)];
     const upsert = `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, outcome, updated_at)`;
     const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at`;
@@ -381,7 +383,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
 
   /** Ends the lease and marks delivered events applied, in one statement conditional on the token. */
   private async handBack(runId: string, token: number, set: string, values: unknown[], notify: string | undefined, applyAll = false): Promise<boolean> {
-    const delivered = applyAll ? Number.MAX_SAFE_INTEGER : (this.fences.get(runId)?.delivered ?? 0);
+    const delivered = applyAll ? Number.MAX_SAFE_INTEGER : this.fences.deliveredOf(runId);
     const { rows } = await this.query<{ updated: number }>(
       `WITH u AS (UPDATE ${this.t("runs")} SET owner = NULL, lease_until = NULL, updated_at = ${NOW}, ${set} WHERE run_id = $1 AND token = $2 RETURNING run_id),
        a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1 AND id <= $3 AND applied_at IS NULL AND EXISTS (SELECT 1 FROM u) RETURNING id),

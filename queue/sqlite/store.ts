@@ -9,7 +9,7 @@ import type { AgentOutput } from "../../machines/context.js";
 import { readPersisted, type PersistedAgent, type RunStatus } from "../../machines/persistence.js";
 import { errorText, RunQueueError } from "../errors.js";
 import { Fences } from "../fences.js";
-import type { QueueSignal, RunStore } from "../run-store.js";
+import { queueOwned, type QueueSignal, type RunStore } from "../run-store.js";
 import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "../requests.js";
 import {
   dedupeKeyOf,
@@ -214,7 +214,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     const body = JSON.stringify(record);
     const pending = JSON.stringify(pendingFromSnapshot(record.snapshot));
     const now = Date.now();
-    const fence = this.fences.get(runId);
+    const fence = this.fences.forWrite(runId);
     if (fence) {
       const updated = db.transaction(() => {
         const changes = db
@@ -229,12 +229,14 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
       if (updated !== 1) throw this.fences.lost(runId);
       return;
     }
-    db.prepare(
+    const result = db.prepare(
       `INSERT INTO jianmu_queue_runs (run_id, agent, status, machine, checkpoint, state, iteration, saved_at, pending, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, machine = excluded.machine, checkpoint = excluded.checkpoint, state = excluded.state,
-         iteration = excluded.iteration, saved_at = excluded.saved_at, pending = excluded.pending, updated_at = excluded.updated_at`,
+         iteration = excluded.iteration, saved_at = excluded.saved_at, pending = excluded.pending, updated_at = excluded.updated_at
+       WHERE jianmu_queue_runs.token = 0`,
     ).run(runId, record.machine, record.status, record.machine, body, record.state, record.iteration, record.savedAt, pending, now, now);
+    if (result.changes !== 1) throw queueOwned(runId);
   }
 
   load(runId: string): PersistedAgent | undefined {
@@ -255,7 +257,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
 
   /** Runs `write` in one transaction with the token check; throws FencedError when the token moved on. */
   private fenced<T>(runId: string, write: () => T): T {
-    const fence = this.fences.get(runId);
+    const fence = this.fences.forWrite(runId);
     if (!fence) return write();
     const db = this.open;
     const result = db.transaction(() => {
@@ -368,7 +370,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
 
   private handBack(runId: string, token: number, set: string, values: unknown[], applyAll = false): boolean {
     const db = this.open;
-    const delivered = applyAll ? Number.MAX_SAFE_INTEGER : (this.fences.get(runId)?.delivered ?? 0);
+    const delivered = applyAll ? Number.MAX_SAFE_INTEGER : this.fences.deliveredOf(runId);
     return db.transaction(() => {
       const now = Date.now();
       const changes = db.prepare(`UPDATE jianmu_queue_runs SET owner = NULL, lease_until = NULL, updated_at = ?, ${set} WHERE run_id = ? AND token = ?`).run(now, ...values, runId, token).changes;
