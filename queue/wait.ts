@@ -1,4 +1,5 @@
 import type { AgentOutput } from "../machines/context.js";
+import { RunQueueError } from "./errors.js";
 import type { QueueSignal } from "./run-store.js";
 
 /**
@@ -21,7 +22,13 @@ export async function waitForOutput(
   try {
     for (;;) {
       if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error(`wait for run ${runId} was aborted`);
-      const output = await read();
+      let output: AgentOutput | undefined;
+      try {
+        output = await read();
+      } catch (error) {
+        // The database is away (restarting, failing over): keep waiting; anything else is the caller's.
+        if (!(error instanceof RunQueueError && error.problem === "connection")) throw error;
+      }
       if (output) return output;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pollMs);

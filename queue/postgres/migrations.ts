@@ -63,17 +63,32 @@ export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 const LOCK = `SELECT pg_advisory_xact_lock(hashtext('jianmu.migrate'), hashtext($1))`;
 
 /** Bring the schema to LATEST_VERSION. Throws (having changed nothing) when the database is newer or a statement fails. */
+async function versionOf(client: pg.ClientBase, schema: string): Promise<number> {
+  const { rows } = await client.query<{ table: string | null }>(`SELECT to_regclass($1) AS table`, [`${schema}.schema_migrations`]);
+  if (!rows[0]?.table) return 0;
+  const found = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${schema}.schema_migrations`);
+  return found.rows[0]?.version ?? 0;
+}
+
+function checkNotNewer(schema: string, version: number): void {
+  if (version > LATEST_VERSION) {
+    throw Object.assign(new Error(`schema ${schema} is at version ${version}, written by a newer jianmu (this one knows ${LATEST_VERSION}); upgrade jianmu here`), { code: "JIANMU_NEWER" });
+  }
+}
+
 export async function migrate(client: pg.ClientBase, schema: string): Promise<{ from: number; to: number }> {
+  // Up to date already: no DDL, no lock (a role with rights on the tables only, not on the database, connects).
+  const current = await versionOf(client, schema);
+  checkNotNewer(schema, current);
+  if (current === LATEST_VERSION) return { from: current, to: current };
   await client.query("BEGIN");
   try {
     await client.query(LOCK, [schema]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    const exists = await client.query(`SELECT 1 FROM pg_namespace WHERE nspname = $1`, [schema]);
+    if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${schema}`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const { rows } = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${schema}.schema_migrations`);
-    const from = rows[0]?.version ?? 0;
-    if (from > LATEST_VERSION) {
-      throw Object.assign(new Error(`schema ${schema} is at version ${from}, written by a newer jianmu (this one knows ${LATEST_VERSION}); upgrade jianmu here`), { code: "JIANMU_NEWER" });
-    }
+    const from = await versionOf(client, schema);
+    checkNotNewer(schema, from);
     for (const migration of MIGRATIONS) {
       if (migration.version <= from) continue;
       await client.query(migration.sql(schema));
