@@ -9,6 +9,7 @@ export const USAGE = `Usage:
   jianmu run ["<task>"] [options]   run a ReAct agent on a task (no task: the recorded demo task)
   jianmu view <recording.jsonl> [--out <file.html>]   write a self-contained HTML viewer of a recorded run
   jianmu help
+  jianmu worker | runs | approve | reject | cancel ... --store <file.db | postgres://...>   the run queue (below)
 
 Options for run:
   --model <name>            model to use (default: models.react in jianmu.yaml, $JIANMU_MODEL, gpt-4o-mini)
@@ -25,6 +26,12 @@ Options for run:
 
 With neither OPENAI_API_KEY nor OPENAI_BASE_URL (nor llm.base_url) set, run replays real recorded model
 turns from a local loopback server: only the recorded demo tasks work then.
+
+Run queue (--store <file.db | postgres://...>, --schema <name> for PostgreSQL):
+  jianmu worker --store <s> --agents <module> [--concurrency n] [--lease-ms n] [--poll-ms n] [--json]
+  jianmu run --store <s> --agent <name> "<task>" [--detach]
+  jianmu runs --store <s> [--status s] [--agent a] [--limit n] [--json]   |   jianmu runs show <runId> --store <s>
+  jianmu approve|reject <runId> [callId] --store <s> [--reason text]   |   jianmu cancel <runId> --store <s>
 
 Exit codes: 0 the agent succeeded, 1 the agent failed (the reason is printed), 2 usage or configuration error.`;
 

@@ -6,6 +6,9 @@ import { runCommand } from "./run-command.js";
 /** The `jianmu` command. Exit codes: 0 success, 1 the agent failed, 2 usage or configuration error. */
 async function main(argv: string[]): Promise<number> {
   try {
+    // The run queue's commands (worker, runs, approve, reject, cancel, run --store) live in queue-commands.ts.
+    const queue = await import("./queue-commands.js");
+    if (queue.isQueueCommand(argv)) return await queue.queueCommand(argv, { out: process.stdout, err: process.stderr, cwd: process.cwd() });
     const args = parseCli(argv);
     if (args.command === "help") {
       process.stdout.write(`${USAGE}\n`);
