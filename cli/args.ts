@@ -32,6 +32,7 @@ Run queue (--store <file.db | postgres://...>, --schema <name> for PostgreSQL):
   jianmu run --store <s> --agent <name> "<task>" [--detach]
   jianmu runs --store <s> [--status s] [--agent a] [--limit n] [--json]   |   jianmu runs show <runId> --store <s>
   jianmu approve|reject <runId> [callId] --store <s> [--reason text]   |   jianmu cancel <runId> --store <s>
+  jianmu view --store <s> <runId> [--out run.html]   the run viewer of a stored run
 
 Exit codes: 0 the agent succeeded, 1 the agent failed (the reason is printed), 2 usage or configuration error.`;
 

@@ -21,12 +21,13 @@ export const QUEUE_USAGE = `Run queue (--store <file.db | postgres://...>, --sch
   jianmu runs --store <s> [--status s] [--agent a] [--limit n] [--json]   list runs
   jianmu runs show <runId> --store <s>      one run: status, pending approvals, output
   jianmu approve|reject <runId> [callId] --store <s> [--reason text]   decide a pending call (all, without callId)
-  jianmu cancel <runId> --store <s> [--reason text]`;
+  jianmu cancel <runId> --store <s> [--reason text]
+  jianmu view --store <s> <runId> [--out file.html]   the run viewer of a stored run (its last checkpoint)`;
 
 /** True when this command line belongs to the run queue (including `run --store`). */
 export function isQueueCommand(argv: readonly string[]): boolean {
   const [command] = argv;
-  return (QUEUE_COMMANDS as readonly string[]).includes(command ?? "") || (command === "run" && argv.includes("--store"));
+  return (QUEUE_COMMANDS as readonly string[]).includes(command ?? "") || ((command === "run" || command === "view") && argv.includes("--store"));
 }
 
 const OPTIONS = {
@@ -42,6 +43,7 @@ const OPTIONS = {
   reason: { type: "string" },
   detach: { type: "boolean" },
   json: { type: "boolean" },
+  out: { type: "string" },
 } as const;
 
 function whole(flag: string, value: string | undefined): number | undefined {
@@ -71,6 +73,13 @@ export async function queueCommand(argv: string[], ctx: Terminal & { cwd: string
         return await submitCommand(store, values, positionals, ctx);
       case "runs":
         return await runsCommand(store, values, positionals, ctx);
+      case "view": {
+        if (positionals.length !== 1) throw new UsageError("view --store takes one run id: jianmu view --store <s> <runId> [--out run.html]");
+        const { viewStoredRun } = await import("./view-store.js");
+        const result = await viewStoredRun(store, positionals[0]!, values.out, ctx.cwd);
+        ctx.out.write(`wrote ${result.outPath} (${result.bytes} bytes, run ${result.status}); open it in a browser\n`);
+        return 0;
+      }
       default:
         return await decideCommand(command as "approve" | "reject" | "cancel", store, values, positionals, ctx);
     }

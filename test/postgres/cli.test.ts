@@ -1,4 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -60,6 +62,11 @@ describe("jianmu worker / runs / approve against PostgreSQL", () => {
         if (shown.status !== "succeeded") await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(shown).toMatchObject({ status: "succeeded", finalAnswer: "paid from the CLI" });
+      const page = join(mkdtempSync(join(tmpdir(), "jianmu-cli-view-")), "run.html");
+      expect(cli("view", "--store", db.url, "--schema", "cli", runId, "--out", page)).toMatchObject({ code: 0, out: expect.stringContaining(`wrote ${page}`) });
+      const html = readFileSync(page, "utf8");
+      expect(html).toContain("paid from the CLI");
+      expect(html).toContain("AwaitingApproval");
       expect(cli("approve", runId, ...store)).toMatchObject({ code: 2, err: expect.stringContaining("already succeeded") });
       expect(cli("cancel", "no-such-run", ...store)).toMatchObject({ code: 2, err: expect.stringContaining('no run "no-such-run"') });
     } finally {
