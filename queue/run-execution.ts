@@ -172,7 +172,7 @@ export function executeRun(options: ExecutionOptions): Execution {
       const wakeAt = deadlines.length > 0 ? Math.min(...deadlines) : undefined;
       // A deadline about to pass: keep the run, the approval timer is due (parking it would only
       // have it claimed straight back).
-      if (wakeAt !== undefined && wakeAt - Date.now() < PARK_MARGIN_MS) {
+      if (wakeAt !== undefined && !stopping && wakeAt - Date.now() < PARK_MARGIN_MS) {
         setTimeout(() => void parkWhenIdle(), Math.max(0, wakeAt - Date.now()) + 50).unref();
         return;
       }

@@ -1,6 +1,6 @@
 // One worker process of the PostgreSQL semantics tests (workers.test.ts). Plain JavaScript on purpose:
 // it runs under bare `node` on the built package (dist/), as a user's worker would.
-// argv[2] is JSON: { dist, url, schema, baseURL, id, concurrency, leaseMs, pollMs, listen }.
+// argv[2] is JSON: { dist, url, schema, baseURL, id, concurrency, leaseMs, pollMs, listen, sqlite? }.
 // Every worker event goes to stdout as one JSON line. SIGTERM stops the worker gracefully.
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -11,17 +11,30 @@ const args = JSON.parse(process.argv[2]);
 const load = (file) => import(pathToFileURL(join(args.dist, file)).href);
 const jianmu = await load("index.js");
 const { PostgresRunStore, startWorker } = await load("postgres.js");
+const { SqliteRunStore } = await load("sqlite.js");
 
 // The side-effect counter lives in the database: every execution of a tool adds one to its note's row.
-const effects = new pg.Pool({ connectionString: args.url, max: 2 });
-effects.on("error", () => undefined);
-const effect = async (note) => {
-  await effects.query("INSERT INTO effects (note, count) VALUES ($1, 1) ON CONFLICT (note) DO UPDATE SET count = effects.count + 1", [note]);
-};
+// With args.sqlite the store is that SQLite file (one machine, several processes) and so is the counter.
+let effects;
+let effect;
+if (args.sqlite) {
+  const Database = (await import("better-sqlite3")).default;
+  const db = new Database(args.sqlite, { timeout: 5_000 });
+  db.exec("CREATE TABLE IF NOT EXISTS effects (note TEXT PRIMARY KEY, count INTEGER NOT NULL)");
+  const add = db.prepare("INSERT INTO effects (note, count) VALUES (?, 1) ON CONFLICT (note) DO UPDATE SET count = count + 1");
+  effect = (note) => void add.run(note);
+  effects = { end: async () => db.close() };
+} else {
+  effects = new pg.Pool({ connectionString: args.url, max: 2 });
+  effects.on("error", () => undefined);
+  effect = async (note) => {
+    await effects.query("INSERT INTO effects (note, count) VALUES ($1, 1) ON CONFLICT (note) DO UPDATE SET count = effects.count + 1", [note]);
+  };
+}
 
 const print = (event) => process.stdout.write(JSON.stringify(event) + "\n");
-let store;
-for (let attempt = 0; ; attempt++) {
+let store = args.sqlite ? new SqliteRunStore({ path: args.sqlite, pollMs: 100 }) : undefined;
+for (let attempt = 0; !store; attempt++) {
   try {
     store = await PostgresRunStore.connect({ connectionString: args.url, schema: args.schema, listen: args.listen ?? true, pollMs: 100 });
     break;

@@ -16,6 +16,8 @@ export function checkBuilt(): void {
 export interface WorkerProcessOptions {
   url: string;
   schema: string;
+  /** A SQLite file instead of PostgreSQL (url and schema are then unused). */
+  sqlite?: string;
   baseURL: string;
   id: string;
   concurrency?: number;
