@@ -92,6 +92,9 @@ describe("PostgreSQL run queue: worker processes under load and chaos", () => {
     }
     const outputs = await Promise.all(ids.map((runId) => store.wait(runId)));
     for (const [i, output] of outputs.entries()) expect(output).toMatchObject({ status: "succeeded", finalAnswer: `finished chaos-${i}` });
+    // The kills hit runs in flight: some were resumed from a checkpoint by another process.
+    const everyEvent = [...workers.flatMap((w) => w.events)];
+    expect(everyEvent.some((e) => e.type === "run.claimed" && e.resumed)).toBe(true);
     const statuses = await sql.query(`SELECT status, count(*)::int AS n FROM ${schema}.runs GROUP BY status`);
     expect(statuses.rows).toEqual([{ status: "succeeded", n: M }]);
     const effects = await effectsOf("chaos:");
