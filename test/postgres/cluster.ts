@@ -67,13 +67,23 @@ export async function startCluster(): Promise<Cluster> {
     chownSync(dir, Number(ids.stdout.trim()), Number(gids.stdout.trim()));
   }
   const data = join(dir, "data");
-  run("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C"]);
+  try {
+    run("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C"]);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   const port = await freePort();
   // fsync off: a throwaway cluster; max_connections high enough for several worker processes.
   const options = `-c port=${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
   const startServer = () => run("pg_ctl", ["-D", data, "-o", options, "-l", join(dir, "server.log"), "-w", "-t", "30", "start"]);
   const stopServer = () => run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
-  startServer();
+  try {
+    startServer();
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   let running = true;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,

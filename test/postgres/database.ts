@@ -14,6 +14,7 @@ export function withDatabase(serverUrl: string, database: string): string {
  */
 export async function freshDatabase(prefix = "jianmu_test"): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const server = inject("databaseUrl");
+  if (!server) throw new Error(`no PostgreSQL server for the tests: ${inject("databaseError")}`);
   const name = `${prefix}_${randomBytes(5).toString("hex")}`;
   const admin = new pg.Client({ connectionString: server });
   await admin.connect();
