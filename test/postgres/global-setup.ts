@@ -20,6 +20,14 @@ export async function setup(project: TestProject): Promise<void> {
     try {
       cluster = await startCluster();
       url = cluster.url;
+      // A run cut short (Ctrl-C, a CI timeout) must not leave a server behind: stop it on the way out.
+      process.once("exit", teardown);
+      for (const signal of ["SIGINT", "SIGTERM"] as const) {
+        process.once(signal, () => {
+          teardown();
+          process.exit(130);
+        });
+      }
     } catch (error) {
       problem = error instanceof Error ? error.message : String(error);
     }
@@ -29,6 +37,7 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 export function teardown(): void {
-  cluster?.destroy();
+  const running = cluster;
   cluster = undefined;
+  running?.destroy();
 }
