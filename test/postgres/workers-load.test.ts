@@ -4,6 +4,7 @@ import { PostgresRunStore } from "../../queue/postgres/store.js";
 import type { OpenAIServer } from "../../testing/openai-server.js";
 import { scriptMessage, startScriptServer, type RunScript } from "../queue/script-model.js";
 import { freshDatabase } from "./database.js";
+import type { WorkerEvent } from "../../queue/worker-events.js";
 import { checkBuilt, WorkerProcess, type WorkerProcessOptions } from "./worker-processes.js";
 
 /**
@@ -76,6 +77,7 @@ describe("PostgreSQL run queue: worker processes under load and chaos", () => {
     const { schema, store } = await newSchema();
     const M = 24;
     const pool = Array.from({ length: 3 }, (_, i) => spawnWorker(schema, `chaos-${i}`, { concurrency: 4, leaseMs: 700, pollMs: 100 }));
+    await Promise.all(pool.map((w) => w.waitFor((e) => e.type === "worker.started", "the worker to start")));
     const ids: string[] = [];
     for (let i = 0; i < M; i++) {
       const runId = `chaos-${i}`;
@@ -83,12 +85,15 @@ describe("PostgreSQL run queue: worker processes under load and chaos", () => {
       const calls = [0, 1, 2].map((k) => ({ name: "record" as const, note: `chaos:${runId}:${k}`, sleepMs: 40 + ((i * 7 + k * 13) % 5) * 30 }));
       await store.submit({ agent: "basic", runId, input: input({ calls, answer: `finished ${runId}`, modelDelayMs: 30 }) });
     }
-    // Kill a worker and start a fresh one in its place, a few times, while the runs go on.
+    // Kill a worker in the middle of a tool call and start a fresh one in its place, a few times, while the runs go on.
     for (let round = 0; round < 4; round++) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
       const victim = round % pool.length;
+      const busy = (e: WorkerEvent) => e.type === "agent.event" && e.event.type === "tool.call.started";
+      // The first victim surely has a run in flight; later ones may find the work done (then killed anyway).
+      await pool[victim]!.waitFor(busy, "a tool call in flight", round === 0 ? 20_000 : 3_000).catch(() => undefined);
       await pool[victim]!.kill();
       pool[victim] = spawnWorker(schema, `chaos-${victim}-r${round}`, { concurrency: 4, leaseMs: 700, pollMs: 100 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const outputs = await Promise.all(ids.map((runId) => store.wait(runId)));
     for (const [i, output] of outputs.entries()) expect(output).toMatchObject({ status: "succeeded", finalAnswer: `finished chaos-${i}` });
