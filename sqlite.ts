@@ -1,6 +1,8 @@
 /**
- * `jianmu/sqlite`: SQLite-backed durability (`SqliteCheckpointStore`). Needs the optional package
- * better-sqlite3 (`npm install better-sqlite3`); `jianmu` itself never loads it.
+/**
+ * `jianmu/sqlite`: the embedded stores on SQLite (one machine, several processes): checkpoints
+ * (`SqliteCheckpointStore`) and the run queue (`SqliteRunStore`, with `startWorker`). Needs the optional
+ * package better-sqlite3 (`npm install better-sqlite3`); `jianmu` itself never loads it.
  *
  * Everything that imports better-sqlite3 is loaded through `loadOptionalPeer` below, so a missing
  * package is one clear error: add new SQLite exports to `machines/checkpoints/sqlite-parts.ts`, not as a static import here.
@@ -10,7 +12,16 @@ import type * as Sqlite from "./machines/checkpoints/sqlite-parts.js";
 
 const sqlite: typeof Sqlite = await loadOptionalPeer({ entry: "jianmu/sqlite", packages: ["better-sqlite3"] }, () => import("./machines/checkpoints/sqlite-parts.js"));
 
-export const { SqliteCheckpointStore } = sqlite;
+export const { SqliteCheckpointStore, SqliteRunStore } = sqlite;
 export type SqliteCheckpointStore = Sqlite.SqliteCheckpointStore;
-export type { SqliteCheckpointStoreOptions } from "./machines/checkpoints/sqlite-parts.js";
+export type SqliteRunStore = Sqlite.SqliteRunStore;
+export type { SqliteCheckpointStoreOptions, SqliteRunStoreOptions } from "./machines/checkpoints/sqlite-parts.js";
 export { OptionalPeerMissingError } from "./tools/optional-peer.js";
+// The run queue's parts that need no SQLite: an in-memory store (tests, one process) and the worker.
+export { MemoryRunStore } from "./queue/memory-store.js";
+export { startWorker } from "./queue/worker.js";
+export type { Worker, WorkerOptions } from "./queue/worker.js";
+export type { WorkerEvent } from "./queue/worker-events.js";
+export type { RunStore, QueueSignal } from "./queue/run-store.js";
+export { RunQueueError, FencedError } from "./queue/errors.js";
+export type { QueueStatus, RunStatusInfo, RunSummary, RunCommand, SubmitRequest, ListOptions } from "./queue/schemas.js";

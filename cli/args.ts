@@ -53,9 +53,17 @@ export const USAGE = `Usage:
   jianmu serve [--port <n>]         start the offline replay server and print the OPENAI_BASE_URL to export
   jianmu help [command]             this text, or one command's options (also: jianmu <command> --help)
   jianmu --version
+  jianmu worker | runs | approve | reject | cancel ... --store <file.db | postgres://...>   the run queue (below)
 
 Options for run:
-${HELP.run.split("\n").slice(HELP.run.split("\n").indexOf("Options:") + 1).join("\n")}`;
+${HELP.run.split("\n").slice(HELP.run.split("\n").indexOf("Options:") + 1).join("\n")}
+
+Run queue (--store <file.db | postgres://...>, --schema <name> for PostgreSQL):
+  jianmu worker --store <s> --agents <module> [--concurrency n] [--lease-ms n] [--poll-ms n] [--json]
+  jianmu run --store <s> --agent <name> "<task>" [--detach]
+  jianmu runs --store <s> [--status s] [--agent a] [--limit n] [--json]   |   jianmu runs show <runId> --store <s>
+  jianmu approve|reject <runId> [callId] --store <s> [--reason text]   |   jianmu cancel <runId> --store <s>
+  jianmu view --store <s> <runId> [--out run.html]   the run viewer of a stored run`;
 
 export interface RunArgs {
   command: "run";

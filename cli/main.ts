@@ -14,6 +14,9 @@ import { packageRoot } from "./package-root.js";
 async function main(argv: string[], interrupts: Interrupts): Promise<number> {
   const terminal = { out: process.stdout, err: process.stderr, env: process.env };
   try {
+    // The run queue's commands (worker, runs, approve, reject, cancel, run --store) live in queue-commands.ts.
+    const queue = await import("./queue-commands.js");
+    if (queue.isQueueCommand(argv)) return await queue.queueCommand(argv, { ...terminal, cwd: process.cwd() });
     const args = parseCli(argv);
     if (args.command === "version") {
       const manifest = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string };

@@ -1,0 +1,190 @@
+// `npm run bench:queue`: the run queue on PostgreSQL, measured (never asserted).
+//   node bench/queue/run.mjs [--runs N] [--out DIR]
+// - runs per second with 1, 2 and 4 worker processes on an instant loopback model, against in-process
+//   runAgent on the same machine in the same run (the ratio is the number to read);
+// - claim latency (p50/p99 of one claim statement) on an empty queue and beside 1000 parked runs;
+// - checkpoint bytes written per round as the conversation grows;
+// - the cost of 1000 parked runs: bytes in the database and worker slots held (none).
+// Needs dist/ (npm run build). Uses DATABASE_URL, or starts a throwaway cluster.
+import { spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import pg from "pg";
+import { startCluster } from "./cluster.mjs";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, "../..");
+const DIST = join(ROOT, "dist");
+const args = { runs: 300, out: join(HERE, "..", "results") };
+for (let i = 2; i < process.argv.length; i++) {
+  if (process.argv[i] === "--runs") args.runs = Number(process.argv[++i]);
+  else if (process.argv[i] === "--out") args.out = resolve(process.argv[++i]);
+  else throw new Error(`unknown argument ${process.argv[i]}; use --runs N, --out DIR`);
+}
+
+const load = (file) => import(pathToFileURL(join(DIST, file)).href);
+const jianmu = await load("index.js");
+const { PostgresRunStore } = await load("postgres.js");
+const { startOpenAIServer, replies } = await load("testing.js");
+const { makeAgents } = await import(pathToFileURL(join(ROOT, "test/queue/fixture-agents.mjs")).href);
+
+// The instant model: a run's script rides in its first user message (as in the tests).
+const server = await startOpenAIServer({
+  respond: (request) => {
+    const messages = request.body.messages ?? [];
+    const script = JSON.parse(messages.find((m) => m.role === "user")?.content.slice("SCRIPT ".length) ?? '{"calls":[],"answer":"x"}');
+    const done = messages.filter((m) => m.role === "tool").length;
+    const next = script.calls[done];
+    const message = next
+      ? { role: "assistant", content: null, tool_calls: [{ id: `call_${done}`, type: "function", function: { name: next.name, arguments: JSON.stringify({ note: next.note }) } }] }
+      : { role: "assistant", content: script.answer };
+    return replies.json({ id: "c", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message, finish_reason: next ? "tool_calls" : "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+  },
+});
+const script = (id, calls = 1) => ({ messages: [{ role: "user", content: `SCRIPT ${JSON.stringify({ calls: Array.from({ length: calls }, (_, k) => ({ name: "record", note: `${id}:${k}` })), answer: "ok" })}` }] });
+
+const cluster = process.env.DATABASE_URL ? undefined : await startCluster();
+const url = process.env.DATABASE_URL ?? cluster.url;
+const sql = new pg.Pool({ connectionString: url, max: 4 });
+await sql.query("CREATE TABLE IF NOT EXISTS effects (note text PRIMARY KEY, count integer NOT NULL)");
+const percentile = (values, p) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+};
+const results = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, runs: args.runs, throughput: [], claim: {}, checkpointBytes: [], parked: {} };
+
+// ---- in-process runAgent (the baseline) ----
+{
+  const store = await PostgresRunStore.connect({ connectionString: url, schema: "bench_inproc" });
+  const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: () => undefined });
+  const started = performance.now();
+  const inflight = new Set();
+  for (let i = 0; i < args.runs; i++) {
+    const run = jianmu.runAgent(agents.basic, { runId: `inproc-${i}`, ...script(`inproc-${i}`) }, { checkpoints: store }).finally(() => inflight.delete(run));
+    inflight.add(run);
+    if (inflight.size >= 4) await Promise.race(inflight);
+  }
+  await Promise.all(inflight);
+  results.throughput.push({ contender: "runAgent in process (concurrency 4, same checkpoints)", workers: 0, runsPerSecond: args.runs / ((performance.now() - started) / 1000) });
+  await store.close();
+}
+
+// ---- worker processes ----
+const child = join(ROOT, "test/postgres/worker-child.mjs");
+function spawnWorker(schema, id) {
+  const proc = spawn(process.execPath, [child, JSON.stringify({ dist: DIST, url, schema, baseURL: server.baseURL, id, concurrency: 4, leaseMs: 30_000, pollMs: 100 })], { stdio: ["ignore", "pipe", "inherit"] });
+  let buffer = "";
+  const ready = new Promise((resolveReady) => {
+    proc.stdout.setEncoding("utf8").on("data", (chunk) => {
+      buffer += chunk;
+      if (buffer.includes("worker.started")) resolveReady();
+      if (buffer.length > 1e6) buffer = buffer.slice(-1000);
+    });
+  });
+  return { proc, ready, exited: new Promise((r) => proc.once("exit", r)) };
+}
+for (const count of [1, 2, 4]) {
+  const schema = `bench_w${count}`;
+  const store = await PostgresRunStore.connect({ connectionString: url, schema });
+  const workers = Array.from({ length: count }, (_, i) => spawnWorker(schema, `w${i}`));
+  await Promise.all(workers.map((w) => w.ready));
+  const started = performance.now();
+  const ids = [];
+  for (let i = 0; i < args.runs; i++) ids.push(await store.submit({ agent: "basic", runId: `${schema}-${i}`, input: script(`${schema}-${i}`) }));
+  for (const id of ids) await store.wait(id);
+  const seconds = (performance.now() - started) / 1000;
+  results.throughput.push({ contender: `worker processes (concurrency 4 each)`, workers: count, runsPerSecond: args.runs / seconds });
+  for (const w of workers) w.proc.kill("SIGTERM");
+  await Promise.all(workers.map((w) => w.exited));
+  await store.close();
+}
+
+// ---- claim latency and the cost of 1000 parked runs ----
+{
+  const store = await PostgresRunStore.connect({ connectionString: url, schema: "bench_claim" });
+  await store.registerAgents(["basic", "approver"]);
+  const time = async (n) => {
+    const samples = [];
+    for (let i = 0; i < n; i++) {
+      const id = await store.submit({ agent: "basic", input: script("c") });
+      const t0 = performance.now();
+      const [claimed] = await store.claim({ owner: "bench", agents: ["basic"], limit: 1, leaseMs: 60_000 });
+      samples.push(performance.now() - t0);
+      await store.finish(claimed.runId, claimed.token, { status: "succeeded", finalAnswer: "x", messages: [], rounds: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, toolEffects: [], iterations: 0, runId: id, state: {} });
+    }
+    return { p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99) };
+  };
+  results.claim.emptyQueue = await time(300);
+  // 1000 parked runs, parked by a real worker.
+  const bytesBefore = Number((await sql.query(`SELECT sum(pg_total_relation_size(c.oid)) AS b FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'bench_claim'`)).rows[0].b);
+  const worker = spawnWorker("bench_claim", "parker");
+  await worker.ready;
+  const t0 = performance.now();
+  for (let i = 0; i < 1000; i += 50) {
+    await Promise.all(Array.from({ length: 50 }, (_, k) => store.submit({ agent: "approver", runId: `parked-${i + k}`, input: { messages: [{ role: "user", content: `SCRIPT ${JSON.stringify({ calls: [{ name: "pay", note: `p${i + k}` }], answer: "paid" })}` }] } })));
+  }
+  const parkedCount = async () => Number((await sql.query(`SELECT count(*) AS n FROM bench_claim.runs WHERE status = 'awaitingApproval' AND owner IS NULL`)).rows[0].n);
+  while ((await parkedCount()) < 1000) await new Promise((r) => setTimeout(r, 200));
+  results.parked.secondsToPark1000 = (performance.now() - t0) / 1000;
+  await sql.query("VACUUM ANALYZE bench_claim.runs");
+  const bytesAfter = Number((await sql.query(`SELECT sum(pg_total_relation_size(c.oid)) AS b FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'bench_claim'`)).rows[0].b);
+  results.parked.bytesPerParkedRun = Math.round((bytesAfter - bytesBefore) / 1000);
+  results.parked.workerSlotsHeld = Number((await sql.query(`SELECT count(*) AS n FROM bench_claim.runs WHERE owner IS NOT NULL`)).rows[0].n);
+  worker.proc.kill("SIGTERM");
+  await worker.exited;
+  results.claim.beside1000Parked = await time(300);
+  await store.close();
+}
+
+// ---- checkpoint bytes per round ----
+{
+  const store = await PostgresRunStore.connect({ connectionString: url, schema: "bench_bytes" });
+  const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: () => undefined });
+  const sizes = new Map();
+  const counting = {
+    save: (runId, record) => {
+      const bytes = Buffer.byteLength(JSON.stringify(record));
+      sizes.set(record.iteration, [...(sizes.get(record.iteration) ?? []), bytes]);
+      return store.save(runId, record);
+    },
+    load: (id) => store.load(id),
+    list: () => store.list(),
+    delete: (id) => store.delete(id),
+  };
+  await jianmu.runAgent(agents.basic, { runId: "bytes", ...script("bytes", 7) }, { checkpoints: counting });
+  for (const [round, list] of sizes) results.checkpointBytes.push({ round, saves: list.length, bytesPerSave: Math.round(list.reduce((a, b) => a + b, 0) / list.length), bytesThisRound: list.reduce((a, b) => a + b, 0) });
+  await store.close();
+}
+
+await sql.end();
+await server.close();
+cluster?.stop();
+
+const base = results.throughput[0].runsPerSecond;
+const lines = [
+  `# Run queue on PostgreSQL (${results.date}, Node ${results.node}, ${results.cpus} cores, ${results.runs} runs per row)`,
+  "",
+  "Each run: one model turn with a tool call, the tool, one model turn with the answer (an instant loopback model).",
+  "",
+  "| contender | workers | runs/s | vs in-process |",
+  "| --- | ---: | ---: | ---: |",
+  ...results.throughput.map((r) => `| ${r.contender} | ${r.workers} | ${r.runsPerSecond.toFixed(1)} | ${(r.runsPerSecond / base).toFixed(2)}x |`),
+  "",
+  "| claim latency (one claim statement) | p50 ms | p99 ms |",
+  "| --- | ---: | ---: |",
+  `| empty queue | ${results.claim.emptyQueue.p50Ms.toFixed(2)} | ${results.claim.emptyQueue.p99Ms.toFixed(2)} |`,
+  `| beside 1000 parked runs | ${results.claim.beside1000Parked.p50Ms.toFixed(2)} | ${results.claim.beside1000Parked.p99Ms.toFixed(2)} |`,
+  "",
+  `1000 parked runs: ${results.parked.bytesPerParkedRun} bytes each in the database (runs, inbox, journal, indexes), ${results.parked.workerSlotsHeld} worker slots held, parked in ${results.parked.secondsToPark1000.toFixed(1)} s by one concurrency-4 worker.`,
+  "",
+  "| round | checkpoints saved | bytes per checkpoint | bytes written this round |",
+  "| ---: | ---: | ---: | ---: |",
+  ...results.checkpointBytes.map((r) => `| ${r.round} | ${r.saves} | ${r.bytesPerSave} | ${r.bytesThisRound} |`),
+  "",
+];
+mkdirSync(args.out, { recursive: true });
+writeFileSync(join(args.out, "queue.json"), JSON.stringify(results, null, 2) + "\n");
+writeFileSync(join(args.out, "queue.md"), lines.join("\n"));
+process.stdout.write(lines.join("\n"));

@@ -1,0 +1,42 @@
+/** What went wrong with a run-queue call; each message names the fix. */
+export const RUN_QUEUE_PROBLEMS = [
+  "invalid_input",
+  "unknown_run",
+  "finished_run",
+  "not_pending",
+  "unknown_agent",
+  "connection",
+  "permission",
+  "schema",
+  "closed",
+] as const;
+export type RunQueueProblem = (typeof RUN_QUEUE_PROBLEMS)[number];
+
+export class RunQueueError extends Error {
+  override name = "RunQueueError";
+  constructor(
+    readonly problem: RunQueueProblem,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * A write carried a fencing token that is no longer the run's: another worker claimed it after this
+ * one's lease ran out. The worker stops the run at once and writes nothing more for it.
+ */
+export class FencedError extends Error {
+  override name = "FencedError";
+  constructor(
+    readonly runId: string,
+    readonly token: number,
+  ) {
+    super(`run ${runId}: this worker's claim (fencing token ${token}) was taken over by another worker; it stopped the run and wrote nothing`);
+  }
+}
+
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,317 @@
+import { EventEmitter } from "node:events";
+import type { ToolOutcome } from "../actors/tool-executor.js";
+import { MemoryToolJournal, type JournalEntry, type JournalKey, type ToolJournal } from "../actors/tool-journal.js";
+import { checkRecordId, type CheckpointStore, type CheckpointSummary } from "../machines/checkpoints/store.js";
+import type { AgentOutput } from "../machines/context.js";
+import { readPersisted, type PersistedAgent, type RunStatus } from "../machines/persistence.js";
+import { RunQueueError } from "./errors.js";
+import { Fences } from "./fences.js";
+import { queueOwned, type QueueSignal, type RunStore } from "./run-store.js";
+import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "./requests.js";
+import {
+  dedupeKeyOf,
+  pendingFromSnapshot,
+  type ClaimedRun,
+  type InboxEvent,
+  type ListOptions,
+  type QueueStatus,
+  type RunCommand,
+  type RunInput,
+  type RunStatusInfo,
+  type RunSummary,
+  type SubmitRequest,
+} from "./schemas.js";
+import { waitForOutput } from "./wait.js";
+
+interface MemoryRun {
+  runId: string;
+  agent: string;
+  input: RunInput;
+  status: QueueStatus;
+  owner: string | undefined;
+  token: number;
+  leaseUntil: number | undefined;
+  wakeAt: number | undefined;
+  checkpoint: string | undefined;
+  summary: CheckpointSummary | undefined;
+  pending: RunStatusInfo["pendingApprovals"];
+  output: string | undefined;
+  createdAt: number;
+  updatedAt: number;
+  seq: number;
+}
+
+/**
+ * The run queue in one process's memory: the reference the conformance suite holds the durable
+ * stores to, and a store for tests. Nothing survives the process.
+ */
+export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
+  private readonly runs = new Map<string, MemoryRun>();
+  private readonly inboxes = new Map<string, { id: number; key: string; command: string; applied: boolean }[]>();
+  private readonly journal = new MemoryToolJournal();
+  private readonly fences = new Fences();
+  private readonly agents = new Set<string>();
+  private readonly signals = new EventEmitter();
+  private nextEvent = 1;
+  private seq = 0;
+  private closed = false;
+
+  constructor(private readonly options: { pollMs?: number; now?: () => number } = {}) {
+    this.signals.setMaxListeners(0);
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  private open(): void {
+    if (this.closed) throw new RunQueueError("closed", "this MemoryRunStore is closed; create a new one");
+  }
+
+  private signal(signal: QueueSignal): void {
+    queueMicrotask(() => this.signals.emit("signal", signal));
+  }
+
+  async submit(request: SubmitRequest): Promise<string> {
+    this.open();
+    const { agent, input, runId } = checkSubmit(request);
+    if (!this.agents.has(agent)) throw new RunQueueError("unknown_agent", unknownAgentMessage(agent, [...this.agents].sort()));
+    const existing = this.runs.get(runId);
+    if (existing) {
+      if (existing.agent !== agent) throw new RunQueueError("invalid_input", `submit: run ${runId} already exists for agent "${existing.agent}", not "${agent}"; submit under another runId`);
+      return runId;
+    }
+    const now = this.now();
+    this.runs.set(runId, {
+      runId, agent, input: input as RunInput, status: "queued", owner: undefined, token: 0, leaseUntil: undefined, wakeAt: now,
+      checkpoint: undefined, summary: undefined, pending: [], output: undefined, createdAt: now, updatedAt: now, seq: ++this.seq,
+    });
+    this.signal({ kind: "runnable" });
+    return runId;
+  }
+
+  async send(runId: string, command: RunCommand): Promise<boolean> {
+    this.open();
+    const id = checkRunId(runId, "send");
+    const checked = checkCommand(command);
+    const run = this.runs.get(id);
+    const problem = sendProblem(id, checked, run);
+    if (problem) throw problem;
+    const inbox = this.inboxes.get(id) ?? [];
+    const key = dedupeKeyOf(checked);
+    if (inbox.some((e) => e.key === key)) return false;
+    inbox.push({ id: this.nextEvent++, key, command: JSON.stringify(checked), applied: false });
+    this.inboxes.set(id, inbox);
+    this.signal({ kind: "runnable" });
+    return true;
+  }
+
+  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
+    const id = checkRunId(runId, "wait");
+    const read = async () => {
+      const run = this.runs.get(id);
+      if (!run) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)}; check the id with store.list({})`);
+      return run.output ? (JSON.parse(run.output) as AgentOutput) : undefined;
+    };
+    return waitForOutput(read, (listener) => this.subscribe(listener), id, this.options.pollMs ?? 1_000, options.signal);
+  }
+
+  private info(run: MemoryRun): RunStatusInfo {
+    const leased = run.owner !== undefined && run.leaseUntil !== undefined && run.leaseUntil > this.now();
+    return { runId: run.runId, agent: run.agent, status: run.status, pendingApprovals: structuredClone(run.pending), ...(leased ? { owner: run.owner! } : {}), updatedAt: run.updatedAt };
+  }
+
+  async status(runId: string): Promise<RunStatusInfo> {
+    const id = checkRunId(runId, "status");
+    const run = this.runs.get(id);
+    if (!run) throw new RunQueueError("unknown_run", `status: there is no run ${JSON.stringify(id)}; check the id with store.list({})`);
+    return this.info(run);
+  }
+
+  list(): CheckpointSummary[];
+  list(options: ListOptions): Promise<RunSummary[]>;
+  list(options?: ListOptions): CheckpointSummary[] | Promise<RunSummary[]> {
+    if (options === undefined) {
+      return [...this.runs.values()].flatMap((r) => (r.summary ? [{ ...r.summary }] : [])).sort((a, b) => b.savedAt - a.savedAt);
+    }
+    const { status, agent, limit } = checkListOptions(options);
+    const rows = [...this.runs.values()]
+      .filter((r) => (status === undefined || r.status === status) && (agent === undefined || r.agent === agent))
+      .sort((a, b) => b.createdAt - a.createdAt || b.seq - a.seq)
+      .slice(0, limit)
+      .map((r) => ({ ...this.info(r), ...(r.summary ? { state: r.summary.state } : {}), iteration: r.summary?.iteration ?? 0, createdAt: r.createdAt }));
+    return Promise.resolve(rows);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  // ---- CheckpointStore ----
+
+  save(runId: string, record: PersistedAgent): void {
+    checkRecordId(runId, record);
+    const fence = this.fences.forWrite(runId);
+    let run = this.runs.get(runId);
+    if (fence) {
+      if (!run || run.token !== fence.token) throw this.fences.lost(runId);
+      this.applyThrough(runId, fence.delivered);
+      if (record.status === "running" || record.status === "awaitingApproval") run.status = record.status;
+    } else if (!run) {
+      run = {
+        runId, agent: record.machine, input: {}, status: record.status, owner: undefined, token: 0, leaseUntil: undefined, wakeAt: undefined,
+        checkpoint: undefined, summary: undefined, pending: [], output: undefined, createdAt: this.now(), updatedAt: this.now(), seq: ++this.seq,
+      };
+      this.runs.set(runId, run);
+    } else if (run.token > 0) {
+      throw queueOwned(runId);
+    } else {
+      run.status = record.status;
+    }
+    run.checkpoint = JSON.stringify(record);
+    run.summary = { runId, machine: record.machine, state: record.state, status: record.status as RunStatus, iteration: record.iteration, savedAt: record.savedAt };
+    run.pending = pendingFromSnapshot(record.snapshot);
+    run.updatedAt = this.now();
+  }
+
+  load(runId: string): PersistedAgent | undefined {
+    const text = this.runs.get(runId)?.checkpoint;
+    return text ? readPersisted(text) : undefined;
+  }
+
+  delete(runId: string): boolean {
+    this.journal.forget(runId);
+    this.inboxes.delete(runId);
+    return this.runs.delete(runId);
+  }
+
+  // ---- ToolJournal ----
+
+  private checkFence(runId: string): void {
+    const fence = this.fences.forWrite(runId);
+    if (fence && this.runs.get(runId)?.token !== fence.token) throw this.fences.lost(runId);
+  }
+
+  started(key: JournalKey, name: string): boolean {
+    this.checkFence(key.runId);
+    return this.journal.started(key, name);
+  }
+
+  completed(key: JournalKey, outcome: ToolOutcome): void {
+    this.checkFence(key.runId);
+    this.journal.completed(key, outcome);
+  }
+
+  lookup(key: JournalKey): JournalEntry | undefined {
+    return this.journal.lookup(key);
+  }
+
+  forget(runId: string): void {
+    this.journal.forget(runId);
+  }
+
+  // ---- the worker's half ----
+
+  async registerAgents(agents: readonly string[]): Promise<void> {
+    this.open();
+    for (const agent of agents) this.agents.add(agent);
+  }
+
+  async claim(request: { owner: string; agents: readonly string[]; limit: number; leaseMs: number }): Promise<ClaimedRun[]> {
+    this.open();
+    const now = this.now();
+    const claimable = [...this.runs.values()]
+      .filter(
+        (r) =>
+          request.agents.includes(r.agent) &&
+          (r.status === "queued" || r.status === "running" || r.status === "awaitingApproval") &&
+          (r.owner === undefined || (r.leaseUntil ?? 0) < now) &&
+          ((r.wakeAt !== undefined && r.wakeAt <= now) || (this.inboxes.get(r.runId) ?? []).some((e) => !e.applied)),
+      )
+      .sort((a, b) => (a.wakeAt ?? Infinity) - (b.wakeAt ?? Infinity) || a.seq - b.seq)
+      .slice(0, request.limit);
+    return claimable.map((r) => {
+      r.owner = request.owner;
+      r.token += 1;
+      r.leaseUntil = now + request.leaseMs;
+      r.wakeAt = now;
+      if (r.status === "queued") r.status = "running";
+      r.updatedAt = now;
+      return { runId: r.runId, agent: r.agent, token: r.token, input: structuredClone(r.input), ...(r.checkpoint ? { checkpoint: r.checkpoint } : {}) };
+    });
+  }
+
+  fence(runId: string, token: number, onLost: (error: Error) => void): void {
+    this.fences.fence(runId, token, onLost);
+  }
+
+  unfence(runId: string): void {
+    this.fences.unfence(runId);
+  }
+
+  delivered(runId: string, throughId: number): void {
+    this.fences.delivered(runId, throughId);
+  }
+
+  async renew(runId: string, token: number, leaseMs: number): Promise<boolean> {
+    const run = this.runs.get(runId);
+    if (!run || run.token !== token || run.owner === undefined) return false;
+    run.leaseUntil = this.now() + leaseMs;
+    return true;
+  }
+
+  async inbox(runId: string, afterId: number): Promise<InboxEvent[]> {
+    return (this.inboxes.get(runId) ?? []).filter((e) => e.id > afterId && !e.applied).map((e) => ({ id: e.id, command: JSON.parse(e.command) as RunCommand }));
+  }
+
+  private applyThrough(runId: string, throughId: number): void {
+    for (const event of this.inboxes.get(runId) ?? []) if (event.id <= throughId) event.applied = true;
+  }
+
+  private handBack(runId: string, token: number, change: (run: MemoryRun) => void, applyAll = false): boolean {
+    const run = this.runs.get(runId);
+    if (!run || run.token !== token) return false;
+    this.applyThrough(runId, applyAll ? Number.MAX_SAFE_INTEGER : this.fences.deliveredOf(runId));
+    run.owner = undefined;
+    run.leaseUntil = undefined;
+    run.updatedAt = this.now();
+    change(run);
+    return true;
+  }
+
+  async park(runId: string, token: number, wakeAt: number | undefined): Promise<boolean> {
+    return this.handBack(runId, token, (run) => {
+      run.status = "awaitingApproval";
+      run.wakeAt = wakeAt;
+    });
+  }
+
+  async finish(runId: string, token: number, output: AgentOutput): Promise<boolean> {
+    const done = this.handBack(
+      runId,
+      token,
+      (run) => {
+        run.status = output.status;
+        run.output = JSON.stringify(output);
+        run.wakeAt = undefined;
+        run.pending = [];
+      },
+      true,
+    );
+    if (done) this.signal({ kind: "finished", runId });
+    return done;
+  }
+
+  async release(runId: string, token: number): Promise<boolean> {
+    const done = this.handBack(runId, token, (run) => {
+      run.wakeAt = this.now();
+    });
+    if (done) this.signal({ kind: "runnable" });
+    return done;
+  }
+
+  subscribe(listener: (signal: QueueSignal) => void): () => void {
+    this.signals.on("signal", listener);
+    return () => this.signals.off("signal", listener);
+  }
+}

@@ -1,0 +1,83 @@
+import pg from "pg";
+import type { QueueSignal } from "../run-store.js";
+
+/**
+ * One LISTEN connection per store, opened on the first subscriber and reopened with backoff when the
+ * server goes away. Notifications only save a poll: a missed one is caught by the next poll.
+ */
+export class NotificationListener {
+  private client: pg.Client | undefined;
+  private readonly listeners = new Set<(signal: QueueSignal) => void>();
+  private closed = false;
+  private connecting = false;
+  private backoff = 100;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly config: pg.ClientConfig,
+    private readonly channel: string,
+  ) {}
+
+  subscribe(listener: (signal: QueueSignal) => void): () => void {
+    this.listeners.add(listener);
+    void this.connect();
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  private dispatch(payload: string | undefined): void {
+    const signal: QueueSignal = payload?.startsWith("finished:") ? { kind: "finished", runId: payload.slice("finished:".length) } : { kind: "runnable" };
+    for (const listener of [...this.listeners]) listener(signal);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed || this.client || this.connecting) return;
+    this.connecting = true;
+    const client = new pg.Client({ ...this.config, application_name: "jianmu:listen" });
+    const lost = () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      client.end().catch(() => undefined);
+      this.scheduleReconnect();
+    };
+    client.on("error", lost);
+    client.on("end", lost);
+    client.on("notification", (message) => this.dispatch(message.payload));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${this.channel}`);
+      if (this.closed) {
+        await client.end().catch(() => undefined);
+        return;
+      }
+      this.client = client;
+      this.backoff = 100;
+      // Whatever happened while we were not listening: let everyone look once.
+      this.dispatch(undefined);
+    } catch {
+      client.end().catch(() => undefined);
+      this.scheduleReconnect();
+    } finally {
+      this.connecting = false;
+    }
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.connect();
+    }, this.backoff);
+    this.retry.unref();
+    this.backoff = Math.min(this.backoff * 2, 5_000);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,429 @@
+import pg from "pg";
+import type { ToolOutcome } from "../../actors/tool-executor.js";
+import { ToolOutcomeSchema, type JournalEntry, type JournalKey, type ToolJournal } from "../../actors/tool-journal.js";
+import { CheckpointError, checkRecordId, type CheckpointStore, type CheckpointSummary } from "../../machines/checkpoints/store.js";
+import type { AgentOutput } from "../../machines/context.js";
+import { readPersisted, type PersistedAgent, type RunStatus } from "../../machines/persistence.js";
+import { RunQueueError } from "../errors.js";
+import { Fences } from "../fences.js";
+import { queueOwned, type QueueSignal, type RunStore } from "../run-store.js";
+import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "../requests.js";
+import {
+  pendingFromSnapshot,
+  type ClaimedRun,
+  type InboxEvent,
+  type ListOptions,
+  type QueueStatus,
+  type RunCommand,
+  type RunInput,
+  type RunStatusInfo,
+  type RunSummary,
+  type SubmitRequest,
+  dedupeKeyOf,
+} from "../schemas.js";
+import { waitForOutput } from "../wait.js";
+import { explainPgError } from "./errors.js";
+import { NotificationListener } from "./listener.js";
+import { migrate } from "./migrations.js";
+import { ConnectOptionsSchema, redactUrl, type PostgresRunStoreOptions, type ResolvedOptions } from "./options.js";
+
+/** The database's clock in epoch ms: leases are judged by one clock, whichever machine writes. */
+const NOW = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+
+interface RunRow {
+  run_id: string;
+  agent: string;
+  status: QueueStatus;
+  owner: string | null;
+  lease_until: string | null;
+  pending: RunStatusInfo["pendingApprovals"];
+  updated_at: string;
+  created_at: string;
+  state: string | null;
+  iteration: number;
+  now: string;
+}
+
+/**
+ * The run queue on PostgreSQL: runs, their inboxes, checkpoints and tool journal in one schema.
+ * Claims use `FOR UPDATE SKIP LOCKED`; every write of a claimed run is conditional on its fencing
+ * token, in the same statement; `LISTEN/NOTIFY` wakes workers and waiters, polling backs it up.
+ * Also a `CheckpointStore` and `ToolJournal` for `runAgent({ checkpoints })` and `createReactMachine({ journal })`.
+ */
+export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal {
+  private readonly fences = new Fences();
+  private readonly listener: NotificationListener | undefined;
+  private readonly channel: string;
+  private closed = false;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly ownsPool: boolean,
+    private readonly options: ResolvedOptions,
+    private readonly where: { url: string; schema: string; user?: string; database?: string },
+  ) {
+    this.channel = `jianmu_runs_${options.schema}`;
+    this.listener = options.listen ? new NotificationListener(clientConfig(options), this.channel) : undefined;
+  }
+
+  /** The schema the tables live in. */
+  get schema(): string {
+    return this.options.schema;
+  }
+
+  /**
+   * Connect, then create or migrate the tables (versioned, idempotent, one process at a time under an
+   * advisory lock). Rejects with a `RunQueueError` naming the fix, having written nothing, when the
+   * options are wrong, the server is unreachable or the role lacks rights.
+   */
+  static async connect(options: PostgresRunStoreOptions): Promise<PostgresRunStore> {
+    const parsed = ConnectOptionsSchema.safeParse(options);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const field = issue.path.map(String).join(".") || "(options)";
+      throw new RunQueueError("invalid_input", `PostgresRunStore.connect: options.${field} ${issue.message}`);
+    }
+    const resolved = parsed.data;
+    const url = new URL(resolved.connectionString);
+    const where = {
+      url: redactUrl(resolved.connectionString),
+      schema: resolved.schema,
+      user: decodeURIComponent(url.username) || process.env.PGUSER || undefined,
+      database: decodeURIComponent(url.pathname.slice(1)) || undefined,
+    };
+    const ownsPool = resolved.pool === undefined;
+    const pool = resolved.pool ?? new pg.Pool({ ...clientConfig(resolved), max: resolved.maxConnections, idleTimeoutMillis: 10_000 });
+    // An idle connection cut by a server restart must not crash the process; the next query reconnects.
+    if (ownsPool) pool.on("error", () => undefined);
+    let client: pg.PoolClient | undefined;
+    try {
+      client = await pool.connect();
+      await migrate(client, resolved.schema);
+    } catch (error) {
+      client?.release(true);
+      client = undefined;
+      if (ownsPool) await pool.end().catch(() => undefined);
+      throw explainPgError(error, where);
+    } finally {
+      client?.release();
+    }
+    return new PostgresRunStore(pool, ownsPool, resolved, where);
+  }
+
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+    if (this.closed) throw new RunQueueError("closed", "this PostgresRunStore is closed; connect a new one");
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (error) {
+      throw explainPgError(error, this.where);
+    }
+  }
+
+  private t(name: string): string {
+    return `${this.options.schema}.${name}`;
+  }
+
+  // ---- the public half ---------------------------------------------------------------------------
+
+  async submit(request: SubmitRequest): Promise<string> {
+    const { agent, input, runId } = checkSubmit(request);
+    const known = await this.query<{ name: string }>(`SELECT name FROM ${this.t("agents")} ORDER BY name`);
+    if (!known.rows.some((row) => row.name === agent)) throw new RunQueueError("unknown_agent", unknownAgentMessage(agent, known.rows.map((r) => r.name)));
+    const { rows } = await this.query<{ inserted: number; agent: string }>(
+      `WITH ins AS (
+         INSERT INTO ${this.t("runs")} (run_id, agent, input, status, wake_at, created_at, updated_at)
+         VALUES ($1, $2, $3, 'queued', ${NOW}, ${NOW}, ${NOW}) ON CONFLICT (run_id) DO NOTHING RETURNING run_id),
+       n AS (SELECT pg_notify($4, 'runnable') FROM ins)
+       SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(*) FROM n)::int AS notified,
+              (SELECT agent FROM ${this.t("runs")} WHERE run_id = $1) AS agent`,
+      [runId, agent, JSON.stringify(input), this.channel],
+    );
+    const row = rows[0]!;
+    if (row.inserted === 0 && row.agent !== null && row.agent !== agent) {
+      throw new RunQueueError("invalid_input", `submit: run ${runId} already exists for agent "${row.agent}", not "${agent}"; submit under another runId`);
+    }
+    return runId;
+  }
+
+  async send(runId: string, command: RunCommand): Promise<boolean> {
+    const id = checkRunId(runId, "send");
+    const checked = checkCommand(command);
+    const found = await this.query<{ status: QueueStatus; pending: RunStatusInfo["pendingApprovals"] }>(`SELECT status, pending FROM ${this.t("runs")} WHERE run_id = $1`, [id]);
+    const problem = sendProblem(id, checked, found.rows[0]);
+    if (problem) throw problem;
+    const { rows } = await this.query<{ inserted: number }>(
+      `WITH ins AS (
+         INSERT INTO ${this.t("inbox")} (run_id, dedupe_key, command, created_at) VALUES ($1, $2, $3, ${NOW})
+         ON CONFLICT (run_id, dedupe_key) DO NOTHING RETURNING id),
+       n AS (SELECT pg_notify($4, 'runnable') FROM ins)
+       SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(*) FROM n)::int AS notified`,
+      [id, dedupeKeyOf(checked), JSON.stringify(checked), this.channel],
+    );
+    return rows[0]!.inserted === 1;
+  }
+
+  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
+    const id = checkRunId(runId, "wait");
+    const read = async () => {
+      const { rows } = await this.query<{ output: AgentOutput | null }>(`SELECT output FROM ${this.t("runs")} WHERE run_id = $1`, [id]);
+      if (rows.length === 0) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)} in schema ${this.schema}; check the id with store.list({})`);
+      return rows[0]!.output ?? undefined;
+    };
+    return waitForOutput(read, (listener) => this.subscribe(listener), id, this.options.pollMs, options.signal);
+  }
+
+  async status(runId: string): Promise<RunStatusInfo> {
+    const id = checkRunId(runId, "status");
+    const { rows } = await this.query<RunRow>(`SELECT *, ${NOW} AS now FROM ${this.t("runs")} WHERE run_id = $1`, [id]);
+    const row = rows[0];
+    if (!row) throw new RunQueueError("unknown_run", `status: there is no run ${JSON.stringify(id)} in schema ${this.schema}; check the id with store.list({})`);
+    return statusOf(row);
+  }
+
+  list(): Promise<CheckpointSummary[]>;
+  list(options: ListOptions): Promise<RunSummary[]>;
+  async list(options?: ListOptions): Promise<CheckpointSummary[] | RunSummary[]> {
+    if (options === undefined) {
+      const { rows } = await this.query<{ run_id: string; machine: string; state: string; status: QueueStatus; iteration: number; saved_at: string }>(
+        `SELECT run_id, machine, state, status, iteration, saved_at FROM ${this.t("runs")} WHERE checkpoint IS NOT NULL ORDER BY saved_at DESC, run_id`,
+      );
+      return rows.map((row) => ({
+        runId: row.run_id,
+        machine: row.machine,
+        state: row.state,
+        status: (row.status === "queued" ? "running" : row.status) as RunStatus,
+        iteration: row.iteration,
+        savedAt: Number(row.saved_at),
+      }));
+    }
+    const { status, agent, limit } = checkListOptions(options);
+    const { rows } = await this.query<RunRow>(
+      `SELECT *, ${NOW} AS now FROM ${this.t("runs")}
+       WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR agent = $2)
+       ORDER BY created_at DESC, run_id LIMIT $3`,
+      [status ?? null, agent ?? null, limit],
+    );
+    return rows.map((row) => ({ ...statusOf(row), ...(row.state ? { state: row.state } : {}), iteration: row.iteration, createdAt: Number(row.created_at) }));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.listener?.close();
+    if (this.ownsPool) await this.pool.end().catch(() => undefined);
+  }
+
+  // ---- CheckpointStore -----------------------------------------------------------------------------
+
+  async save(runId: string, record: PersistedAgent): Promise<void> {
+    checkRecordId(runId, record);
+    const body = JSON.stringify(record);
+    const pending = JSON.stringify(pendingFromSnapshot(record.snapshot));
+    const fence = this.fences.forWrite(runId);
+    if (fence) {
+      // Queue statuses move to final only with the output (finish), so a crash in between resumes the run.
+      const { rows } = await this.query<{ updated: number }>(
+        `WITH u AS (
+           UPDATE ${this.t("runs")} SET checkpoint = $3, machine = $4, state = $5, iteration = $6, saved_at = $7, pending = $8,
+             status = CASE WHEN $9 IN ('running', 'awaitingApproval') THEN $9 ELSE status END, updated_at = ${NOW}
+           WHERE run_id = $1 AND token = $2 RETURNING run_id),
+         a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1 AND id <= $10 AND applied_at IS NULL AND EXISTS (SELECT 1 FROM u) RETURNING id)
+         SELECT (SELECT count(*) FROM u)::int AS updated`,
+        [runId, fence.token, body, record.machine, record.state, record.iteration, record.savedAt, pending, record.status, fence.delivered],
+      );
+      if (rows[0]!.updated !== 1) throw this.fences.lost(runId);
+      return;
+    }
+    const result = await this.query(
+      `INSERT INTO ${this.t("runs")} (run_id, agent, status, machine, checkpoint, state, iteration, saved_at, pending, created_at, updated_at)
+       VALUES ($1, $2, $3, $2, $4, $5, $6, $7, $8, ${NOW}, ${NOW})
+       ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, machine = excluded.machine, checkpoint = excluded.checkpoint, state = excluded.state,
+         iteration = excluded.iteration, saved_at = excluded.saved_at, pending = excluded.pending, updated_at = excluded.updated_at
+       WHERE ${this.t("runs")}.token = 0`,
+      [runId, record.machine, record.status, body, record.state, record.iteration, record.savedAt, pending],
+    );
+    if (result.rowCount !== 1) throw queueOwned(runId);
+  }
+
+  async load(runId: string): Promise<PersistedAgent | undefined> {
+    const { rows } = await this.query<{ checkpoint: string | null }>(`SELECT checkpoint FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
+    const text = rows[0]?.checkpoint;
+    return text ? readPersisted(text) : undefined;
+  }
+
+  async delete(runId: string): Promise<boolean> {
+    const { rows } = await this.query<{ deleted: number }>(
+      `WITH j AS (DELETE FROM ${this.t("tool_journal")} WHERE run_id = $1 RETURNING 1),
+            r AS (DELETE FROM ${this.t("runs")} WHERE run_id = $1 RETURNING 1)
+       SELECT (SELECT count(*) FROM r)::int AS deleted`,
+      [runId],
+    );
+    return rows[0]!.deleted > 0;
+  }
+
+  // ---- ToolJournal -------------------------------------------------------------------------------
+
+  /** The atomic claim: true when this caller wrote the `started` entry; never overwrites. */
+  async started(key: JournalKey, name: string): Promise<boolean> {
+    const fence = this.fences.forWrite(key.runId);
+    if (!fence) {
+      const result = await this.query(
+        `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, updated_at) VALUES ($1, $2, $3, $4, 'started', ${NOW})
+         ON CONFLICT DO NOTHING`,
+        [key.runId, key.iteration, key.callId, name],
+      );
+      return result.rowCount === 1;
+    }
+    const { rows } = await this.query<{ token: string | null; written: number }>(
+      `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
+       ins AS (
+         INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, updated_at)
+         SELECT $1, $2, $3, $4, 'started', ${NOW} FROM owner WHERE owner.token = $5
+         ON CONFLICT DO NOTHING RETURNING 1)
+       SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
+      [key.runId, key.iteration, key.callId, name, fence.token],
+    );
+    if (Number(rows[0]!.token) !== fence.token) throw this.fences.lost(key.runId);
+    return rows[0]!.written === 1;
+  }
+
+  async completed(key: JournalKey, outcome: ToolOutcome): Promise<void> {
+    const fence = this.fences.forWrite(key.runId);
+    const values = [key.runId, key.iteration, key.callId, outcome.name, JSON.stringify(outcome)];
+    const upsert = `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, outcome, updated_at)`;
+    const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at`;
+    if (!fence) {
+      await this.query(`${upsert} VALUES ($1, $2, $3, $4, 'completed', $5, ${NOW}) ${conflict}`, values);
+      return;
+    }
+    const { rows } = await this.query<{ token: string | null }>(
+      `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
+       ins AS (${upsert} SELECT $1, $2, $3, $4, 'completed', $5, ${NOW} FROM owner WHERE owner.token = $6 ${conflict} RETURNING 1)
+       SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
+      [...values, fence.token],
+    );
+    if (Number(rows[0]!.token) !== fence.token) throw this.fences.lost(key.runId);
+  }
+
+  async lookup(key: JournalKey): Promise<JournalEntry | undefined> {
+    const { rows } = await this.query<{ name: string; state: "started" | "completed"; outcome: unknown }>(
+      `SELECT name, state, outcome FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3`,
+      [key.runId, key.iteration, key.callId],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    if (row.state === "started") return { state: "started", name: row.name };
+    const checked = ToolOutcomeSchema.safeParse(row.outcome);
+    if (!checked.success) throw new CheckpointError(key.runId, `tool journal in schema ${this.schema}: the outcome of call ${key.callId} (iteration ${key.iteration}) is damaged`);
+    return { state: "completed", outcome: checked.data as ToolOutcome };
+  }
+
+  async forget(runId: string): Promise<void> {
+    await this.query(`DELETE FROM ${this.t("tool_journal")} WHERE run_id = $1`, [runId]);
+  }
+
+  // ---- the worker's half ---------------------------------------------------------------------------
+
+  async registerAgents(agents: readonly string[]): Promise<void> {
+    await this.query(
+      `INSERT INTO ${this.t("agents")} (name, last_seen) SELECT unnest($1::text[]), ${NOW} ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen`,
+      [agents],
+    );
+  }
+
+  async claim(request: { owner: string; agents: readonly string[]; limit: number; leaseMs: number }): Promise<ClaimedRun[]> {
+    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: RunInput; checkpoint: string | null }>(
+      `WITH c AS (
+         SELECT run_id FROM ${this.t("runs")} r
+         WHERE r.agent = ANY($1::text[]) AND r.status IN ('queued', 'running', 'awaitingApproval')
+           AND (r.owner IS NULL OR r.lease_until < ${NOW})
+           AND (r.wake_at <= ${NOW} OR EXISTS (SELECT 1 FROM ${this.t("inbox")} i WHERE i.run_id = r.run_id AND i.applied_at IS NULL))
+         ORDER BY r.wake_at NULLS LAST, r.created_at
+         LIMIT $2
+         FOR UPDATE SKIP LOCKED)
+       UPDATE ${this.t("runs")} r SET owner = $3, token = r.token + 1, lease_until = ${NOW} + $4, wake_at = ${NOW},
+         status = CASE WHEN r.status = 'queued' THEN 'running' ELSE r.status END, updated_at = ${NOW}
+       FROM c WHERE r.run_id = c.run_id
+       RETURNING r.run_id, r.agent, r.token, r.input, r.checkpoint`,
+      [request.agents, request.limit, request.owner, request.leaseMs],
+    );
+    return rows.map((row) => ({
+      runId: row.run_id,
+      agent: row.agent,
+      token: Number(row.token),
+      input: row.input,
+      ...(row.checkpoint !== null ? { checkpoint: row.checkpoint } : {}),
+    }));
+  }
+
+  fence(runId: string, token: number, onLost: (error: Error) => void): void {
+    this.fences.fence(runId, token, onLost);
+  }
+
+  unfence(runId: string): void {
+    this.fences.unfence(runId);
+  }
+
+  delivered(runId: string, throughId: number): void {
+    this.fences.delivered(runId, throughId);
+  }
+
+  async renew(runId: string, token: number, leaseMs: number): Promise<boolean> {
+    const result = await this.query(`UPDATE ${this.t("runs")} SET lease_until = ${NOW} + $3 WHERE run_id = $1 AND token = $2 AND owner IS NOT NULL`, [runId, token, leaseMs]);
+    return result.rowCount === 1;
+  }
+
+  async inbox(runId: string, afterId: number): Promise<InboxEvent[]> {
+    const { rows } = await this.query<{ id: string; command: RunCommand }>(
+      `SELECT id, command FROM ${this.t("inbox")} WHERE run_id = $1 AND id > $2 AND applied_at IS NULL ORDER BY id`,
+      [runId, afterId],
+    );
+    return rows.map((row) => ({ id: Number(row.id), command: row.command }));
+  }
+
+  /** Ends the lease and marks delivered events applied, in one statement conditional on the token. */
+  private async handBack(runId: string, token: number, set: string, values: unknown[], notify: string | undefined, applyAll = false): Promise<boolean> {
+    const delivered = applyAll ? Number.MAX_SAFE_INTEGER : this.fences.deliveredOf(runId);
+    const { rows } = await this.query<{ updated: number }>(
+      `WITH u AS (UPDATE ${this.t("runs")} SET owner = NULL, lease_until = NULL, updated_at = ${NOW}, ${set} WHERE run_id = $1 AND token = $2 RETURNING run_id),
+       a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1 AND id <= $3 AND applied_at IS NULL AND EXISTS (SELECT 1 FROM u) RETURNING id),
+       n AS (SELECT pg_notify($4, $5) FROM u WHERE $5::text IS NOT NULL)
+       SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT count(*) FROM n)::int AS notified`,
+      [runId, token, delivered, this.channel, notify ?? null, ...values],
+    );
+    return rows[0]!.updated === 1;
+  }
+
+  park(runId: string, token: number, wakeAt: number | undefined): Promise<boolean> {
+    return this.handBack(runId, token, `status = 'awaitingApproval', wake_at = $6`, [wakeAt ?? null], undefined);
+  }
+
+  finish(runId: string, token: number, output: AgentOutput): Promise<boolean> {
+    return this.handBack(runId, token, `status = $6, output = $7, wake_at = NULL, pending = '[]'`, [output.status, JSON.stringify(output)], `finished:${runId}`, true);
+  }
+
+  release(runId: string, token: number): Promise<boolean> {
+    return this.handBack(runId, token, `wake_at = ${NOW}`, [], "runnable");
+  }
+
+  subscribe(listener: (signal: QueueSignal) => void): () => void {
+    return this.listener ? this.listener.subscribe(listener) : () => undefined;
+  }
+}
+
+function clientConfig(options: ResolvedOptions): pg.ClientConfig {
+  return { connectionString: options.connectionString, connectionTimeoutMillis: options.connectTimeoutMs, application_name: "jianmu" };
+}
+
+function statusOf(row: RunRow): RunStatusInfo {
+  const leased = row.owner !== null && row.lease_until !== null && Number(row.lease_until) > Number(row.now);
+  return {
+    runId: row.run_id,
+    agent: row.agent,
+    status: row.status,
+    pendingApprovals: row.pending,
+    ...(leased ? { owner: row.owner! } : {}),
+    updatedAt: Number(row.updated_at),
+  };
+}
+

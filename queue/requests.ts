@@ -1,0 +1,71 @@
+import { RunQueueError } from "./errors.js";
+import {
+  firstIssue,
+  FINAL_STATUSES,
+  ListOptionsSchema,
+  RunCommandSchema,
+  RunIdSchema,
+  SubmitSchema,
+  type ListOptions,
+  type QueueStatus,
+  type RunCommand,
+  type RunStatusInfo,
+  type SubmitRequest,
+} from "./schemas.js";
+import { randomUUID } from "node:crypto";
+
+/** Checks shared by every store: the same request gets the same answer from memory, SQLite and Postgres. */
+
+export function checkSubmit(request: SubmitRequest): { agent: string; input: Record<string, unknown>; runId: string } {
+  const parsed = SubmitSchema.safeParse(request);
+  if (!parsed.success) throw new RunQueueError("invalid_input", `submit: ${firstIssue(parsed.error, "request")} (a request is { agent, input?: { messages?, state? }, runId? })`);
+  return { agent: parsed.data.agent, input: parsed.data.input, runId: parsed.data.runId ?? randomUUID() };
+}
+
+export function checkRunId(runId: string, method: string): string {
+  const parsed = RunIdSchema.safeParse(runId);
+  if (!parsed.success) throw new RunQueueError("invalid_input", `${method}: ${firstIssue(parsed.error, "runId")}`);
+  return parsed.data;
+}
+
+export function checkCommand(command: RunCommand): RunCommand {
+  const parsed = RunCommandSchema.safeParse(command);
+  if (!parsed.success) {
+    throw new RunQueueError(
+      "invalid_input",
+      `send: ${firstIssue(parsed.error, "event")} (send { type: "guard.approve", callId }, { type: "guard.reject", callId, reason? } or { type: "agent.cancel", reason? })`,
+    );
+  }
+  return parsed.data;
+}
+
+export function checkListOptions(options: ListOptions): { status?: QueueStatus; agent?: string; limit: number } {
+  const parsed = ListOptionsSchema.safeParse(options);
+  if (!parsed.success) throw new RunQueueError("invalid_input", `list: ${firstIssue(parsed.error, "options")}`);
+  return parsed.data;
+}
+
+/** Why this command cannot be sent to this run (undefined when it can). */
+export function sendProblem(runId: string, command: RunCommand, run: { status: QueueStatus; pending: RunStatusInfo["pendingApprovals"] } | undefined): RunQueueError | undefined {
+  if (!run) return new RunQueueError("unknown_run", `send: there is no run ${JSON.stringify(runId)}; check the id with store.list({}) (or jianmu runs)`);
+  if (FINAL_STATUSES.includes(run.status)) {
+    return new RunQueueError("finished_run", `send: run ${runId} already ${run.status}; ${command.type} can no longer change it (submit a new run instead)`);
+  }
+  if (command.type === "agent.cancel") return undefined;
+  if (run.pending.some((p) => p.callId === command.callId)) return undefined;
+  const waiting = run.pending.map((p) => p.callId).join(", ");
+  return new RunQueueError(
+    "not_pending",
+    waiting
+      ? `send: call ${command.callId} of run ${runId} is not waiting for approval; the pending calls are ${waiting}`
+      : `send: run ${runId} has no call waiting for approval (status ${run.status}); send decisions once status(runId).pendingApprovals lists the call`,
+  );
+}
+
+export function unknownAgentMessage(agent: string, known: readonly string[]): string {
+  return (
+    `submit: no worker knows agent "${agent}" ` +
+    (known.length > 0 ? `(workers know: ${known.join(", ")}); ` : "(no worker has connected to this store yet); ") +
+    `start a worker with startWorker({ agents: { "${agent}": machine } }) (or jianmu worker --agents <module exporting ${agent}) before submitting, or fix the agent name`
+  );
+}

@@ -1,0 +1,77 @@
+import type { ToolJournal } from "../actors/tool-journal.js";
+import { CheckpointError, type CheckpointStore, type CheckpointSummary } from "../machines/checkpoints/store.js";
+import type { AgentOutput } from "../machines/context.js";
+import type { ClaimedRun, InboxEvent, ListOptions, RunCommand, RunStatusInfo, RunSummary, SubmitRequest } from "./schemas.js";
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** A store notices that something may be claimable, or that a run finished (used to skip a poll). */
+export type QueueSignal = { kind: "runnable" } | { kind: "finished"; runId: string };
+
+/**
+ * A durable run queue: the public half (submit, send, wait, status, list) any process may call, and
+ * the worker half (claim, renew, park, finish, release) that `startWorker` drives. It is also a
+ * `CheckpointStore` and a `ToolJournal`: while a worker holds a run it registers the run's fencing
+ * token with `fence()`, and from then on every checkpoint and journal write of that run carries the
+ * token; a write that finds another token throws `FencedError` (after telling the fence's `onLost`).
+ *
+ * Implementations: `MemoryRunStore` (tests, one process), `SqliteRunStore` (one machine, several
+ * processes), `PostgresRunStore` (several machines).
+ */
+export interface RunStore extends CheckpointStore, ToolJournal {
+  /** Queue a run for an agent some worker knows; the same runId twice is one run. Resolves with the run id. */
+  submit(request: SubmitRequest): Promise<string>;
+  /** Record an approval, a rejection or a cancel for the run; true when recorded, false when the same decision was already recorded. */
+  send(runId: string, command: RunCommand): Promise<boolean>;
+  /** Resolves with the run's output once it is finished (rejects when the signal aborts). */
+  wait(runId: string, options?: { signal?: AbortSignal }): Promise<AgentOutput>;
+  status(runId: string): Promise<RunStatusInfo>;
+  list(): MaybePromise<CheckpointSummary[]>;
+  list(options: ListOptions): Promise<RunSummary[]>;
+  close(): Promise<void>;
+
+  // ---- the worker's half ----
+  /** Tell submitters which agents a worker runs (a submit for any other is refused). */
+  registerAgents(agents: readonly string[]): Promise<void>;
+  /** Claim up to `limit` runnable runs for these agents: each gets a lease of `leaseMs` and a new fencing token. */
+  claim(request: { owner: string; agents: readonly string[]; limit: number; leaseMs: number }): Promise<ClaimedRun[]>;
+  /** From now on, writes for this run carry this token. */
+  fence(runId: string, token: number, onLost: (error: Error) => void): void;
+  /** The run's writes are no longer fenced by this process. */
+  unfence(runId: string): void;
+  /** Mark inbox events up to this id as delivered to the run's actor (applied with the next write). */
+  delivered(runId: string, throughId: number): void;
+  /** Extend the lease; false when the token is no longer the run's. */
+  renew(runId: string, token: number, leaseMs: number): Promise<boolean>;
+  /** Inbox events not yet applied, after the given id, in order. */
+  inbox(runId: string, afterId: number): Promise<InboxEvent[]>;
+  /** Give the run up while it waits for a person: no owner, no lease; claimable again at `wakeAt` (a deadline) or when an event arrives. */
+  park(runId: string, token: number, wakeAt: number | undefined): Promise<boolean>;
+  /** Record the final output and end the lease. */
+  finish(runId: string, token: number, output: AgentOutput): Promise<boolean>;
+  /** Give the run up now so that another worker resumes it from its last checkpoint (graceful stop). */
+  release(runId: string, token: number): Promise<boolean>;
+  /** Be told when runs may have become claimable or finished; returns the unsubscribe. */
+  subscribe(listener: (signal: QueueSignal) => void): () => void;
+}
+
+/** A failed run with no machine output (its input or checkpoint could not be used): the output `wait` returns. */
+export function failedOutput(runId: string, message: string, input: { messages?: AgentOutput["messages"]; state?: Record<string, unknown> } = {}): AgentOutput {
+  return {
+    status: "failed",
+    finalAnswer: null,
+    messages: input.messages ?? [],
+    rounds: 0,
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    toolEffects: [],
+    iterations: 0,
+    runId,
+    state: input.state ?? {},
+    termination: { reason: "internalError", iterations: 0, error: { name: "RunQueueError", message } },
+  };
+}
+
+/** A plain checkpoint write (no fence) for a run the queue's workers hold: refused. */
+export function queueOwned(runId: string): CheckpointError {
+  return new CheckpointError(runId, `run ${runId} belongs to the run queue: only the worker holding it writes its checkpoints; use another runId for runAgent`);
+}

@@ -1,0 +1,134 @@
+import { z } from "zod";
+import { MessageSchema } from "../actors/messages.js";
+
+/**
+ * The run queue's records at its boundaries (what callers pass in, what stores hand back). Every type
+ * of the queue is derived from these schemas.
+ */
+
+/** Where a queued run stands. `queued`: submitted, never claimed; `running`: claimed at least once and
+ *  not finished (it may be between owners after a crash); `awaitingApproval`: parked on a person. */
+export const QUEUE_STATUSES = ["queued", "running", "awaitingApproval", "succeeded", "failed"] as const;
+export const QueueStatusSchema = z.enum(QUEUE_STATUSES);
+export type QueueStatus = z.infer<typeof QueueStatusSchema>;
+export const FINAL_STATUSES: readonly QueueStatus[] = ["succeeded", "failed"];
+
+/** A run id: also used in SQL parameters, file names and URLs, so kept printable. */
+export const RunIdSchema = z
+  .string()
+  .min(1, "must not be empty")
+  .max(200, "must be at most 200 characters")
+  .regex(/^[\w.:@-]+$/, "may only hold letters, digits and . _ - : @");
+
+/** An agent's name as workers know it (the key in `startWorker({ agents })`). */
+export const AgentNameSchema = z
+  .string()
+  .min(1, "must name an agent, e.g. \"support\"")
+  .max(100, "must be at most 100 characters")
+  .regex(/^[\w.-]+$/, "may only hold letters, digits and . _ -");
+
+export const RunInputSchema = z
+  .object({
+    messages: z.array(MessageSchema).optional(),
+    state: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+export type RunInput = z.infer<typeof RunInputSchema>;
+
+export const SubmitSchema = z
+  .object({
+    agent: AgentNameSchema,
+    input: RunInputSchema.default({}),
+    /** The same id twice is one run (the second submit returns it and changes nothing). */
+    runId: RunIdSchema.optional(),
+  })
+  .strict();
+export type SubmitRequest = z.input<typeof SubmitSchema>;
+
+/** The events a caller may send to a stored run from any process. */
+export const RunCommandSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("guard.approve"), callId: z.string().min(1), args: z.union([z.record(z.string(), z.unknown()), z.string()]).optional() }).strict(),
+  z.object({ type: z.literal("guard.reject"), callId: z.string().min(1), reason: z.string().optional() }).strict(),
+  z.object({ type: z.literal("agent.cancel"), reason: z.string().optional() }).strict(),
+]);
+export type RunCommand = z.infer<typeof RunCommandSchema>;
+
+/** One decision per call, one cancel per run: a repeated send is recorded once. */
+export function dedupeKeyOf(command: RunCommand): string {
+  return command.type === "agent.cancel" ? "agent.cancel" : `call:${command.callId}`;
+}
+
+export const PendingApprovalSchema = z.object({
+  callId: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+  reason: z.string().optional(),
+  deadline: z.number().optional(),
+});
+
+export const RunStatusInfoSchema = z.object({
+  runId: z.string(),
+  agent: z.string(),
+  status: QueueStatusSchema,
+  pendingApprovals: z.array(PendingApprovalSchema),
+  /** The worker holding the run's lease right now (absent when no one does). */
+  owner: z.string().optional(),
+  /** Epoch milliseconds of the last change. */
+  updatedAt: z.number(),
+});
+export type RunStatusInfo = z.infer<typeof RunStatusInfoSchema>;
+
+export const RunSummarySchema = RunStatusInfoSchema.extend({
+  /** Dotted state path of the last checkpoint (absent before the first). */
+  state: z.string().optional(),
+  iteration: z.number().int(),
+  createdAt: z.number(),
+});
+export type RunSummary = z.infer<typeof RunSummarySchema>;
+
+export const ListOptionsSchema = z
+  .object({
+    status: QueueStatusSchema.optional(),
+    agent: AgentNameSchema.optional(),
+    limit: z.number().int().min(1).max(10_000).default(100),
+  })
+  .strict();
+export type ListOptions = z.input<typeof ListOptionsSchema>;
+
+/** What a worker gets when it claims a run: the fencing token its writes must carry. */
+export interface ClaimedRun {
+  runId: string;
+  agent: string;
+  token: number;
+  input: RunInput;
+  /** The last checkpoint's JSON text, when the run has one. */
+  checkpoint?: string;
+}
+
+/** A command waiting in a run's inbox. */
+export interface InboxEvent {
+  id: number;
+  command: RunCommand;
+}
+
+/** Pending approvals read from a checkpoint's context (no machine needed). */
+export function pendingFromSnapshot(snapshot: Record<string, unknown>): z.infer<typeof PendingApprovalSchema>[] {
+  const decisions = (snapshot.context as { loop?: { decisions?: unknown } } | undefined)?.loop?.decisions;
+  if (!Array.isArray(decisions)) return [];
+  return decisions
+    .filter((d): d is Record<string, unknown> => typeof d === "object" && d !== null && (d as { status?: unknown }).status === "pending")
+    .map((d) => ({
+      callId: String(d.callId),
+      name: String(d.name),
+      arguments: typeof d.arguments === "string" ? d.arguments : "",
+      ...(typeof d.reason === "string" ? { reason: d.reason } : {}),
+      ...(typeof d.deadline === "number" ? { deadline: d.deadline } : {}),
+    }));
+}
+
+/** `field: problem` of a zod error's first issue. */
+export function firstIssue(error: z.ZodError, prefix: string): string {
+  const issue = error.issues[0]!;
+  const path = issue.path.map(String).join(".");
+  return `${prefix}${path ? `.${path}` : ""} ${issue.message}`;
+}

@@ -1,0 +1,15 @@
+import { afterAll, beforeAll } from "vitest";
+import { PostgresRunStore } from "../../queue/postgres/store.js";
+import { describeRunStoreConformance } from "../queue/conformance.js";
+import { freshDatabase } from "./database.js";
+
+let db: Awaited<ReturnType<typeof freshDatabase>>;
+let schemas = 0;
+beforeAll(async () => {
+  db = await freshDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+describeRunStoreConformance("PostgreSQL", () => PostgresRunStore.connect({ connectionString: db.url, schema: `conformance_${++schemas}`, pollMs: 100 }));

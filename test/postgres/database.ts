@@ -1,0 +1,39 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { inject } from "vitest";
+
+/** The server URL with another database name. */
+export function withDatabase(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/**
+ * A fresh database for one test file on the run's PostgreSQL server (see global-setup.ts); `drop()` at the end.
+ */
+export async function freshDatabase(prefix = "jianmu_test"): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+  const server = inject("databaseUrl");
+  if (!server) throw new Error(`no PostgreSQL server for the tests: ${inject("databaseError")}`);
+  const name = `${prefix}_${randomBytes(5).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: server });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    url: withDatabase(server, name),
+    name,
+    async drop() {
+      const client = new pg.Client({ connectionString: server });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}

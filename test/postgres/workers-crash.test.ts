@@ -1,0 +1,142 @@
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PostgresRunStore } from "../../queue/postgres/store.js";
+import type { OpenAIServer } from "../../testing/openai-server.js";
+import { scriptMessage, startScriptServer, type RunScript } from "../queue/script-model.js";
+import { freshDatabase } from "./database.js";
+import { checkBuilt, WorkerProcess, type WorkerProcessOptions } from "./worker-processes.js";
+
+/**
+ * The run queue's guarantees with real worker processes against a real PostgreSQL server: fencing
+ * under SIGSTOP, kill -9 mid-model-call and mid-tool, lost notifications. Side effects are counted in
+ * the database by the tools themselves. (Load and chaos: workers-load.test.ts.)
+ */
+describe("PostgreSQL run queue: worker processes that pause, crash or miss notifications", () => {
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let sql: pg.Pool;
+  let server: OpenAIServer;
+  let schemas = 0;
+  const workers: WorkerProcess[] = [];
+  const stores: PostgresRunStore[] = [];
+
+  beforeAll(async () => {
+    checkBuilt();
+    db = await freshDatabase();
+    sql = new pg.Pool({ connectionString: db.url, max: 4 });
+    await sql.query("CREATE TABLE effects (note text PRIMARY KEY, count integer NOT NULL)");
+    server = await startScriptServer();
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.kill()));
+    await Promise.all(stores.splice(0).map((s) => s.close()));
+  });
+  afterAll(async () => {
+    await server?.close();
+    await sql?.end();
+    await db?.drop();
+  });
+
+  const newSchema = async () => {
+    const schema = `w${++schemas}`;
+    const store = await PostgresRunStore.connect({ connectionString: db.url, schema, pollMs: 100 });
+    stores.push(store);
+    // Submitting needs a worker to have announced the agents; the processes do it, this saves a wait.
+    await store.registerAgents(["basic", "approver", "deadline"]);
+    return { schema, store };
+  };
+  const spawnWorker = (schema: string, id: string, options: Partial<WorkerProcessOptions> = {}) => {
+    const worker = new WorkerProcess({ url: db.url, schema, baseURL: server.baseURL, id, ...options });
+    workers.push(worker);
+    return worker;
+  };
+  const input = (script: RunScript) => ({ messages: [scriptMessage(script)] });
+  const effectsOf = async (prefix: string) => {
+    const { rows } = await sql.query<{ note: string; count: number }>("SELECT note, count FROM effects WHERE note LIKE $1 ORDER BY note", [`${prefix}%`]);
+    return Object.fromEntries(rows.map((r) => [r.note, r.count]));
+  };
+  const runRow = async (schema: string, runId: string) =>
+    (await sql.query<{ status: string; token: string; updated_at: string; output: unknown; checkpoint: string }>(`SELECT status, token, updated_at, output, checkpoint FROM ${schema}.runs WHERE run_id = $1`, [runId])).rows[0]!;
+
+  it("fences a paused worker: after SIGSTOP past its lease and SIGCONT it cannot overwrite the new owner's progress", async () => {
+    const { schema, store } = await newSchema();
+    const a = spawnWorker(schema, "A", { leaseMs: 800 });
+    await a.waitFor((e) => e.type === "worker.started", "A to start");
+    const runId = await store.submit({ agent: "basic", runId: "paused", input: input({ calls: [{ name: "record", note: "fence:1" }], answer: "B finished it", modelDelayMs: 1_200 }) });
+    await a.waitFor((e) => e.type === "agent.event" && e.runId === runId && e.event.type === "model.call.started", "A's model call");
+    a.signal("SIGSTOP");
+    await new Promise((resolve) => setTimeout(resolve, 1_300));
+    const b = spawnWorker(schema, "B", { leaseMs: 5_000 });
+    const output = await store.wait(runId);
+    expect(output).toMatchObject({ status: "succeeded", finalAnswer: "B finished it" });
+    expect(b.events.some((e) => e.type === "run.claimed" && e.runId === runId && e.resumed)).toBe(true);
+    const finished = await runRow(schema, runId);
+    a.signal("SIGCONT");
+    // A wakes with its model reply in hand; its next write finds B's token and it stops the run.
+    await a.waitFor((e) => e.type === "run.fenced" && e.runId === runId, "A to find itself fenced");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const after = await runRow(schema, runId);
+    expect(after).toEqual(finished);
+    expect(await effectsOf("fence:")).toEqual({ "fence:1": 1 });
+    expect(a.events.some((e) => e.type === "agent.event" && e.runId === runId && e.event.type === "tool.call.completed")).toBe(false);
+  });
+
+  it("resumes a run elsewhere after kill -9 mid-model-call, from its last checkpoint", async () => {
+    const { schema, store } = await newSchema();
+    const a = spawnWorker(schema, "A", { leaseMs: 800 });
+    const runId = await store.submit({
+      agent: "basic",
+      input: input({ calls: [{ name: "record", note: "model-kill:1" }, { name: "record", note: "model-kill:2" }], answer: "done after the crash", modelDelayMs: 400 }),
+    });
+    // Killed during the second model call: the first tool's outcome is journaled and checkpointed.
+    await a.waitFor((e) => e.type === "agent.event" && e.runId === runId && e.event.type === "tool.call.completed", "A's first tool call");
+    await a.waitFor((e) => e.type === "agent.event" && e.runId === runId && e.event.type === "model.call.started" && a.events.filter((x) => x.type === "agent.event" && x.event.type === "model.call.started").length >= 2, "A's second model call");
+    await a.kill();
+    const b = spawnWorker(schema, "B", { leaseMs: 5_000 });
+    const output = await store.wait(runId);
+    expect(output).toMatchObject({ status: "succeeded", finalAnswer: "done after the crash" });
+    expect(b.events.find((e) => e.type === "run.claimed" && e.runId === runId)).toMatchObject({ resumed: true });
+    expect(await effectsOf("model-kill:")).toEqual({ "model-kill:1": 1, "model-kill:2": 1 });
+  });
+
+  it("after kill -9 mid-tool, the resumed run does not run the interrupted call again (outcome unknown)", async () => {
+    const { schema, store } = await newSchema();
+    const a = spawnWorker(schema, "A", { leaseMs: 800 });
+    const runId = await store.submit({
+      agent: "basic",
+      input: input({ calls: [{ name: "record", note: "tool-kill:slow", sleepMs: 5_000 }, { name: "record", note: "tool-kill:next" }], answer: "carried on" }),
+    });
+    await a.waitFor((e) => e.type === "agent.event" && e.runId === runId && e.event.type === "tool.call.started", "A's slow tool");
+    // Killed once the journal holds the call as started (the tool then sleeps before its side effect).
+    const journaled = async () => (await sql.query(`SELECT 1 FROM ${schema}.tool_journal WHERE run_id = $1 AND state = 'started'`, [runId])).rowCount === 1;
+    while (!(await journaled())) await new Promise((resolve) => setTimeout(resolve, 20));
+    await a.kill();
+    spawnWorker(schema, "B", { leaseMs: 5_000 });
+    const output = await store.wait(runId);
+    expect(output).toMatchObject({ status: "succeeded", finalAnswer: "carried on" });
+    const observation = output.messages.find((m) => m.role === "tool" && m.toolCallId === "call_0");
+    expect(observation?.content).toContain("was interrupted");
+    expect(await effectsOf("tool-kill:")).toEqual({ "tool-kill:next": 1 });
+    const journal = await sql.query(`SELECT call_id, state FROM ${schema}.tool_journal WHERE run_id = $1 ORDER BY iteration`, [runId]);
+    expect(journal.rows).toEqual([
+      { call_id: "call_0", state: "completed" },
+      { call_id: "call_1", state: "completed" },
+    ]);
+  });
+
+  it("survives lost notifications by polling", async () => {
+    const { schema, store } = await newSchema();
+    // A worker that never listens (as behind a transaction-mode pooler) still finds every run.
+    const deaf = spawnWorker(schema, "deaf", { listen: false, pollMs: 150 });
+    await deaf.waitFor((e) => e.type === "worker.started", "the worker to start");
+    const ids = await Promise.all([0, 1, 2].map((i) => store.submit({ agent: "basic", input: input({ calls: [{ name: "record", note: `poll:${i}` }], answer: "polled" }) })));
+    for (const runId of ids) expect((await store.wait(runId)).finalAnswer).toBe("polled");
+    expect(new Set(deaf.events.filter((e) => e.type === "run.finished").map((e) => (e as { runId: string }).runId))).toEqual(new Set(ids));
+    // A listening worker whose LISTEN connection is cut still sees runs submitted meanwhile.
+    await deaf.kill();
+    const listening = spawnWorker(schema, "listening", { pollMs: 150 });
+    await listening.waitFor((e) => e.type === "worker.started", "the listening worker to start");
+    await sql.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'jianmu:listen' AND datname = current_database()");
+    const late = await store.submit({ agent: "basic", input: input({ calls: [], answer: "still found" }) });
+    expect((await store.wait(late)).finalAnswer).toBe("still found");
+  });
+});

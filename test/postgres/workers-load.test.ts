@@ -1,0 +1,120 @@
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PostgresRunStore } from "../../queue/postgres/store.js";
+import type { OpenAIServer } from "../../testing/openai-server.js";
+import { scriptMessage, startScriptServer, type RunScript } from "../queue/script-model.js";
+import { freshDatabase } from "./database.js";
+import type { WorkerEvent } from "../../queue/worker-events.js";
+import { checkBuilt, WorkerProcess, type WorkerProcessOptions } from "./worker-processes.js";
+
+/**
+ * The run queue under load with real worker processes against a real PostgreSQL server: 1000 parked
+ * runs on a concurrency-4 worker; several workers killed and restarted at random under many runs.
+ */
+describe("PostgreSQL run queue: worker processes under load and chaos", () => {
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let sql: pg.Pool;
+  let server: OpenAIServer;
+  let schemas = 0;
+  const workers: WorkerProcess[] = [];
+  const stores: PostgresRunStore[] = [];
+
+  beforeAll(async () => {
+    checkBuilt();
+    db = await freshDatabase();
+    sql = new pg.Pool({ connectionString: db.url, max: 4 });
+    await sql.query("CREATE TABLE effects (note text PRIMARY KEY, count integer NOT NULL)");
+    server = await startScriptServer();
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.kill()));
+    await Promise.all(stores.splice(0).map((s) => s.close()));
+  });
+  afterAll(async () => {
+    await server?.close();
+    await sql?.end();
+    await db?.drop();
+  });
+
+  const newSchema = async () => {
+    const schema = `w${++schemas}`;
+    const store = await PostgresRunStore.connect({ connectionString: db.url, schema, pollMs: 100 });
+    stores.push(store);
+    // Submitting needs a worker to have announced the agents; the processes do it, this saves a wait.
+    await store.registerAgents(["basic", "approver", "deadline"]);
+    return { schema, store };
+  };
+  const spawnWorker = (schema: string, id: string, options: Partial<WorkerProcessOptions> = {}) => {
+    const worker = new WorkerProcess({ url: db.url, schema, baseURL: server.baseURL, id, ...options });
+    workers.push(worker);
+    return worker;
+  };
+  const input = (script: RunScript) => ({ messages: [scriptMessage(script)] });
+  const effectsOf = async (prefix: string) => {
+    const { rows } = await sql.query<{ note: string; count: number }>("SELECT note, count FROM effects WHERE note LIKE $1 ORDER BY note", [`${prefix}%`]);
+    return Object.fromEntries(rows.map((r) => [r.note, r.count]));
+  };
+  it("keeps 1000 parked runs without a worker slot; approvals for a few finish them while the rest wait", async () => {
+    const { schema, store } = await newSchema();
+    const worker = spawnWorker(schema, "P", { concurrency: 4, leaseMs: 5_000, pollMs: 100 });
+    const ids = Array.from({ length: 1000 }, (_, i) => `parked-${String(i).padStart(4, "0")}`);
+    for (let i = 0; i < ids.length; i += 50) {
+      await Promise.all(ids.slice(i, i + 50).map((runId) => store.submit({ agent: "approver", runId, input: input({ calls: [{ name: "pay", note: `parked:${runId}` }], answer: "paid" }) })));
+    }
+    const parkedCount = async () => Number((await sql.query(`SELECT count(*) AS n FROM ${schema}.runs WHERE status = 'awaitingApproval' AND owner IS NULL AND lease_until IS NULL`)).rows[0].n);
+    const deadline = Date.now() + 60_000;
+    while ((await parkedCount()) < 1000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await parkedCount()).toBe(1000);
+    const approved = ids.filter((_, i) => i % 100 === 7);
+    for (const runId of approved) await store.send(runId, { type: "guard.approve", callId: "call_0" });
+    for (const runId of approved) expect((await store.wait(runId)).finalAnswer).toBe("paid");
+    expect(Object.keys(await effectsOf("parked:")).length).toBe(approved.length);
+    expect(await parkedCount()).toBe(1000 - approved.length);
+    expect(worker.events.filter((e) => e.type === "run.parked").length).toBe(1000);
+  }, 90_000);
+
+  it("N workers x M runs with kill -9 and restarts: every run ends once, every completed tool call ran once", async () => {
+    const { schema, store } = await newSchema();
+    const M = 24;
+    const pool = Array.from({ length: 3 }, (_, i) => spawnWorker(schema, `chaos-${i}`, { concurrency: 4, leaseMs: 700, pollMs: 100 }));
+    await Promise.all(pool.map((w) => w.waitFor((e) => e.type === "worker.started", "the worker to start")));
+    const ids: string[] = [];
+    for (let i = 0; i < M; i++) {
+      const runId = `chaos-${i}`;
+      ids.push(runId);
+      const calls = [0, 1, 2].map((k) => ({ name: "record" as const, note: `chaos:${runId}:${k}`, sleepMs: 40 + ((i * 7 + k * 13) % 5) * 30 }));
+      await store.submit({ agent: "basic", runId, input: input({ calls, answer: `finished ${runId}`, modelDelayMs: 30 }) });
+    }
+    // Kill a worker in the middle of a tool call and start a fresh one in its place, a few times, while the runs go on.
+    for (let round = 0; round < 4; round++) {
+      const victim = round % pool.length;
+      const busy = (e: WorkerEvent) => e.type === "agent.event" && e.event.type === "tool.call.started";
+      // The first victim surely has a run in flight; later ones may find the work done (then killed anyway).
+      await pool[victim]!.waitFor(busy, "a tool call in flight", round === 0 ? 20_000 : 3_000).catch(() => undefined);
+      await pool[victim]!.kill();
+      pool[victim] = spawnWorker(schema, `chaos-${victim}-r${round}`, { concurrency: 4, leaseMs: 700, pollMs: 100 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const outputs = await Promise.all(ids.map((runId) => store.wait(runId)));
+    for (const [i, output] of outputs.entries()) expect(output).toMatchObject({ status: "succeeded", finalAnswer: `finished chaos-${i}` });
+    // The kills hit runs in flight: some were resumed from a checkpoint by another process.
+    const everyEvent = [...workers.flatMap((w) => w.events)];
+    expect(everyEvent.some((e) => e.type === "run.claimed" && e.resumed)).toBe(true);
+    const statuses = await sql.query(`SELECT status, count(*)::int AS n FROM ${schema}.runs GROUP BY status`);
+    expect(statuses.rows).toEqual([{ status: "succeeded", n: M }]);
+    const effects = await effectsOf("chaos:");
+    // No side effect ever happened twice...
+    expect(Object.values(effects).every((count) => count === 1)).toBe(true);
+    // ...and every call the journal holds as completed with a result ran exactly once.
+    const completed = await sql.query<{ outcome: { status: string; content: string; name: string } ; run_id: string; call_id: string }>(
+      `SELECT run_id, call_id, outcome FROM ${schema}.tool_journal WHERE state = 'completed'`,
+    );
+    const ran = completed.rows.filter((r) => r.outcome.status === "ok");
+    expect(ran.length).toBeGreaterThan(0);
+    for (const row of ran) expect(effects[row.outcome.content.replace(/^recorded /, "")]).toBe(1);
+    // A call that never ran to completion was reported as an unknown outcome, never run twice.
+    const unknown = completed.rows.filter((r) => r.outcome.status !== "ok");
+    for (const row of unknown) expect(row.outcome.content).toContain("was interrupted");
+    expect(ran.length + unknown.length).toBe(M * 3);
+  }, 90_000);
+});

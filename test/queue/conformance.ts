@@ -1,0 +1,211 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createReactMachine } from "../../machines/react-machine.js";
+import { defineTool } from "../../tools/tool.js";
+import { requireApproval } from "../../actors/guards/index.js";
+import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
+import { runAgent } from "../../machines/runner.js";
+import { FencedError, RunQueueError } from "../../queue/errors.js";
+import type { RunStore } from "../../queue/run-store.js";
+import { startWorker, type Worker } from "../../queue/worker.js";
+import type { WorkerEvent } from "../../queue/worker-events.js";
+import type { OpenAIServer } from "../../testing/openai-server.js";
+import { makeAgents } from "./fixture-agents.mjs";
+import { scriptMessage, startScriptServer, type RunScript } from "./script-model.js";
+
+const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
+
+/** Opens a fresh, empty store (a new database file, schema or object) each time. */
+export type OpenStore = () => Promise<RunStore>;
+
+function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const tick = async () => {
+      try {
+        if (await check()) return resolve();
+      } catch (error) {
+        return reject(error);
+      }
+      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`));
+      setTimeout(tick, 20);
+    };
+    void tick();
+  });
+}
+
+/**
+ * The run queue's contract, the same for every store: run it against memory, SQLite and PostgreSQL.
+ * Workers run in this process here; the multi-process semantics live in test/postgres/.
+ */
+export function describeRunStoreConformance(name: string, open: OpenStore): void {
+  describe(`run store conformance: ${name}`, () => {
+    let server: OpenAIServer;
+    let store: RunStore;
+    let worker: Worker | undefined;
+    let effects: Map<string, number>;
+    let events: WorkerEvent[];
+    const cleanups: (() => Promise<void>)[] = [];
+
+    beforeAll(async () => {
+      server = await startScriptServer();
+    });
+    afterAll(async () => {
+      await server.close();
+    });
+    afterEach(async () => {
+      await worker?.stop({ timeoutMs: 2_000 });
+      worker = undefined;
+      for (const cleanup of cleanups.splice(0)) await cleanup();
+      await store.close();
+    });
+
+    const setup = async (workerOptions: { leaseMs?: number; pollMs?: number; concurrency?: number } = {}) => {
+      store = await open();
+      effects = new Map();
+      events = [];
+      const agents = makeAgents(jianmu, {
+        baseURL: server.baseURL,
+        journal: store,
+        effect: (note) => void effects.set(note, (effects.get(note) ?? 0) + 1),
+        approvalTimeoutMs: 600,
+      });
+      worker = startWorker({ store, agents, concurrency: workerOptions.concurrency ?? 4, leaseMs: workerOptions.leaseMs ?? 5_000, pollMs: workerOptions.pollMs ?? 50, onEvent: (e) => events.push(e) });
+      await until(() => events.some((e) => e.type === "worker.started"), "the worker to register");
+      return agents;
+    };
+    const input = (script: RunScript) => ({ messages: [scriptMessage(script)] });
+
+    it("runs a submitted run to its output; the same runId twice is one run", async () => {
+      await setup();
+      const script: RunScript = { calls: [{ name: "record", note: "a1" }, { name: "record", note: "a2" }], answer: "all recorded" };
+      const runId = await store.submit({ agent: "basic", input: input(script), runId: "run-one" });
+      expect(await store.submit({ agent: "basic", input: input(script), runId: "run-one" })).toBe("run-one");
+      const output = await store.wait(runId);
+      expect(output).toMatchObject({ status: "succeeded", finalAnswer: "all recorded", runId: "run-one" });
+      expect(Object.fromEntries(effects)).toEqual({ a1: 1, a2: 1 });
+      expect(await store.status(runId)).toMatchObject({ status: "succeeded", pendingApprovals: [] });
+      expect((await store.status(runId)).owner).toBeUndefined();
+      const listed = await store.list({ agent: "basic" });
+      expect(listed.map((r) => r.runId)).toEqual(["run-one"]);
+      expect(listed[0]).toMatchObject({ status: "succeeded", agent: "basic" });
+      expect(await store.list({ status: "queued" })).toEqual([]);
+      // A fresh id when none is given.
+      const other = await store.submit({ agent: "basic", input: input({ calls: [], answer: "hi" }) });
+      expect(other).not.toBe("run-one");
+      expect((await store.wait(other)).finalAnswer).toBe("hi");
+    });
+
+    it("parks a run waiting for approval with no worker and no lease; an approval from anywhere resumes it once", async () => {
+      await setup();
+      const script: RunScript = { calls: [{ name: "pay", note: "inv-1" }], answer: "paid" };
+      const runId = await store.submit({ agent: "approver", input: input(script) });
+      await until(() => events.some((e) => e.type === "run.parked" && e.runId === runId), "the run to park");
+      const parked = await store.status(runId);
+      expect(parked.status).toBe("awaitingApproval");
+      expect(parked.owner).toBeUndefined();
+      expect(parked.pendingApprovals).toEqual([expect.objectContaining({ callId: "call_0", name: "pay" })]);
+      expect(worker!.active).toBe(0);
+      expect(effects.size).toBe(0);
+      expect(await store.send(runId, { type: "guard.approve", callId: "call_0" })).toBe(true);
+      // The same decision again is recorded once.
+      expect(await store.send(runId, { type: "guard.approve", callId: "call_0" })).toBe(false);
+      const output = await store.wait(runId);
+      expect(output).toMatchObject({ status: "succeeded", finalAnswer: "paid" });
+      expect(Object.fromEntries(effects)).toEqual({ "inv-1": 1 });
+      await expect(store.send(runId, { type: "guard.approve", callId: "call_0" })).rejects.toMatchObject({ problem: "finished_run" });
+    });
+
+    it("rejects and cancels parked runs", async () => {
+      await setup();
+      const rejected = await store.submit({ agent: "approver", input: input({ calls: [{ name: "pay", note: "r" }], answer: "not paid" }) });
+      const cancelled = await store.submit({ agent: "approver", input: input({ calls: [{ name: "pay", note: "c" }], answer: "never" }) });
+      await until(async () => (await store.status(rejected)).status === "awaitingApproval" && (await store.status(cancelled)).status === "awaitingApproval", "both to park");
+      await expect(store.send(rejected, { type: "guard.approve", callId: "call_9" })).rejects.toMatchObject({ problem: "not_pending" });
+      await store.send(rejected, { type: "guard.reject", callId: "call_0", reason: "over budget" });
+      await store.send(cancelled, { type: "agent.cancel", reason: "user left" });
+      const [r, c] = await Promise.all([store.wait(rejected), store.wait(cancelled)]);
+      expect(r.status).toBe("succeeded");
+      expect(JSON.stringify(r.messages)).toContain("over budget");
+      expect(c).toMatchObject({ status: "failed", termination: { reason: "cancelled" } });
+      expect(effects.size).toBe(0);
+    });
+
+    it("fires an approval deadline while no worker holds the run", async () => {
+      await setup();
+      const runId = await store.submit({ agent: "deadline", input: input({ calls: [{ name: "pay", note: "late" }], answer: "timed out" }) });
+      await until(() => events.some((e) => e.type === "run.parked" && e.runId === runId), "the run to park");
+      const parked = events.find((e) => e.type === "run.parked" && e.runId === runId);
+      expect(parked).toMatchObject({ wakeAt: expect.any(Number) });
+      const output = await store.wait(runId);
+      expect(output.status).toBe("succeeded");
+      expect(JSON.stringify(output.messages)).toMatch(/approval|timed out|time/i);
+      expect(effects.size).toBe(0);
+      // Claimed again after parking: by the deadline, with nobody's approval.
+      expect(events.filter((e) => e.type === "run.claimed" && e.runId === runId).length).toBe(2);
+    });
+
+    it("refuses bad requests with errors that name the fix, writing nothing", async () => {
+      await setup();
+      await expect(store.submit({ agent: "nobody", input: {} })).rejects.toMatchObject({ problem: "unknown_agent", message: expect.stringContaining("startWorker") });
+      await expect(store.submit({ agent: "basic", input: { messages: "hi" } as never })).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringContaining("messages") });
+      await expect(store.submit({ agent: "basic", runId: "has space" })).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringContaining("runId") });
+      await expect(store.send("no-such-run", { type: "agent.cancel" })).rejects.toMatchObject({ problem: "unknown_run", message: expect.stringContaining("no-such-run") });
+      await expect(store.send("no-such-run", { type: "guard.approve" } as never)).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringContaining("callId") });
+      await expect(store.status("no-such-run")).rejects.toBeInstanceOf(RunQueueError);
+      await expect(store.wait("no-such-run")).rejects.toMatchObject({ problem: "unknown_run" });
+      expect(await store.list({})).toEqual([]);
+    });
+
+    it("fences: a write carrying an old token is refused, stops the holder, and changes nothing", async () => {
+      await setup({ leaseMs: 200 });
+      await worker!.stop();
+      worker = undefined;
+      const runId = await store.submit({ agent: "basic", input: input({ calls: [], answer: "x" }) });
+      const [first] = await store.claim({ owner: "A", agents: ["basic"], limit: 1, leaseMs: 200 });
+      expect(first).toMatchObject({ runId, token: expect.any(Number) });
+      let lostBy: Error | undefined;
+      store.fence(runId, first!.token, (error) => (lostBy = error));
+      // While A's lease holds, nobody else can claim.
+      expect(await store.claim({ owner: "B", agents: ["basic"], limit: 1, leaseMs: 5_000 })).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const [second] = await store.claim({ owner: "B", agents: ["basic"], limit: 1, leaseMs: 5_000 });
+      expect(second!.token).toBeGreaterThan(first!.token);
+      await expect(Promise.resolve().then(() => store.started({ runId, iteration: 0, callId: "c" }, "record"))).rejects.toBeInstanceOf(FencedError);
+      expect(lostBy).toBeInstanceOf(FencedError);
+      expect(await store.lookup({ runId, iteration: 0, callId: "c" })).toBeUndefined();
+      expect(await store.renew(runId, first!.token, 1_000)).toBe(false);
+      expect(await store.finish(runId, first!.token, { status: "succeeded" } as never)).toBe(false);
+      expect((await store.status(runId)).owner).toBe("B");
+      store.unfence(runId);
+    });
+
+    it("hands in-flight runs over on a graceful stop; another worker finishes them", async () => {
+      await setup({ concurrency: 2 });
+      const runId = await store.submit({ agent: "basic", input: input({ calls: [{ name: "record", note: "g1", sleepMs: 300 }, { name: "record", note: "g2" }], answer: "handed over", modelDelayMs: 50 }) });
+      await until(() => events.some((e) => e.type === "agent.event" && e.runId === runId && e.event.type === "tool.call.started"), "the first tool call");
+      await worker!.stop();
+      expect(events.filter((e) => e.type !== "agent.event").map((e) => e.type)).toEqual(["worker.started", "run.claimed", "run.released", "worker.stopped"]);
+      expect(effects.get("g1")).toBe(1);
+      const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: (note) => void effects.set(note, (effects.get(note) ?? 0) + 1) });
+      worker = startWorker({ store, agents, pollMs: 50, leaseMs: 5_000 });
+      const output = await store.wait(runId);
+      expect(output.finalAnswer).toBe("handed over");
+      expect(Object.fromEntries(effects)).toEqual({ g1: 1, g2: 1 });
+    });
+
+    it("drops into runAgent as its checkpoint store and tool journal", async () => {
+      await setup();
+      const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: (note) => void effects.set(note, (effects.get(note) ?? 0) + 1) });
+      const output = await runAgent(agents.basic, { runId: "plain-run", ...input({ calls: [{ name: "record", note: "p" }], answer: "plain" }) }, { checkpoints: store });
+      expect(output.finalAnswer).toBe("plain");
+      const saved = await store.load("plain-run");
+      expect(saved).toMatchObject({ runId: "plain-run", status: "succeeded" });
+      expect(await store.lookup({ runId: "plain-run", iteration: 0, callId: "call_0" })).toMatchObject({ state: "completed" });
+      expect(await store.started({ runId: "plain-run", iteration: 0, callId: "call_0" }, "record")).toBe(false);
+      expect(await store.started({ runId: "plain-run", iteration: 5, callId: "call_0" }, "record")).toBe(true);
+      expect((await store.list()).map((s) => s.runId)).toContain("plain-run");
+      expect(await store.delete("plain-run")).toBe(true);
+      expect(await store.load("plain-run")).toBeUndefined();
+    });
+  });
+}
