@@ -16,7 +16,7 @@ async function main(argv: string[], interrupts: Interrupts): Promise<number> {
   try {
     // The run queue's commands (worker, runs, approve, reject, cancel, run --store) live in queue-commands.ts.
     const queue = await import("./queue-commands.js");
-    if (queue.isQueueCommand(argv)) return await queue.queueCommand(argv, { ...terminal, cwd: process.cwd() });
+    if (queue.isQueueCommand(argv)) return await queue.queueCommand(argv, { ...terminal, cwd: process.cwd(), interrupts });
     const args = parseCli(argv);
     if (args.command === "version") {
       const manifest = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string };

@@ -8,6 +8,7 @@ import { QueueStatusSchema, type RunCommand } from "../queue/schemas.js";
 import { startWorker } from "../queue/worker.js";
 import type { WorkerEvent } from "../queue/worker-events.js";
 import { UsageError } from "./args.js";
+import type { Interrupts } from "./interrupts.js";
 import type { Terminal } from "./progress.js";
 import { openStore } from "./queue-store.js";
 
@@ -52,7 +53,10 @@ function whole(flag: string, value: string | undefined): number | undefined {
   return Number(value);
 }
 
-export async function queueCommand(argv: string[], ctx: Terminal & { cwd: string }): Promise<number> {
+/** What the queue commands use: the terminal, the working folder, and the CLI's interruptions (signals). */
+export type QueueContext = Terminal & { cwd: string; interrupts: Interrupts };
+
+export async function queueCommand(argv: string[], ctx: QueueContext): Promise<number> {
   const [command, ...rest] = argv;
   let parsed;
   try {
@@ -136,7 +140,7 @@ function describeEvent(event: WorkerEvent): string | undefined {
   }
 }
 
-async function workerCommand(store: RunStore, values: Values, ctx: Terminal & { cwd: string }): Promise<number> {
+async function workerCommand(store: RunStore, values: Values, ctx: QueueContext): Promise<number> {
   const agents = await loadAgents(values.agents, store, ctx.cwd);
   const worker = startWorker({
     store,
@@ -153,15 +157,12 @@ async function workerCommand(store: RunStore, values: Values, ctx: Terminal & { 
       if (line) ctx.out.write(`${line}\n`);
     },
   });
+  // SIGINT/SIGTERM stop the worker gracefully (a second one exits at once): a clean stop exits 0.
   await new Promise<void>((done) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
+    ctx.interrupts.on(() => {
       ctx.err.write("stopping: in-flight runs reach a checkpoint and are released...\n");
       void worker.stop().then(done);
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
+    });
   });
   return 0;
 }

@@ -46,6 +46,10 @@ const NOT_EXPORTS: Record<string, string> = {
   handler: "a local: what agentHandler returned",
   resume: "a method of what useAgent returns",
   approve: "a method of what useAgent returns",
+  worker: "a local: what startWorker returned",
+  agents: "the function a worker's agents module exports (docs/scale.md)",
+  hash: "a hash function in scale.md's sharding sketch",
+  list: "a method (store.list())",
 };
 
 const exported = new Map<string, Set<string>>();

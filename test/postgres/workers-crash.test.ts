@@ -68,7 +68,8 @@ describe("PostgreSQL run queue: worker processes that pause, crash or miss notif
     const b = spawnWorker(schema, "B", { leaseMs: 5_000 });
     const output = await store.wait(runId);
     expect(output).toMatchObject({ status: "succeeded", finalAnswer: "B finished it" });
-    expect(b.events.some((e) => e.type === "run.claimed" && e.runId === runId && e.resumed)).toBe(true);
+    // B's events come over a pipe: wait for them instead of reading what has arrived so far.
+    await b.waitFor((e) => e.type === "run.claimed" && e.runId === runId && e.resumed === true, "B to claim and resume the run");
     const finished = await runRow(schema, runId);
     a.signal("SIGCONT");
     // A wakes with its model reply in hand; its next write finds B's token and it stops the run.
@@ -94,7 +95,7 @@ describe("PostgreSQL run queue: worker processes that pause, crash or miss notif
     const b = spawnWorker(schema, "B", { leaseMs: 5_000 });
     const output = await store.wait(runId);
     expect(output).toMatchObject({ status: "succeeded", finalAnswer: "done after the crash" });
-    expect(b.events.find((e) => e.type === "run.claimed" && e.runId === runId)).toMatchObject({ resumed: true });
+    expect(await b.waitFor((e) => e.type === "run.claimed" && e.runId === runId, "B to claim the run")).toMatchObject({ resumed: true });
     expect(await effectsOf("model-kill:")).toEqual({ "model-kill:1": 1, "model-kill:2": 1 });
   });
 
@@ -130,7 +131,8 @@ describe("PostgreSQL run queue: worker processes that pause, crash or miss notif
     await deaf.waitFor((e) => e.type === "worker.started", "the worker to start");
     const ids = await Promise.all([0, 1, 2].map((i) => store.submit({ agent: "basic", input: input({ calls: [{ name: "record", note: `poll:${i}` }], answer: "polled" }) })));
     for (const runId of ids) expect((await store.wait(runId)).finalAnswer).toBe("polled");
-    expect(new Set(deaf.events.filter((e) => e.type === "run.finished").map((e) => (e as { runId: string }).runId))).toEqual(new Set(ids));
+    // The worker finished each run itself (its events reach us over a pipe, a moment after the database says so).
+    for (const runId of ids) await deaf.waitFor((e) => e.type === "run.finished" && (e as { runId: string }).runId === runId, `run ${runId} to finish in the deaf worker`);
     // A listening worker whose LISTEN connection is cut still sees runs submitted meanwhile.
     await deaf.kill();
     const listening = spawnWorker(schema, "listening", { pollMs: 150 });

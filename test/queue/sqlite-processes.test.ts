@@ -44,7 +44,8 @@ describe("SqliteRunStore with worker processes", () => {
     await a.kill();
     const outputs = await Promise.all(ids.map((runId) => store.wait(runId)));
     outputs.forEach((output, i) => expect(output).toMatchObject({ status: "succeeded", finalAnswer: `done ${i}` }));
-    expect(b.events.some((e) => e.type === "run.finished")).toBe(true);
+    // B's events come over a pipe, a moment after the store says the run finished: wait for them.
+    await b.waitFor((e) => e.type === "run.finished", "B to finish a run");
     const db = new Database(path, { readonly: true });
     const counts = db.prepare<[], { count: number }>("SELECT count FROM effects").all();
     db.close();
