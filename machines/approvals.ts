@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { AgentContext } from "./context.js";
-import { AgentPathSchema } from "./events.js";
+import { AgentPathSchema } from "./commands.js";
 
 /** A call waiting for a person, as an approver needs it. */
 export const PendingApprovalSchema = z.object({

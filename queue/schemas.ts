@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { MessageSchema } from "../actors/messages.js";
+import { PendingApprovalSchema, pendingApprovals, type PendingApproval } from "../machines/approvals.js";
+import type { AgentContext } from "../machines/context.js";
 
 /**
  * The run queue's records at its boundaries (what callers pass in, what stores hand back). Every type
@@ -58,14 +60,6 @@ export function dedupeKeyOf(command: RunCommand): string {
   return command.type === "agent.cancel" ? "agent.cancel" : `call:${command.callId}`;
 }
 
-export const PendingApprovalSchema = z.object({
-  callId: z.string(),
-  name: z.string(),
-  arguments: z.string(),
-  reason: z.string().optional(),
-  deadline: z.number().optional(),
-});
-
 export const RunStatusInfoSchema = z.object({
   runId: z.string(),
   agent: z.string(),
@@ -111,19 +105,11 @@ export interface InboxEvent {
   command: RunCommand;
 }
 
-/** Pending approvals read from a checkpoint's context (no machine needed). */
-export function pendingFromSnapshot(snapshot: Record<string, unknown>): z.infer<typeof PendingApprovalSchema>[] {
-  const decisions = (snapshot.context as { loop?: { decisions?: unknown } } | undefined)?.loop?.decisions;
-  if (!Array.isArray(decisions)) return [];
-  return decisions
-    .filter((d): d is Record<string, unknown> => typeof d === "object" && d !== null && (d as { status?: unknown }).status === "pending")
-    .map((d) => ({
-      callId: String(d.callId),
-      name: String(d.name),
-      arguments: typeof d.arguments === "string" ? d.arguments : "",
-      ...(typeof d.reason === "string" ? { reason: d.reason } : {}),
-      ...(typeof d.deadline === "number" ? { deadline: d.deadline } : {}),
-    }));
+/** Pending approvals read from a checkpoint's context (no machine needed), nested agents' calls included. */
+export function pendingFromSnapshot(snapshot: Record<string, unknown>): PendingApproval[] {
+  const loop = (snapshot.context as { loop?: { decisions?: unknown } } | undefined)?.loop;
+  if (!Array.isArray(loop?.decisions)) return [];
+  return pendingApprovals(snapshot as unknown as { context: AgentContext });
 }
 
 /** `field: problem` of a zod error's first issue. */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MessageSchema } from "../actors/messages.js";
+import { PendingApprovalSchema, type PendingApproval } from "../machines/approvals.js";
 import { TERMINATION_REASONS } from "../machines/events.js";
 import { UsageSchema } from "../machines/state.js";
 
@@ -56,15 +57,9 @@ export const ChartPositionSchema = z.object({
 });
 export type ChartPosition = z.infer<typeof ChartPositionSchema>;
 
-export const PendingApprovalSchema = z.object({
-  callId: z.string(),
-  name: z.string(),
-  /** The model's arguments, raw JSON. */
-  arguments: z.string(),
-  reason: z.string().optional(),
-  deadline: z.number().optional(),
-});
-export type PendingApprovalView = z.infer<typeof PendingApprovalSchema>;
+// One shape for a call waiting for a person, wherever it is shown (nested agents' calls carry their agentPath).
+export { PendingApprovalSchema };
+export type PendingApprovalView = PendingApproval;
 
 /** The end of a run, without the conversation (that arrived as `message` events). */
 export const RunOutputSchema = z.object({

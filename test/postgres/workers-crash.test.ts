@@ -1,10 +1,5 @@
-import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PostgresRunStore } from "../../queue/postgres/store.js";
-import type { OpenAIServer } from "../../testing/openai-server.js";
-import { scriptMessage, startScriptServer, type RunScript } from "../queue/script-model.js";
-import { freshDatabase } from "./database.js";
-import { checkBuilt, WorkerProcess, type WorkerProcessOptions } from "./worker-processes.js";
+import { describe, expect, it } from "vitest";
+import { workerProcessFixture } from "./worker-fixture.js";
 
 /**
  * The run queue's guarantees with real worker processes against a real PostgreSQL server: fencing
@@ -12,50 +7,9 @@ import { checkBuilt, WorkerProcess, type WorkerProcessOptions } from "./worker-p
  * the database by the tools themselves. (Load and chaos: workers-load.test.ts.)
  */
 describe("PostgreSQL run queue: worker processes that pause, crash or miss notifications", () => {
-  let db: Awaited<ReturnType<typeof freshDatabase>>;
-  let sql: pg.Pool;
-  let server: OpenAIServer;
-  let schemas = 0;
-  const workers: WorkerProcess[] = [];
-  const stores: PostgresRunStore[] = [];
-
-  beforeAll(async () => {
-    checkBuilt();
-    db = await freshDatabase();
-    sql = new pg.Pool({ connectionString: db.url, max: 4 });
-    await sql.query("CREATE TABLE effects (note text PRIMARY KEY, count integer NOT NULL)");
-    server = await startScriptServer();
-  });
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.kill()));
-    await Promise.all(stores.splice(0).map((s) => s.close()));
-  });
-  afterAll(async () => {
-    await server?.close();
-    await sql?.end();
-    await db?.drop();
-  });
-
-  const newSchema = async () => {
-    const schema = `w${++schemas}`;
-    const store = await PostgresRunStore.connect({ connectionString: db.url, schema, pollMs: 100 });
-    stores.push(store);
-    // Submitting needs a worker to have announced the agents; the processes do it, this saves a wait.
-    await store.registerAgents(["basic", "approver", "deadline"]);
-    return { schema, store };
-  };
-  const spawnWorker = (schema: string, id: string, options: Partial<WorkerProcessOptions> = {}) => {
-    const worker = new WorkerProcess({ url: db.url, schema, baseURL: server.baseURL, id, ...options });
-    workers.push(worker);
-    return worker;
-  };
-  const input = (script: RunScript) => ({ messages: [scriptMessage(script)] });
-  const effectsOf = async (prefix: string) => {
-    const { rows } = await sql.query<{ note: string; count: number }>("SELECT note, count FROM effects WHERE note LIKE $1 ORDER BY note", [`${prefix}%`]);
-    return Object.fromEntries(rows.map((r) => [r.note, r.count]));
-  };
+  const { sql, newSchema, spawnWorker, input, effectsOf } = workerProcessFixture();
   const runRow = async (schema: string, runId: string) =>
-    (await sql.query<{ status: string; token: string; updated_at: string; output: unknown; checkpoint: string }>(`SELECT status, token, updated_at, output, checkpoint FROM ${schema}.runs WHERE run_id = $1`, [runId])).rows[0]!;
+    (await sql(`SELECT status, token, updated_at, output, checkpoint FROM ${schema}.runs WHERE run_id = $1`, [runId])).rows[0] as { status: string; token: string; updated_at: string; output: unknown; checkpoint: string };
 
   it("fences a paused worker: after SIGSTOP past its lease and SIGCONT it cannot overwrite the new owner's progress", async () => {
     const { schema, store } = await newSchema();
@@ -108,7 +62,7 @@ describe("PostgreSQL run queue: worker processes that pause, crash or miss notif
     });
     await a.waitFor((e) => e.type === "agent.event" && e.runId === runId && e.event.type === "tool.call.started", "A's slow tool");
     // Killed once the journal holds the call as started (the tool then sleeps before its side effect).
-    const journaled = async () => (await sql.query(`SELECT 1 FROM ${schema}.tool_journal WHERE run_id = $1 AND state = 'started'`, [runId])).rowCount === 1;
+    const journaled = async () => (await sql(`SELECT 1 FROM ${schema}.tool_journal WHERE run_id = $1 AND state = 'started'`, [runId])).rowCount === 1;
     while (!(await journaled())) await new Promise((resolve) => setTimeout(resolve, 20));
     await a.kill();
     spawnWorker(schema, "B", { leaseMs: 5_000 });
@@ -117,7 +71,7 @@ describe("PostgreSQL run queue: worker processes that pause, crash or miss notif
     const observation = output.messages.find((m) => m.role === "tool" && m.toolCallId === "call_0");
     expect(observation?.content).toContain("was interrupted");
     expect(await effectsOf("tool-kill:")).toEqual({ "tool-kill:next": 1 });
-    const journal = await sql.query(`SELECT call_id, state FROM ${schema}.tool_journal WHERE run_id = $1 ORDER BY iteration`, [runId]);
+    const journal = await sql(`SELECT call_id, state FROM ${schema}.tool_journal WHERE run_id = $1 ORDER BY iteration`, [runId]);
     expect(journal.rows).toEqual([
       { call_id: "call_0", state: "completed" },
       { call_id: "call_1", state: "completed" },
@@ -137,7 +91,7 @@ describe("PostgreSQL run queue: worker processes that pause, crash or miss notif
     await deaf.kill();
     const listening = spawnWorker(schema, "listening", { pollMs: 150 });
     await listening.waitFor((e) => e.type === "worker.started", "the listening worker to start");
-    await sql.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'jianmu:listen' AND datname = current_database()");
+    await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'jianmu:listen' AND datname = current_database()");
     const late = await store.submit({ agent: "basic", input: input({ calls: [], answer: "still found" }) });
     expect((await store.wait(late)).finalAnswer).toBe("still found");
   });

@@ -1,59 +1,13 @@
-import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PostgresRunStore } from "../../queue/postgres/store.js";
-import type { OpenAIServer } from "../../testing/openai-server.js";
-import { scriptMessage, startScriptServer, type RunScript } from "../queue/script-model.js";
-import { freshDatabase } from "./database.js";
+import { describe, expect, it } from "vitest";
 import type { WorkerEvent } from "../../queue/worker-events.js";
-import { checkBuilt, WorkerProcess, type WorkerProcessOptions } from "./worker-processes.js";
+import { workerProcessFixture } from "./worker-fixture.js";
 
 /**
  * The run queue under load with real worker processes against a real PostgreSQL server: 1000 parked
  * runs on a concurrency-4 worker; several workers killed and restarted at random under many runs.
  */
 describe("PostgreSQL run queue: worker processes under load and chaos", () => {
-  let db: Awaited<ReturnType<typeof freshDatabase>>;
-  let sql: pg.Pool;
-  let server: OpenAIServer;
-  let schemas = 0;
-  const workers: WorkerProcess[] = [];
-  const stores: PostgresRunStore[] = [];
-
-  beforeAll(async () => {
-    checkBuilt();
-    db = await freshDatabase();
-    sql = new pg.Pool({ connectionString: db.url, max: 4 });
-    await sql.query("CREATE TABLE effects (note text PRIMARY KEY, count integer NOT NULL)");
-    server = await startScriptServer();
-  });
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.kill()));
-    await Promise.all(stores.splice(0).map((s) => s.close()));
-  });
-  afterAll(async () => {
-    await server?.close();
-    await sql?.end();
-    await db?.drop();
-  });
-
-  const newSchema = async () => {
-    const schema = `w${++schemas}`;
-    const store = await PostgresRunStore.connect({ connectionString: db.url, schema, pollMs: 100 });
-    stores.push(store);
-    // Submitting needs a worker to have announced the agents; the processes do it, this saves a wait.
-    await store.registerAgents(["basic", "approver", "deadline"]);
-    return { schema, store };
-  };
-  const spawnWorker = (schema: string, id: string, options: Partial<WorkerProcessOptions> = {}) => {
-    const worker = new WorkerProcess({ url: db.url, schema, baseURL: server.baseURL, id, ...options });
-    workers.push(worker);
-    return worker;
-  };
-  const input = (script: RunScript) => ({ messages: [scriptMessage(script)] });
-  const effectsOf = async (prefix: string) => {
-    const { rows } = await sql.query<{ note: string; count: number }>("SELECT note, count FROM effects WHERE note LIKE $1 ORDER BY note", [`${prefix}%`]);
-    return Object.fromEntries(rows.map((r) => [r.note, r.count]));
-  };
+  const { sql, newSchema, spawnWorker, spawned, input, effectsOf } = workerProcessFixture();
   it("keeps 1000 parked runs without a worker slot; approvals for a few finish them while the rest wait", async () => {
     const { schema, store } = await newSchema();
     const worker = spawnWorker(schema, "P", { concurrency: 4, leaseMs: 5_000, pollMs: 100 });
@@ -61,7 +15,7 @@ describe("PostgreSQL run queue: worker processes under load and chaos", () => {
     for (let i = 0; i < ids.length; i += 50) {
       await Promise.all(ids.slice(i, i + 50).map((runId) => store.submit({ agent: "approver", runId, input: input({ calls: [{ name: "pay", note: `parked:${runId}` }], answer: "paid" }) })));
     }
-    const parkedCount = async () => Number((await sql.query(`SELECT count(*) AS n FROM ${schema}.runs WHERE status = 'awaitingApproval' AND owner IS NULL AND lease_until IS NULL`)).rows[0].n);
+    const parkedCount = async () => Number((await sql(`SELECT count(*) AS n FROM ${schema}.runs WHERE status = 'awaitingApproval' AND owner IS NULL AND lease_until IS NULL`)).rows[0].n);
     const deadline = Date.now() + 60_000;
     while ((await parkedCount()) < 1000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await parkedCount()).toBe(1000);
@@ -98,15 +52,15 @@ describe("PostgreSQL run queue: worker processes under load and chaos", () => {
     const outputs = await Promise.all(ids.map((runId) => store.wait(runId)));
     for (const [i, output] of outputs.entries()) expect(output).toMatchObject({ status: "succeeded", finalAnswer: `finished chaos-${i}` });
     // The kills hit runs in flight: some were resumed from a checkpoint by another process.
-    const everyEvent = [...workers.flatMap((w) => w.events)];
+    const everyEvent = spawned().flatMap((w) => w.events);
     expect(everyEvent.some((e) => e.type === "run.claimed" && e.resumed)).toBe(true);
-    const statuses = await sql.query(`SELECT status, count(*)::int AS n FROM ${schema}.runs GROUP BY status`);
+    const statuses = await sql(`SELECT status, count(*)::int AS n FROM ${schema}.runs GROUP BY status`);
     expect(statuses.rows).toEqual([{ status: "succeeded", n: M }]);
     const effects = await effectsOf("chaos:");
     // No side effect ever happened twice...
     expect(Object.values(effects).every((count) => count === 1)).toBe(true);
     // ...and every call the journal holds as completed with a result ran exactly once.
-    const completed = await sql.query<{ outcome: { status: string; content: string; name: string } ; run_id: string; call_id: string }>(
+    const completed = await sql(
       `SELECT run_id, call_id, outcome FROM ${schema}.tool_journal WHERE state = 'completed'`,
     );
     const ran = completed.rows.filter((r) => r.outcome.status === "ok");
