@@ -3,9 +3,9 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { z } from "zod";
 import type { ToolOutcome } from "../../actors/tool-executor.js";
-import { ToolOutcomeSchema, type JournalEntry, type JournalKey, type ToolJournal } from "../../actors/tool-journal.js";
+import type { JournalEntry, JournalKey, ToolJournal } from "../../actors/tool-journal.js";
 import { readPersisted, type PersistedAgent, type RunStatus } from "../persistence.js";
-import { CheckpointError, checkRecordId, summaryOf, type CheckpointStore, type CheckpointSummary } from "./store.js";
+import { CheckpointError, checkRecordId, journalEntryOf, summaryOf, type CheckpointStore, type CheckpointSummary } from "./store.js";
 
 const OptionsSchema = z
   .object({
@@ -181,18 +181,7 @@ export class SqliteCheckpointStore implements CheckpointStore, ToolJournal {
   lookup(key: JournalKey): JournalEntry | undefined {
     const row = this.statements.lookup.get(key.runId, key.iteration, key.callId);
     if (!row) return undefined;
-    if (row.state === "started") return { state: "started", name: row.name };
-    let outcome: unknown;
-    try {
-      outcome = JSON.parse(row.outcome ?? "");
-    } catch {
-      outcome = undefined;
-    }
-    const checked = ToolOutcomeSchema.safeParse(outcome);
-    if (!checked.success) {
-      throw new CheckpointError(key.runId, `tool journal in ${this.path}: the outcome of call ${key.callId} (iteration ${key.iteration}) is damaged`);
-    }
-    return { state: "completed", outcome: checked.data as ToolOutcome };
+    return journalEntryOf(row, key, this.path);
   }
 
   forget(runId: string): void {

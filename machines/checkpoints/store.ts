@@ -1,3 +1,5 @@
+import type { ToolOutcome } from "../../actors/tool-executor.js";
+import { ToolOutcomeSchema, type JournalEntry, type JournalKey } from "../../actors/tool-journal.js";
 import type { PersistedAgent, RunStatus } from "../persistence.js";
 
 type MaybePromise<T> = T | Promise<T>;
@@ -58,4 +60,30 @@ export function checkRecordId(runId: string, record: PersistedAgent): void {
   if (record?.runId !== runId) {
     throw new CheckpointError(runId, `save: the record belongs to run ${JSON.stringify(record?.runId)}, not ${JSON.stringify(runId)}; save it as save(record.runId, record)`);
   }
+}
+
+/** A journal entry as a store keeps it: the outcome as JSON text (SQLite) or an already parsed value (PostgreSQL jsonb). */
+export interface StoredJournalRow {
+  name: string;
+  state: "started" | "completed";
+  outcome: unknown;
+}
+
+/**
+ * Every store reads its journal back through this: a completed outcome is checked against its schema,
+ * and a damaged one is a `CheckpointError` naming the call and `where` it is kept, never a half-read entry.
+ */
+export function journalEntryOf(row: StoredJournalRow, key: JournalKey, where: string): JournalEntry {
+  if (row.state === "started") return { state: "started", name: row.name };
+  let outcome = row.outcome;
+  if (typeof outcome === "string") {
+    try {
+      outcome = JSON.parse(outcome);
+    } catch {
+      outcome = undefined;
+    }
+  }
+  const checked = ToolOutcomeSchema.safeParse(outcome);
+  if (!checked.success) throw new CheckpointError(key.runId, `tool journal in ${where}: the outcome of call ${key.callId} (iteration ${key.iteration}) is damaged`);
+  return { state: "completed", outcome: checked.data as ToolOutcome };
 }

@@ -1,7 +1,7 @@
 import pg from "pg";
 import type { ToolOutcome } from "../../actors/tool-executor.js";
-import { ToolOutcomeSchema, type JournalEntry, type JournalKey, type ToolJournal } from "../../actors/tool-journal.js";
-import { CheckpointError, checkRecordId, type CheckpointStore, type CheckpointSummary } from "../../machines/checkpoints/store.js";
+import type { JournalEntry, JournalKey, ToolJournal } from "../../actors/tool-journal.js";
+import { checkRecordId, journalEntryOf, type CheckpointStore, type CheckpointSummary } from "../../machines/checkpoints/store.js";
 import type { AgentOutput } from "../../machines/context.js";
 import { readPersisted, type PersistedAgent, type RunStatus } from "../../machines/persistence.js";
 import { RunQueueError } from "../errors.js";
@@ -312,10 +312,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     );
     const row = rows[0];
     if (!row) return undefined;
-    if (row.state === "started") return { state: "started", name: row.name };
-    const checked = ToolOutcomeSchema.safeParse(row.outcome);
-    if (!checked.success) throw new CheckpointError(key.runId, `tool journal in schema ${this.schema}: the outcome of call ${key.callId} (iteration ${key.iteration}) is damaged`);
-    return { state: "completed", outcome: checked.data as ToolOutcome };
+    return journalEntryOf(row, key, `schema ${this.schema}`);
   }
 
   async forget(runId: string): Promise<void> {

@@ -3,8 +3,8 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { z } from "zod";
 import type { ToolOutcome } from "../../actors/tool-executor.js";
-import { ToolOutcomeSchema, type JournalEntry, type JournalKey, type ToolJournal } from "../../actors/tool-journal.js";
-import { CheckpointError, checkRecordId, type CheckpointStore, type CheckpointSummary } from "../../machines/checkpoints/store.js";
+import type { JournalEntry, JournalKey, ToolJournal } from "../../actors/tool-journal.js";
+import { checkRecordId, journalEntryOf, type CheckpointStore, type CheckpointSummary } from "../../machines/checkpoints/store.js";
 import type { AgentOutput } from "../../machines/context.js";
 import { readPersisted, type PersistedAgent, type RunStatus } from "../../machines/persistence.js";
 import { errorText, RunQueueError } from "../errors.js";
@@ -295,16 +295,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
       )
       .get(key.runId, key.iteration, key.callId);
     if (!row) return undefined;
-    if (row.state === "started") return { state: "started", name: row.name };
-    let outcome: unknown;
-    try {
-      outcome = JSON.parse(row.outcome ?? "");
-    } catch {
-      outcome = undefined;
-    }
-    const checked = ToolOutcomeSchema.safeParse(outcome);
-    if (!checked.success) throw new CheckpointError(key.runId, `tool journal in ${this.path}: the outcome of call ${key.callId} (iteration ${key.iteration}) is damaged`);
-    return { state: "completed", outcome: checked.data as ToolOutcome };
+    return journalEntryOf(row, key, this.path);
   }
 
   forget(runId: string): void {
