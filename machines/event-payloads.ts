@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PendingApprovalSchema } from "./approvals.js";
 
 /*
  * The payloads of the agent's own internal events that end up in context. They are sent by its
@@ -62,4 +63,15 @@ export function errorInfoOf(error: unknown): z.infer<typeof ErrorInfoSchema> | u
 /** A started call as `tool.progress` reports it, checked before it joins `loop.history`. */
 export function isStartedCall(item: { callId?: unknown; name?: unknown }, at: unknown): boolean {
   return typeof item.callId === "string" && typeof item.name === "string" && typeof at === "number" && Number.isFinite(at);
+}
+
+/** What a nested agent reports of itself (`agent.status`): it goes into `loop.delegation` and so into every later checkpoint. */
+const NestedStatusSchema = z.object({ pending: z.array(PendingApprovalSchema), moment: z.string().nullable() });
+
+export function isNestedStatus(event: { pending?: unknown; moment?: unknown }): boolean {
+  try {
+    return NestedStatusSchema.safeParse(event).success;
+  } catch {
+    return false;
+  }
 }

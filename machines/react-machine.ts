@@ -9,7 +9,7 @@ import { toErrorInfo } from "../actors/errors.js";
 import { createPreflightActor, type CallDecision, type CallRecord, type Guard } from "../actors/guard.js";
 import { createLLMActor, type LLMInput, type LLMOutput, type LLMProgress } from "../actors/llm-step.js";
 import type { Message, ToolCall } from "../actors/messages.js";
-import { addUsage, type ModelClient, type Usage } from "../actors/model-client.js";
+import { addUsage, isSaneUsage, type ModelClient, type Usage } from "../actors/model-client.js";
 import { createToolExecutorActor, type ToolOutcome, type ToolProgress, type ToolRunner } from "../actors/tool-executor.js";
 import type { ToolJournal } from "../actors/tool-journal.js";
 import { createToolProvidersActor, ToolRegistry } from "../actors/tool-providers.js";
@@ -24,7 +24,7 @@ import { StateAccess } from "./state-access.js";
 import { carriedProgress } from "./progress.js";
 import { commandShapeProblem, shownCallId } from "./commands.js";
 import { HeldCommands } from "./held-commands.js";
-import { errorInfoOf, isStartedCall, isToolList } from "./event-payloads.js";
+import { errorInfoOf, isNestedStatus, isStartedCall, isToolList } from "./event-payloads.js";
 import { acceptOutput, FINAL_RESULT_TOOL, planOutput, recordOutputCheck, rejectOutput, type OutputPlan } from "./output.js";
 import { parsePartialJson } from "./partial-json.js";
 import { planRound, type PrepareRound } from "./prepare-round.js";
@@ -445,11 +445,12 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         if (event.type !== "agent.emitted" || event.from !== nestedId) return;
         const relayed = nested.relayed(context, event.event);
         if (!relayed) return;
-        if (relayed.type === "reply.completed") enqueue.assign(nested.addNestedUsage(context, access, relayed.usage));
+        // Usage joins this run's usage (and so its checkpoints): only counts that are sane (a forged event's are not).
+        if (relayed.type === "reply.completed" && isSaneUsage(relayed.usage)) enqueue.assign(nested.addNestedUsage(context, access, relayed.usage));
         enqueue.emit(relayed);
       }),
       mirrorNestedAgent: assign(({ context, event }) =>
-        event.type === "agent.status" && event.from === nestedId ? nested.mirrorStatus(context, event.pending, event.moment) : context,
+        event.type === "agent.status" && event.from === nestedId && isNestedStatus(event) ? nested.mirrorStatus(context, event.pending, event.moment) : context,
       ),
       startNestedAgent: enqueueActions(({ context, enqueue }) => {
         const step = nested.startNextAgent(context, agents, now());
@@ -575,7 +576,8 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
       iterationsLeft: ({ context }) => context.loop.iteration < config.maxIterations,
       nonePending: ({ context }) => nothingWaits(context),
       delegationPlanned: ({ context }) => nested.delegatedCalls(read<ToolCall[]>(context, "actions"), context.loop.decisions, agents).length > 0,
-      nestedWaiting: ({ context, event }) => event.type === "agent.status" && event.from === nestedId && !!context.loop.delegation?.current && event.pending.length > 0,
+      nestedWaiting: ({ context, event }) =>
+        event.type === "agent.status" && event.from === nestedId && isNestedStatus(event) && !!context.loop.delegation?.current && event.pending.length > 0,
       backToDelegating: ({ context }) => nothingWaits(context) && context.loop.delegation?.current?.kind === "agent",
       backToHandingOff: ({ context }) => nothingWaits(context) && context.loop.delegation?.current?.kind === "handoff",
       delegationDone: ({ context }) => !context.loop.delegation?.current && !context.loop.delegation?.queue.length,

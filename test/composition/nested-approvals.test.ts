@@ -142,3 +142,31 @@ describe("approvals bubble up from nested agents", () => {
     expect(() => restoreAgent(top, damaged)).toThrow(/"Top\.agent › Middle\.agent › Inner\.approvalTimer" uses logic "noSuchLogic"/);
   });
 });
+
+describe("forged nested-agent events", () => {
+  it("an agent.status or agent.emitted sent from outside with a bad payload changes nothing; the checkpoint restores and the run finishes", async () => {
+    const { top, runs } = threeLevels();
+    const actor = createActor(top, { input: { messages: [human("go")] } });
+    actor.start();
+    const waiting = await waitUntil(actor, awaiting);
+    const before = JSON.stringify(waiting.context);
+    const nestedId = "Top.agent";
+    const forged: unknown[] = [
+      { type: "agent.status", from: nestedId, pending: "not a list", moment: null },
+      { type: "agent.status", from: nestedId, pending: [{ callId: 7, name: null }], moment: null },
+      { type: "agent.status", from: nestedId, pending: [], moment: { deep: true } },
+      { type: "agent.emitted", from: nestedId, event: { type: "reply.completed", usage: { promptTokens: -5, completionTokens: Number.NaN, totalTokens: "x" } } },
+      { type: "agent.emitted", from: nestedId, event: { type: "reply.completed", usage: { promptTokens: 1e300, completionTokens: 1, totalTokens: 1e300 } } },
+    ];
+    for (const event of forged) actor.send(event as never);
+    expect(JSON.stringify(actor.getSnapshot().context)).toBe(before);
+    expect(pendingApprovals(actor.getSnapshot())).toEqual(pendingApprovals(waiting));
+
+    // The next checkpoint restores, and the run itself carries on as if nothing had been sent.
+    expect(() => restoreAgent(top, JSON.stringify(persistAgent(actor)))).not.toThrow();
+    actor.send({ type: "guard.approve", callId: "i1", agentPath: PATH });
+    const final = await waitUntil(actor, (s) => s.status === "done");
+    expect(final.output).toMatchObject({ status: "succeeded", finalAnswer: "top: done" });
+    expect(runs).toEqual(["hello"]);
+  });
+});
