@@ -96,6 +96,7 @@ export type { ToolListOptions, RequireApprovalOptions, CallBudgetOptions, RateLi
 
 // ---- durable runs (SQLite: `jianmu/sqlite`) ----
 export { persistAgent, restoreAgent, readPersisted, statePath, runStatusOf, SnapshotError, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from "./machines/persistence.js";
+export { STATE_TAGS, tagsAt, type StateTag } from "./machines/state-tags.js";
 export type { PersistedAgent, RunStatus, SnapshotProblem, SnapshotLimits } from "./machines/persistence.js";
 export { DEFAULT_SNAPSHOT_LIMITS } from "./machines/persistence.js";
 export { ApproveEventSchema, RejectEventSchema, CancelEventSchema, commandShapeProblem } from "./machines/commands.js";

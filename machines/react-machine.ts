@@ -20,6 +20,7 @@ import { loadConfig, type ReActConfig, type ReActConfigInput } from "./config.js
 import { errorTermination, initialContext, type AgentContext, type AgentInput, type AgentOutput } from "./context.js";
 import type { AgentEmitted, AgentEvent, ApproveEvent, EmittedBase, RejectEvent, TerminationReason } from "./events.js";
 import { ReActState, type StateSchema } from "./state.js";
+import { STATE_TAGS } from "./state-tags.js";
 import { StateAccess } from "./state-access.js";
 import { carriedProgress } from "./progress.js";
 import { commandShapeProblem, shownCallId } from "./commands.js";
@@ -591,6 +592,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
     },
   }).createMachine({
     id: name,
+    description: "A ReAct agent: reason (the model) → call tools (guarded, maybe approved) → observe → repeat, until the state says done or a limit ends the run.",
     context: ({ input }) => initialContext(input, access, registry.staticInfo),
     initial: "Initialising",
     invoke: { id: childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
@@ -618,6 +620,8 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
     },
     states: {
       Initialising: {
+        description: "Waits for the tool providers to start (tools.ready) before the first round.",
+        tags: [STATE_TAGS.stable, STATE_TAGS.startingTools],
         on: {
           "tools.ready": {
             // Sent by the toolProviders actor; a malformed one from outside is ignored.
@@ -628,6 +632,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         },
       },
       Evaluating: {
+        description: "One iteration: check the abort conditions, then run a round (model, tools, state check).",
         // A new iteration starts clean: step fields (actions) and the last batch's decisions go.
         entry: assign(({ context }) => ({
           state: access.reset(context.state, "step"),
@@ -636,9 +641,11 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         initial: "CheckAbort",
         states: {
           CheckAbort: {
+            description: "Ends the run when the token budget is spent (tokenBudget); otherwise goes on to the round.",
             always: [{ guard: "budgetSpent", target: target("Failed"), actions: { type: "terminate", params: { reason: "tokenBudget" } } }, { target: "ChildRunning" }],
           },
           ChildRunning: {
+            description: "A round: maybe prepare and compact, ask the model, run the tools it calls, then check the state.",
             initial: prepareRound ? "PreparingRound" : contextLimit ? "CheckContext" : "AgentLLM",
             states: {
               ...when(prepareRound !== undefined, {
@@ -657,17 +664,19 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                 },
                 Compacting: {
                   description: "Trims or summarizes the middle of the conversation (never the system prompt, the first user message, the last keepLast messages, or a tool call without its results).",
-                  tags: ["context", "busy"],
+                  tags: ["context", "busy", STATE_TAGS.stable],
                   invoke: {
                     id: childId("compaction"),
                     src: "compaction",
                     input: ({ context }) => compactionInput(context),
-                    onDone: { target: "AgentLLM", actions: "applyCompaction" },
-                    onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "modelError" } } },
+                    onDone: { target: "AgentLLM", description: "The shorter conversation replaces the old one.", actions: "applyCompaction" },
+                    onError: { target: target("Failed"), description: "Summarizing failed: the run fails (modelError).", actions: { type: "terminate", params: { reason: "modelError" } } },
                   },
                 },
               }),
               AgentLLM: {
+                description: "Asks the model for the next reply (streamed); tool calls go to ToolExecutor, a plain reply to StateCondition.",
+                tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.modelCall],
                 entry: [
                   assign(({ context }) => ({ state: access.write(context.state, { streamingOutput: "" }) })),
                   emit(({ context }) => ({ type: "reply.started" as const, ...base(context), round: read<number>(context, "rounds") + 1 })),
@@ -682,6 +691,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                           {
                             guard: "finalResultCalled" as const,
                             target: "CheckOutput",
+                            description: "The model called the final-result tool: its arguments are the output to check.",
                             actions: ["reportModelProgress" as const, "applyFinalReply" as const, "announceReply" as const],
                           },
                         ]
@@ -689,21 +699,31 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                     {
                       guard: ({ event }) => event.output.toolCalls.length > 0,
                       target: "ToolExecutor",
+                      description: "The reply calls tools: run them.",
                       actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
                     },
                     {
                       target: "StateCondition",
+                      description: "A plain reply: check whether the run is done.",
                       actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
                     },
                   ],
-                  onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "modelError" } } },
+                  // The error carries no progress (the actor flushed it before failing): settling first keeps every outcome alike.
+                  onError: {
+                    target: target("Failed"),
+                    description: "The model call failed for good: the run fails (modelError).",
+                    actions: ["reportModelProgress", { type: "terminate", params: { reason: "modelError" } }],
+                  },
                 },
                 on: { "llm.progress": { actions: "reportModelProgress" } },
               },
               ToolExecutor: {
+                description: "The batch of tool calls of one reply: guards, approvals, execution, nested agents.",
                 initial: "Preflight",
                 states: {
                   Preflight: {
+                    description: "Runs the guards on every call of the batch: each is allowed, denied or waits for approval.",
+                    tags: [STATE_TAGS.stable],
                     invoke: {
                       id: childId("guard"),
                       src: "guard",
@@ -719,17 +739,21 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                         {
                           guard: ({ event }) => event.output.decisions.some((d) => d.status === "pending"),
                           target: "AwaitingApproval",
+                          description: "A guard asks for approval of at least one call.",
                           actions: [assign(({ context, event }) => applyDecisions(context, event.output)), "announceDecisions"],
                         },
                         {
                           target: "Executing",
+                          description: "Every call is allowed or denied: run the allowed ones.",
                           actions: [assign(({ context, event }) => applyDecisions(context, event.output)), "announceDecisions"],
                         },
                       ],
-                      onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "internalError" } } },
+                      onError: { target: target("Failed"), description: "A guard threw: the run fails (internalError).", actions: { type: "terminate", params: { reason: "internalError" } } },
                     },
                   },
                   AwaitingApproval: {
+                    description: "Waits for a person to approve (maybe with edited arguments) or reject each pending call, or for its deadline.",
+                    tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.approval],
                     // Waiting for a nested agent's calls: back to where the nested agent runs once they are decided.
                     always:
                       agents.size > 0
@@ -753,11 +777,13 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                               (d) => d.status === "pending" && d.onTimeout === "fail" && d.deadline !== undefined && d.deadline <= event.output.firedAt,
                             ),
                           target: target("Failed"),
+                          description: "A deadline passed for a call whose onTimeout is fail: the run fails (approvalTimeout).",
                           actions: { type: "terminate", params: { reason: "approvalTimeout" } },
                         },
                         {
                           // Re-entering restarts the timer for the next deadline, if any.
                           target: "AwaitingApproval",
+                          description: "A deadline passed: those calls are rejected; wait on for the rest.",
                           reenter: true,
                           actions: ["announceExpired", assign(({ context, event }) => expireApprovals(context, event.output.firedAt))],
                         },
@@ -779,6 +805,8 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                           },
                   },
                   Executing: {
+                    description: "Runs the approved calls (in parallel or in sequence, as config.toolExecution says) and records their outcomes.",
+                    tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint],
                     invoke: {
                       id: childId("toolExecutor"),
                       src: "toolExecutor",
@@ -798,16 +826,22 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                               {
                                 guard: "delegationPlanned" as const,
                                 target: delegates ? "Delegating" : "HandingOff",
+                                description: "The batch holds agent tools or a handoff: run them as nested agents.",
                                 actions: ["reportToolProgress" as const, "planDelegation" as const],
                               },
                             ]
                           : []),
                         {
                           target: target("Evaluating.ChildRunning.StateCondition"),
+                          description: "The batch's outcomes join the conversation: check whether the run is done.",
                           actions: ["reportToolProgress", assign(({ context, event }) => applyOutcomes(context, access, event.output))],
                         },
                       ],
-                      onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "internalError" } } },
+                      onError: {
+                        target: target("Failed"),
+                        description: "The executor itself crashed (a tool's failure is an outcome, not this): the run fails (internalError).",
+                        actions: ["reportToolProgress", { type: "terminate", params: { reason: "internalError" } }],
+                      },
                     },
                     on: { "tool.progress": { actions: "reportToolProgress" } },
                   },
@@ -816,6 +850,8 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                   ...((delegates
                     ? {
                         Delegating: {
+                          description: "Runs the batch's agent tools one at a time, each as a nested agent whose answer is the call's result.",
+                          tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.nestedAgent],
                           entry: "startNestedAgent",
                           always: [
                             ...(handsOff ? [{ guard: "handoffNext" as const, target: "HandingOff" }] : []),
@@ -834,6 +870,8 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                   ...((handsOff
                     ? {
                         HandingOff: {
+                          description: "Hands the conversation over to another agent; its answer becomes this run's.",
+                          tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.nestedAgent],
                           entry: "startHandoff",
                           on: {
                             "agent.status": [{ guard: "nestedWaiting", target: "AwaitingApproval", actions: "mirrorNestedAgent" }, { actions: "mirrorNestedAgent" }],
@@ -851,6 +889,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                 exit: agents.size > 0 ? ["stopNestedAgent" as const] : [],
               },
               StateCondition: {
+                description: "The round is over: done (state.done) succeeds (or checks the output), otherwise on to CheckBudget.",
                 always: [{ guard: "isDone", target: outputPlan ? "CheckOutput" : target("Succeeded") }, { target: target("CheckBudget") }],
               },
               ...when(outputPlan !== undefined, {
@@ -870,14 +909,16 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         },
       },
       CheckBudget: {
+        description: "Counts the iteration; past config.maxIterations the run fails (maxIterations), otherwise it retries.",
         entry: assign(({ context }) => ({ loop: { ...context.loop, iteration: context.loop.iteration + 1 } })),
         always: [{ guard: "iterationsLeft", target: "Retry" }, { target: "Failed", actions: { type: "terminate", params: { reason: "maxIterations" } } }],
       },
       Retry: {
+        description: "Starts the next iteration.",
         always: "Evaluating",
       },
-      Succeeded: { type: "final", entry: "announceTermination" },
-      Failed: { type: "final", entry: "announceTermination" },
+      Succeeded: { type: "final", description: "The run ended with an answer.", tags: [STATE_TAGS.stable], entry: "announceTermination" },
+      Failed: { type: "final", description: "The run ended without an answer; loop.termination says why.", tags: [STATE_TAGS.stable], entry: "announceTermination" },
     },
     output: ({ context }) => {
       const output: AgentOutput<z.infer<O>> = {
