@@ -62,6 +62,7 @@ export type {
 export { ai, human, system, toolMessage, MessageSchema, ToolCallSchema } from "./actors/messages.js";
 export type { AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage } from "./actors/messages.js";
 export { ModelError, ZERO_USAGE, addUsage } from "./actors/model-client.js";
+export { JianmuError, isJianmuError } from "./tools/jianmu-error.js";
 export type { ModelCallEvent, ModelCallOptions, ModelRequest, ModelTurn, ToolChoice, Usage } from "./actors/model-client.js";
 export { ResilienceSchema, FallbackSchema } from "./actors/resilience-config.js";
 export type { Fallback, Resilience, ResilienceInput } from "./actors/resilience-config.js";

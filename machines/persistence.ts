@@ -10,6 +10,7 @@ import { hasStateTag, STATE_TAGS } from "./state-tags.js";
 import { DelegationSchema } from "./delegation.js";
 import { ToolInfoSchema } from "./event-payloads.js";
 import { DEFAULT_SNAPSHOT_LIMITS, snapshotLimitProblem, type SnapshotLimits } from "./snapshot-limits.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 export { DEFAULT_SNAPSHOT_LIMITS, type SnapshotLimits } from "./snapshot-limits.js";
 
@@ -48,7 +49,8 @@ export interface PersistedAgent {
 export type SnapshotProblem = "json" | "format" | "version" | "machine" | "shape" | "context" | "state" | "actors" | "limits";
 
 /** A saved run that cannot be restored (or a run that cannot be saved). Says what is wrong and what to do. */
-export class SnapshotError extends Error {
+export class SnapshotError extends JianmuError {
+  static override readonly errorCode = "SNAPSHOT_ERROR";
   override name = "SnapshotError";
   constructor(
     readonly problem: SnapshotProblem,

@@ -34,6 +34,7 @@ import { applyDecisions, applyOutcomes, applyReply, decideCall, expireApprovals,
 import { agentToolsOf } from "./agent-tool-spec.js";
 import * as nested from "./delegation.js";
 import { nestedAgentLogic } from "./nested-agent.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 export interface ReactMachineOptions<C = unknown, O extends z.ZodType = z.ZodType> {
   /** Machine id (default "ReActAgent"); invoked actor ids are prefixed with it. */
@@ -81,7 +82,8 @@ export const ACTOR_NAMES = {
   compaction: "compaction",
 } as const;
 
-export class MachineOptionsError extends Error {
+export class MachineOptionsError extends JianmuError {
+  static override readonly errorCode = "MACHINE_OPTIONS_ERROR";
   override name = "MachineOptionsError";
   constructor(
     readonly field: string,
