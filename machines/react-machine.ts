@@ -600,7 +600,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
     invoke: { id: childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
     on: {
       "agent.cancel": [
-        { guard: "wellFormedCommand", target: ".Failed", actions: { type: "terminate", params: { reason: "cancelled" } } },
+        { guard: "wellFormedCommand", target: ".Failed", description: "Cancelled: the run fails (cancelled), whatever it was doing.", actions: { type: "terminate", params: { reason: "cancelled" } } },
         { actions: "refuseCommand" },
       ],
       // A nested agent's telemetry, re-emitted with its path (it may arrive in any state of the batch).
@@ -612,6 +612,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         // Sent by the toolProviders actor; a malformed one from outside is ignored.
         guard: ({ event }) => errorInfoOf(event.error) !== undefined,
         target: ".Failed",
+        description: "A tool provider could not start: the run fails (toolProviderError).",
         actions: assign({
           loop: ({ context, event }) => ({
             ...context.loop,
@@ -629,6 +630,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
             // Sent by the toolProviders actor; a malformed one from outside is ignored.
             guard: ({ event }) => isToolList(event.tools),
             target: "Evaluating",
+            description: "The providers' tools are known: the first iteration starts.",
             actions: assign({ loop: ({ context, event }) => ({ ...context.loop, tools: event.tools }) }),
           },
         },
@@ -644,7 +646,10 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         states: {
           CheckAbort: {
             description: "Ends the run when the token budget is spent (tokenBudget); otherwise goes on to the round.",
-            always: [{ guard: "budgetSpent", target: target("Failed"), actions: { type: "terminate", params: { reason: "tokenBudget" } } }, { target: "ChildRunning" }],
+            always: [
+              { guard: "budgetSpent", target: target("Failed"), description: "The token budget is spent: the run fails (tokenBudget).", actions: { type: "terminate", params: { reason: "tokenBudget" } } },
+              { target: "ChildRunning", description: "Budget left: run the round." },
+            ],
           },
           ChildRunning: {
             description: "A round: maybe prepare and compact, ask the model, run the tools it calls, then check the state.",
@@ -655,14 +660,17 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                   description: "Asks prepareRound for this round's model, tools, toolChoice, extraParams and systemPrompt, validated, kept in loop.round.",
                   tags: ["round"],
                   entry: "planRound",
-                  always: { target: contextLimit ? "CheckContext" : "AgentLLM" },
+                  always: { target: contextLimit ? "CheckContext" : "AgentLLM", description: "The round's plan is kept: go on to the model." },
                 },
               }),
               ...when(contextLimit !== undefined, {
                 CheckContext: {
                   description: "Counts the next prompt's tokens; over config.context.maxTokens (with something to compact) it goes to Compacting.",
                   tags: ["context"],
-                  always: [{ guard: "contextTooLong", target: "Compacting" }, { target: "AgentLLM" }],
+                  always: [
+                    { guard: "contextTooLong", target: "Compacting", description: "The prompt is over the limit: compact it first." },
+                    { target: "AgentLLM", description: "The prompt fits: ask the model." },
+                  ],
                 },
                 Compacting: {
                   description: "Trims or summarizes the middle of the conversation (never the system prompt, the first user message, the last keepLast messages, or a tool call without its results).",
@@ -760,11 +768,11 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                     always:
                       agents.size > 0
                         ? [
-                            ...(delegates ? [{ guard: "backToDelegating" as const, target: "Delegating" }] : []),
-                            ...(handsOff ? [{ guard: "backToHandingOff" as const, target: "HandingOff" }] : []),
-                            { guard: "nonePending" as const, target: "Executing" },
+                            ...(delegates ? [{ guard: "backToDelegating" as const, target: "Delegating", description: "The nested agent's calls are decided: back to it." }] : []),
+                            ...(handsOff ? [{ guard: "backToHandingOff" as const, target: "HandingOff", description: "The handoff target's calls are decided: back to it." }] : []),
+                            { guard: "nonePending" as const, target: "Executing", description: "Every call is decided: run the approved ones." },
                           ]
-                        : { guard: "nonePending", target: "Executing" },
+                        : { guard: "nonePending", target: "Executing", description: "Every call is decided: run the approved ones." },
                     invoke: {
                       id: childId("approvalTimer"),
                       src: "approvalTimer",
@@ -856,14 +864,22 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                           tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.nestedAgent],
                           entry: "startNestedAgent",
                           always: [
-                            ...(handsOff ? [{ guard: "handoffNext" as const, target: "HandingOff" }] : []),
-                            { guard: "delegationDone" as const, target: target("Evaluating.ChildRunning.StateCondition"), actions: "applyDelegated" as const },
+                            ...(handsOff ? [{ guard: "handoffNext" as const, target: "HandingOff", description: "The agent tools are done and a handoff is queued: hand over." }] : []),
+                            {
+                              guard: "delegationDone" as const,
+                              target: target("Evaluating.ChildRunning.StateCondition"),
+                              description: "Every agent tool has answered: their results join the conversation.",
+                              actions: "applyDelegated" as const,
+                            },
                           ],
                           on: {
-                            "agent.status": [{ guard: "nestedWaiting", target: "AwaitingApproval", actions: "mirrorNestedAgent" }, { actions: "mirrorNestedAgent" }],
+                            "agent.status": [
+                              { guard: "nestedWaiting", target: "AwaitingApproval", description: "The nested agent waits for approval: so does this run.", actions: "mirrorNestedAgent" },
+                              { actions: "mirrorNestedAgent" },
+                            ],
                             // Re-entering starts the next queued agent call, or leaves when there is none.
-                            [`xstate.done.actor.${nestedId}`]: { target: "Delegating", reenter: true, actions: "finishNestedAgent" },
-                            [`xstate.error.actor.${nestedId}`]: { target: "Delegating", reenter: true, actions: "finishNestedAgent" },
+                            [`xstate.done.actor.${nestedId}`]: { target: "Delegating", reenter: true, description: "The agent tool answered: record it, start the next.", actions: "finishNestedAgent" },
+                            [`xstate.error.actor.${nestedId}`]: { target: "Delegating", reenter: true, description: "The agent tool crashed: record the failure, start the next.", actions: "finishNestedAgent" },
                           },
                         },
                       }
@@ -876,12 +892,15 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                           tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.nestedAgent],
                           entry: "startHandoff",
                           on: {
-                            "agent.status": [{ guard: "nestedWaiting", target: "AwaitingApproval", actions: "mirrorNestedAgent" }, { actions: "mirrorNestedAgent" }],
-                            [`xstate.done.actor.${nestedId}`]: [
-                              { guard: "handoffSucceeded", target: target("Evaluating.ChildRunning.StateCondition"), actions: "finishHandoff" },
-                              { target: target("Failed"), actions: ["failHandoff", "finishHandoff"] },
+                            "agent.status": [
+                              { guard: "nestedWaiting", target: "AwaitingApproval", description: "The nested agent waits for approval: so does this run.", actions: "mirrorNestedAgent" },
+                              { actions: "mirrorNestedAgent" },
                             ],
-                            [`xstate.error.actor.${nestedId}`]: { target: target("Failed"), actions: ["failHandoff", "finishHandoff"] },
+                            [`xstate.done.actor.${nestedId}`]: [
+                              { guard: "handoffSucceeded", target: target("Evaluating.ChildRunning.StateCondition"), description: "The target answered: its answer is this run's.", actions: "finishHandoff" },
+                              { target: target("Failed"), description: "The target failed: the run fails (handoffFailed).", actions: ["failHandoff", "finishHandoff"] },
+                            ],
+                            [`xstate.error.actor.${nestedId}`]: { target: target("Failed"), description: "The target crashed: the run fails (handoffFailed).", actions: ["failHandoff", "finishHandoff"] },
                           },
                         },
                       }
@@ -892,7 +911,10 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
               },
               StateCondition: {
                 description: "The round is over: done (state.done) succeeds (or checks the output), otherwise on to CheckBudget.",
-                always: [{ guard: "isDone", target: outputPlan ? "CheckOutput" : target("Succeeded") }, { target: target("CheckBudget") }],
+                always: [
+                  { guard: "isDone", target: outputPlan ? "CheckOutput" : target("Succeeded"), description: "state.done: the run has its answer." },
+                  { target: target("CheckBudget"), description: "Not done: another iteration, if the budget allows." },
+                ],
               },
               ...when(outputPlan !== undefined, {
                 CheckOutput: {
@@ -900,9 +922,9 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                   tags: ["output"],
                   entry: "checkOutput",
                   always: [
-                    { guard: "outputValid", target: target("Succeeded"), actions: "acceptOutput" },
-                    { guard: "outputRetriesLeft", target: target("CheckBudget"), actions: "rejectOutput" },
-                    { target: target("Failed"), actions: "failOutput" },
+                    { guard: "outputValid", target: target("Succeeded"), description: "The output fits the schema.", actions: "acceptOutput" },
+                    { guard: "outputRetriesLeft", target: target("CheckBudget"), description: "It does not fit: the model is told why and tries again.", actions: "rejectOutput" },
+                    { target: target("Failed"), description: "Out of output retries: the run fails (invalidOutput).", actions: "failOutput" },
                   ],
                 },
               }),
@@ -913,11 +935,14 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
       CheckBudget: {
         description: "Counts the iteration; past config.maxIterations the run fails (maxIterations), otherwise it retries.",
         entry: assign(({ context }) => ({ loop: { ...context.loop, iteration: context.loop.iteration + 1 } })),
-        always: [{ guard: "iterationsLeft", target: "Retry" }, { target: "Failed", actions: { type: "terminate", params: { reason: "maxIterations" } } }],
+        always: [
+          { guard: "iterationsLeft", target: "Retry", description: "Iterations left: go again." },
+          { target: "Failed", description: "config.maxIterations reached: the run fails (maxIterations).", actions: { type: "terminate", params: { reason: "maxIterations" } } },
+        ],
       },
       Retry: {
         description: "Starts the next iteration.",
-        always: "Evaluating",
+        always: { target: "Evaluating", description: "Starts the next iteration." },
       },
       Succeeded: { type: "final", description: "The run ended with an answer.", tags: [STATE_TAGS.stable], entry: "announceTermination" },
       Failed: { type: "final", description: "The run ended without an answer; loop.termination says why.", tags: [STATE_TAGS.stable], entry: "announceTermination" },

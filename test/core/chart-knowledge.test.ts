@@ -21,8 +21,8 @@ interface Node {
   tags: string[];
   states: Record<string, Node>;
   invoke: { id: string; src: unknown }[];
-  transitions: Map<string, { description?: string; guard?: unknown; actions: unknown[] }[]>;
-  always?: { guard?: unknown }[];
+  transitions: Map<string, { description?: string; guard?: unknown; actions: unknown[]; target?: unknown[] }[]>;
+  always?: { guard?: unknown; description?: string; target?: unknown[] }[];
 }
 
 /** Every optional state present: structured output, context limit, prepareRound, agent tools and a handoff. */
@@ -114,6 +114,15 @@ describe("knowledge about the chart lives in the chart", () => {
         }
       }
     }
+  });
+
+  it("every transition that moves the run (one with a target) has a description", () => {
+    const missing: string[] = [];
+    for (const node of nodes) {
+      const all = [...[...node.transitions].flatMap(([event, list]) => list.map((t) => ({ event, t }))), ...(node.always ?? []).map((t) => ({ event: "always", t }))];
+      for (const { event, t } of all) if (t.target && t.target.length > 0 && !t.description) missing.push(`${node.id} on ${event}`);
+    }
+    expect(missing).toEqual([]);
   });
 
   it("a stored snapshot's tags come from the machine's definition", () => {
