@@ -62,6 +62,7 @@ export type {
 export { ai, human, system, toolMessage, MessageSchema, ToolCallSchema } from "./actors/messages.js";
 export type { AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage } from "./actors/messages.js";
 export { ModelError, ZERO_USAGE, addUsage } from "./actors/model-client.js";
+export { JianmuError, isJianmuError } from "./tools/jianmu-error.js";
 export type { ModelCallEvent, ModelCallOptions, ModelRequest, ModelTurn, ToolChoice, Usage } from "./actors/model-client.js";
 export { ResilienceSchema, FallbackSchema } from "./actors/resilience-config.js";
 export type { Fallback, Resilience, ResilienceInput } from "./actors/resilience-config.js";
@@ -96,6 +97,7 @@ export type { ToolListOptions, RequireApprovalOptions, CallBudgetOptions, RateLi
 
 // ---- durable runs (SQLite: `jianmu/sqlite`) ----
 export { persistAgent, restoreAgent, readPersisted, statePath, runStatusOf, SnapshotError, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from "./machines/persistence.js";
+export { STATE_TAGS, tagsAt, type StateTag } from "./machines/state-tags.js";
 export type { PersistedAgent, RunStatus, SnapshotProblem, SnapshotLimits } from "./machines/persistence.js";
 export { DEFAULT_SNAPSHOT_LIMITS } from "./machines/persistence.js";
 export { ApproveEventSchema, RejectEventSchema, CancelEventSchema, commandShapeProblem } from "./machines/commands.js";

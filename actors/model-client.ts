@@ -1,6 +1,7 @@
 import type { FunctionSchema } from "../tools/toolset.js";
 import type { Message, ToolCall } from "./messages.js";
 import type { Resilience } from "./resilience-config.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 /** Token counts of one model call, or summed over a run. */
 export interface Usage {
@@ -184,7 +185,8 @@ export interface ModelAttemptFailure {
 }
 
 /** A model call that failed for good (after retries and fallbacks). */
-export class ModelError extends Error {
+export class ModelError extends JianmuError {
+  static override readonly errorCode = "MODEL_ERROR";
   override name = "ModelError";
   readonly kind: ModelErrorKind;
   readonly status?: number;

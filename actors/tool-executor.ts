@@ -8,6 +8,7 @@ import type { JournalEntry, JournalKey, ToolJournal } from "./tool-journal.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
 import { ownerOf } from "./tool-providers.js";
 import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 /** Replaces how one validated call is run (e.g. in a sandbox). The default calls `tool.execute`. */
 export type ToolRunner = (tool: Tool, args: Record<string, unknown>, ctx: ToolContext) => unknown;
@@ -129,7 +130,8 @@ export function readOnlyView<T extends object>(value: T): T {
   return wrap(value) as T;
 }
 
-class ToolTimeoutError extends Error {
+class ToolTimeoutError extends JianmuError {
+  static override readonly errorCode = "TOOL_TIMEOUT_ERROR";
   override name = "ToolTimeoutError";
 }
 

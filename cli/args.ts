@@ -1,7 +1,9 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 /** A command line that cannot be run as typed: one line naming the flag and the fix, exit code 2. */
-export class UsageError extends Error {
+export class UsageError extends JianmuError {
+  static override readonly errorCode = "USAGE_ERROR";
   override name = "UsageError";
 }
 

@@ -4,6 +4,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ResilienceSchema } from "../actors/resilience-config.js";
 import { StateKeysSchema } from "./state.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 export const ToolChoiceSchema = z.union([
   z.enum(["auto", "none", "required"]),
@@ -133,7 +134,8 @@ const FileSchema = z
 export type JianmuFile = z.infer<typeof FileSchema>;
 
 /** A config value that is not valid. Names the field, the value and the file it came from. */
-export class ConfigError extends Error {
+export class ConfigError extends JianmuError {
+  static override readonly errorCode = "CONFIG_ERROR";
   override name = "ConfigError";
   constructor(
     readonly field: string,

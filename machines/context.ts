@@ -9,9 +9,11 @@ import type { ErrorInfo, Termination } from "./events.js";
 import type { OutputCheck } from "./output.js";
 import type { RoundPlan } from "./prepare-round.js";
 import type { StateAccess, HostState } from "./state-access.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 /** The input given to a run is not of the expected shape. Names the field. */
-export class AgentInputError extends Error {
+export class AgentInputError extends JianmuError {
+  static override readonly errorCode = "AGENT_INPUT_ERROR";
   override name = "AgentInputError";
   constructor(
     readonly field: string,

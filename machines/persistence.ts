@@ -6,9 +6,11 @@ import { RoundPlanSchema } from "./prepare-round.js";
 import { stateAccessOf, type ReactMachine } from "./react-machine.js";
 import { TraceLinkSchema, traceLinkOf } from "./trace-link.js";
 import { statePath } from "./state-path.js";
+import { hasStateTag, STATE_TAGS } from "./state-tags.js";
 import { DelegationSchema } from "./delegation.js";
 import { ToolInfoSchema } from "./event-payloads.js";
 import { DEFAULT_SNAPSHOT_LIMITS, snapshotLimitProblem, type SnapshotLimits } from "./snapshot-limits.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 export { DEFAULT_SNAPSHOT_LIMITS, type SnapshotLimits } from "./snapshot-limits.js";
 
@@ -47,7 +49,8 @@ export interface PersistedAgent {
 export type SnapshotProblem = "json" | "format" | "version" | "machine" | "shape" | "context" | "state" | "actors" | "limits";
 
 /** A saved run that cannot be restored (or a run that cannot be saved). Says what is wrong and what to do. */
-export class SnapshotError extends Error {
+export class SnapshotError extends JianmuError {
+  static override readonly errorCode = "SNAPSHOT_ERROR";
   override name = "SnapshotError";
   constructor(
     readonly problem: SnapshotProblem,
@@ -138,14 +141,20 @@ interface SnapshotLike {
   value: unknown;
   output?: unknown;
   context?: unknown;
+  /** A live snapshot's tag lookup; a stored (plain JSON) one has none: pass its machine instead. */
+  hasTag?: (tag: string) => boolean;
 }
 
-export function runStatusOf(snapshot: SnapshotLike): RunStatus {
+/**
+ * Where a run stands. Waiting for approval is the chart's `approval` tag: read from a live snapshot,
+ * or for a stored one from the machine's definition (`machine`).
+ */
+export function runStatusOf(snapshot: SnapshotLike, machine?: { root: unknown }): RunStatus {
   if (snapshot.status === "done") {
     return (snapshot.output as { status?: unknown } | undefined)?.status === "succeeded" ? "succeeded" : "failed";
   }
   if (snapshot.status !== "active") return "failed";
-  return statePath(snapshot.value).endsWith(".AwaitingApproval") ? "awaitingApproval" : "running";
+  return hasStateTag(snapshot, STATE_TAGS.approval, machine) ? "awaitingApproval" : "running";
 }
 
 /**
@@ -176,7 +185,7 @@ export function persistAgent<M extends AnyStateMachine>(actor: Actor<M>, now: ()
     machine: actor.logic.id,
     runId: loop.runId,
     state: statePath(snapshot.value),
-    status: runStatusOf({ status: String(snapshot.status), value: snapshot.value, output: live.output }),
+    status: runStatusOf({ status: String(snapshot.status), value: snapshot.value, output: live.output }, actor.logic),
     iteration: loop.iteration,
     savedAt: now(),
     snapshot,

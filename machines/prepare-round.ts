@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Message } from "../actors/messages.js";
 import type { Usage } from "../actors/model-client.js";
 import { ToolChoiceSchema } from "./config.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 /**
  * Per-round preparation (`createReactMachine({ prepareRound })`): before each model call the
@@ -46,7 +47,8 @@ export interface RoundView {
 export type PrepareRound = (view: RoundView) => RoundPlan | undefined | void;
 
 /** `prepareRound` threw, or returned something that is not a valid plan. */
-export class RoundPlanError extends Error {
+export class RoundPlanError extends JianmuError {
+  static override readonly errorCode = "ROUND_PLAN_ERROR";
   override name = "RoundPlanError";
   constructor(
     readonly field: string,

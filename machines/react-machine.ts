@@ -20,6 +20,7 @@ import { loadConfig, type ReActConfig, type ReActConfigInput } from "./config.js
 import { errorTermination, initialContext, type AgentContext, type AgentInput, type AgentOutput } from "./context.js";
 import type { AgentEmitted, AgentEvent, ApproveEvent, EmittedBase, RejectEvent, TerminationReason } from "./events.js";
 import { ReActState, type StateSchema } from "./state.js";
+import { STATE_TAGS } from "./state-tags.js";
 import { StateAccess } from "./state-access.js";
 import { carriedProgress } from "./progress.js";
 import { commandShapeProblem, shownCallId } from "./commands.js";
@@ -33,6 +34,7 @@ import { applyDecisions, applyOutcomes, applyReply, decideCall, expireApprovals,
 import { agentToolsOf } from "./agent-tool-spec.js";
 import * as nested from "./delegation.js";
 import { nestedAgentLogic } from "./nested-agent.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 export interface ReactMachineOptions<C = unknown, O extends z.ZodType = z.ZodType> {
   /** Machine id (default "ReActAgent"); invoked actor ids are prefixed with it. */
@@ -80,7 +82,8 @@ export const ACTOR_NAMES = {
   compaction: "compaction",
 } as const;
 
-export class MachineOptionsError extends Error {
+export class MachineOptionsError extends JianmuError {
+  static override readonly errorCode = "MACHINE_OPTIONS_ERROR";
   override name = "MachineOptionsError";
   constructor(
     readonly field: string,
@@ -593,12 +596,13 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
     },
   }).createMachine({
     id: name,
+    description: "A ReAct agent: reason (the model) → call tools (guarded, maybe approved) → observe → repeat, until the state says done or a limit ends the run.",
     context: ({ input }) => initialContext(input, access, registry.staticInfo),
     initial: "Initialising",
     invoke: { id: childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
     on: {
       "agent.cancel": [
-        { guard: "wellFormedCommand", target: ".Failed", actions: { type: "terminate", params: { reason: "cancelled" } } },
+        { guard: "wellFormedCommand", target: ".Failed", description: "Cancelled: the run fails (cancelled), whatever it was doing.", actions: { type: "terminate", params: { reason: "cancelled" } } },
         { actions: "refuseCommand" },
       ],
       // A nested agent's telemetry, re-emitted with its path (it may arrive in any state of the batch).
@@ -610,6 +614,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         // Sent by the toolProviders actor; a malformed one from outside is ignored.
         guard: ({ event }) => errorInfoOf(event.error) !== undefined,
         target: ".Failed",
+        description: "A tool provider could not start: the run fails (toolProviderError).",
         actions: assign({
           loop: ({ context, event }) => ({
             ...context.loop,
@@ -620,16 +625,20 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
     },
     states: {
       Initialising: {
+        description: "Waits for the tool providers to start (tools.ready) before the first round.",
+        tags: [STATE_TAGS.stable, STATE_TAGS.startingTools],
         on: {
           "tools.ready": {
             // Sent by the toolProviders actor; a malformed one from outside is ignored.
             guard: ({ event }) => isToolList(event.tools),
             target: "Evaluating",
+            description: "The providers' tools are known: the first iteration starts.",
             actions: assign({ loop: ({ context, event }) => ({ ...context.loop, tools: event.tools }) }),
           },
         },
       },
       Evaluating: {
+        description: "One iteration: check the abort conditions, then run a round (model, tools, state check).",
         // A new iteration starts clean: step fields (actions) and the last batch's decisions go.
         entry: assign(({ context }) => ({
           state: access.reset(context.state, "step"),
@@ -638,9 +647,14 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         initial: "CheckAbort",
         states: {
           CheckAbort: {
-            always: [{ guard: "budgetSpent", target: target("Failed"), actions: { type: "terminate", params: { reason: "tokenBudget" } } }, { target: "ChildRunning" }],
+            description: "Ends the run when the token budget is spent (tokenBudget); otherwise goes on to the round.",
+            always: [
+              { guard: "budgetSpent", target: target("Failed"), description: "The token budget is spent: the run fails (tokenBudget).", actions: { type: "terminate", params: { reason: "tokenBudget" } } },
+              { target: "ChildRunning", description: "Budget left: run the round." },
+            ],
           },
           ChildRunning: {
+            description: "A round: maybe prepare and compact, ask the model, run the tools it calls, then check the state.",
             initial: prepareRound ? "PreparingRound" : contextLimit ? "CheckContext" : "AgentLLM",
             states: {
               ...when(prepareRound !== undefined, {
@@ -648,28 +662,33 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                   description: "Asks prepareRound for this round's model, tools, toolChoice, extraParams and systemPrompt, validated, kept in loop.round.",
                   tags: ["round"],
                   entry: "planRound",
-                  always: { target: contextLimit ? "CheckContext" : "AgentLLM" },
+                  always: { target: contextLimit ? "CheckContext" : "AgentLLM", description: "The round's plan is kept: go on to the model." },
                 },
               }),
               ...when(contextLimit !== undefined, {
                 CheckContext: {
                   description: "Counts the next prompt's tokens; over config.context.maxTokens (with something to compact) it goes to Compacting.",
                   tags: ["context"],
-                  always: [{ guard: "contextTooLong", target: "Compacting" }, { target: "AgentLLM" }],
+                  always: [
+                    { guard: "contextTooLong", target: "Compacting", description: "The prompt is over the limit: compact it first." },
+                    { target: "AgentLLM", description: "The prompt fits: ask the model." },
+                  ],
                 },
                 Compacting: {
                   description: "Trims or summarizes the middle of the conversation (never the system prompt, the first user message, the last keepLast messages, or a tool call without its results).",
-                  tags: ["context", "busy"],
+                  tags: ["context", "busy", STATE_TAGS.stable],
                   invoke: {
                     id: childId("compaction"),
                     src: "compaction",
                     input: ({ context }) => compactionInput(context),
-                    onDone: { target: "AgentLLM", actions: "applyCompaction" },
-                    onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "modelError" } } },
+                    onDone: { target: "AgentLLM", description: "The shorter conversation replaces the old one.", actions: "applyCompaction" },
+                    onError: { target: target("Failed"), description: "Summarizing failed: the run fails (modelError).", actions: { type: "terminate", params: { reason: "modelError" } } },
                   },
                 },
               }),
               AgentLLM: {
+                description: "Asks the model for the next reply (streamed); tool calls go to ToolExecutor, a plain reply to StateCondition.",
+                tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.modelCall],
                 entry: [
                   assign(({ context }) => ({ state: access.write(context.state, { streamingOutput: "" }) })),
                   emit(({ context }) => ({ type: "reply.started" as const, ...base(context), round: read<number>(context, "rounds") + 1 })),
@@ -684,6 +703,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                           {
                             guard: "finalResultCalled" as const,
                             target: "CheckOutput",
+                            description: "The model called the final-result tool: its arguments are the output to check.",
                             actions: ["reportModelProgress" as const, "applyFinalReply" as const, "announceReply" as const],
                           },
                         ]
@@ -691,21 +711,31 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                     {
                       guard: ({ event }) => event.output.toolCalls.length > 0,
                       target: "ToolExecutor",
+                      description: "The reply calls tools: run them.",
                       actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
                     },
                     {
                       target: "StateCondition",
+                      description: "A plain reply: check whether the run is done.",
                       actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
                     },
                   ],
-                  onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "modelError" } } },
+                  // The error carries no progress (the actor flushed it before failing): settling first keeps every outcome alike.
+                  onError: {
+                    target: target("Failed"),
+                    description: "The model call failed for good: the run fails (modelError).",
+                    actions: ["reportModelProgress", { type: "terminate", params: { reason: "modelError" } }],
+                  },
                 },
                 on: { "llm.progress": { actions: "reportModelProgress" } },
               },
               ToolExecutor: {
+                description: "The batch of tool calls of one reply: guards, approvals, execution, nested agents.",
                 initial: "Preflight",
                 states: {
                   Preflight: {
+                    description: "Runs the guards on every call of the batch: each is allowed, denied or waits for approval.",
+                    tags: [STATE_TAGS.stable],
                     invoke: {
                       id: childId("guard"),
                       src: "guard",
@@ -721,26 +751,30 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                         {
                           guard: ({ event }) => event.output.decisions.some((d) => d.status === "pending"),
                           target: "AwaitingApproval",
+                          description: "A guard asks for approval of at least one call.",
                           actions: [assign(({ context, event }) => applyDecisions(context, event.output)), "announceDecisions"],
                         },
                         {
                           target: "Executing",
+                          description: "Every call is allowed or denied: run the allowed ones.",
                           actions: [assign(({ context, event }) => applyDecisions(context, event.output)), "announceDecisions"],
                         },
                       ],
-                      onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "internalError" } } },
+                      onError: { target: target("Failed"), description: "A guard threw: the run fails (internalError).", actions: { type: "terminate", params: { reason: "internalError" } } },
                     },
                   },
                   AwaitingApproval: {
+                    description: "Waits for a person to approve (maybe with edited arguments) or reject each pending call, or for its deadline.",
+                    tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.approval],
                     // Waiting for a nested agent's calls: back to where the nested agent runs once they are decided.
                     always:
                       agents.size > 0
                         ? [
-                            ...(delegates ? [{ guard: "backToDelegating" as const, target: "Delegating" }] : []),
-                            ...(handsOff ? [{ guard: "backToHandingOff" as const, target: "HandingOff" }] : []),
-                            { guard: "nonePending" as const, target: "Executing" },
+                            ...(delegates ? [{ guard: "backToDelegating" as const, target: "Delegating", description: "The nested agent's calls are decided: back to it." }] : []),
+                            ...(handsOff ? [{ guard: "backToHandingOff" as const, target: "HandingOff", description: "The handoff target's calls are decided: back to it." }] : []),
+                            { guard: "nonePending" as const, target: "Executing", description: "Every call is decided: run the approved ones." },
                           ]
-                        : { guard: "nonePending", target: "Executing" },
+                        : { guard: "nonePending", target: "Executing", description: "Every call is decided: run the approved ones." },
                     invoke: {
                       id: childId("approvalTimer"),
                       src: "approvalTimer",
@@ -755,11 +789,13 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                               (d) => d.status === "pending" && d.onTimeout === "fail" && d.deadline !== undefined && d.deadline <= event.output.firedAt,
                             ),
                           target: target("Failed"),
+                          description: "A deadline passed for a call whose onTimeout is fail: the run fails (approvalTimeout).",
                           actions: { type: "terminate", params: { reason: "approvalTimeout" } },
                         },
                         {
                           // Re-entering restarts the timer for the next deadline, if any.
                           target: "AwaitingApproval",
+                          description: "A deadline passed: those calls are rejected; wait on for the rest.",
                           reenter: true,
                           actions: ["announceExpired", assign(({ context, event }) => expireApprovals(context, event.output.firedAt))],
                         },
@@ -781,6 +817,8 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                           },
                   },
                   Executing: {
+                    description: "Runs the approved calls (in parallel or in sequence, as config.toolExecution says) and records their outcomes.",
+                    tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint],
                     invoke: {
                       id: childId("toolExecutor"),
                       src: "toolExecutor",
@@ -800,16 +838,22 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                               {
                                 guard: "delegationPlanned" as const,
                                 target: delegates ? "Delegating" : "HandingOff",
+                                description: "The batch holds agent tools or a handoff: run them as nested agents.",
                                 actions: ["reportToolProgress" as const, "planDelegation" as const],
                               },
                             ]
                           : []),
                         {
                           target: target("Evaluating.ChildRunning.StateCondition"),
+                          description: "The batch's outcomes join the conversation: check whether the run is done.",
                           actions: ["reportToolProgress", assign(({ context, event }) => applyOutcomes(context, access, event.output))],
                         },
                       ],
-                      onError: { target: target("Failed"), actions: { type: "terminate", params: { reason: "internalError" } } },
+                      onError: {
+                        target: target("Failed"),
+                        description: "The executor itself crashed (a tool's failure is an outcome, not this): the run fails (internalError).",
+                        actions: ["reportToolProgress", { type: "terminate", params: { reason: "internalError" } }],
+                      },
                     },
                     on: { "tool.progress": { actions: "reportToolProgress" } },
                   },
@@ -818,16 +862,26 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                   ...((delegates
                     ? {
                         Delegating: {
+                          description: "Runs the batch's agent tools one at a time, each as a nested agent whose answer is the call's result.",
+                          tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.nestedAgent],
                           entry: "startNestedAgent",
                           always: [
-                            ...(handsOff ? [{ guard: "handoffNext" as const, target: "HandingOff" }] : []),
-                            { guard: "delegationDone" as const, target: target("Evaluating.ChildRunning.StateCondition"), actions: "applyDelegated" as const },
+                            ...(handsOff ? [{ guard: "handoffNext" as const, target: "HandingOff", description: "The agent tools are done and a handoff is queued: hand over." }] : []),
+                            {
+                              guard: "delegationDone" as const,
+                              target: target("Evaluating.ChildRunning.StateCondition"),
+                              description: "Every agent tool has answered: their results join the conversation.",
+                              actions: "applyDelegated" as const,
+                            },
                           ],
                           on: {
-                            "agent.status": [{ guard: "nestedWaiting", target: "AwaitingApproval", actions: "mirrorNestedAgent" }, { actions: "mirrorNestedAgent" }],
+                            "agent.status": [
+                              { guard: "nestedWaiting", target: "AwaitingApproval", description: "The nested agent waits for approval: so does this run.", actions: "mirrorNestedAgent" },
+                              { actions: "mirrorNestedAgent" },
+                            ],
                             // Re-entering starts the next queued agent call, or leaves when there is none.
-                            [`xstate.done.actor.${nestedId}`]: { target: "Delegating", reenter: true, actions: "finishNestedAgent" },
-                            [`xstate.error.actor.${nestedId}`]: { target: "Delegating", reenter: true, actions: "finishNestedAgent" },
+                            [`xstate.done.actor.${nestedId}`]: { target: "Delegating", reenter: true, description: "The agent tool answered: record it, start the next.", actions: "finishNestedAgent" },
+                            [`xstate.error.actor.${nestedId}`]: { target: "Delegating", reenter: true, description: "The agent tool crashed: record the failure, start the next.", actions: "finishNestedAgent" },
                           },
                         },
                       }
@@ -836,14 +890,19 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                   ...((handsOff
                     ? {
                         HandingOff: {
+                          description: "Hands the conversation over to another agent; its answer becomes this run's.",
+                          tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.nestedAgent],
                           entry: "startHandoff",
                           on: {
-                            "agent.status": [{ guard: "nestedWaiting", target: "AwaitingApproval", actions: "mirrorNestedAgent" }, { actions: "mirrorNestedAgent" }],
-                            [`xstate.done.actor.${nestedId}`]: [
-                              { guard: "handoffSucceeded", target: target("Evaluating.ChildRunning.StateCondition"), actions: "finishHandoff" },
-                              { target: target("Failed"), actions: ["failHandoff", "finishHandoff"] },
+                            "agent.status": [
+                              { guard: "nestedWaiting", target: "AwaitingApproval", description: "The nested agent waits for approval: so does this run.", actions: "mirrorNestedAgent" },
+                              { actions: "mirrorNestedAgent" },
                             ],
-                            [`xstate.error.actor.${nestedId}`]: { target: target("Failed"), actions: ["failHandoff", "finishHandoff"] },
+                            [`xstate.done.actor.${nestedId}`]: [
+                              { guard: "handoffSucceeded", target: target("Evaluating.ChildRunning.StateCondition"), description: "The target answered: its answer is this run's.", actions: "finishHandoff" },
+                              { target: target("Failed"), description: "The target failed: the run fails (handoffFailed).", actions: ["failHandoff", "finishHandoff"] },
+                            ],
+                            [`xstate.error.actor.${nestedId}`]: { target: target("Failed"), description: "The target crashed: the run fails (handoffFailed).", actions: ["failHandoff", "finishHandoff"] },
                           },
                         },
                       }
@@ -853,7 +912,11 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                 exit: agents.size > 0 ? ["stopNestedAgent" as const] : [],
               },
               StateCondition: {
-                always: [{ guard: "isDone", target: outputPlan ? "CheckOutput" : target("Succeeded") }, { target: target("CheckBudget") }],
+                description: "The round is over: done (state.done) succeeds (or checks the output), otherwise on to CheckBudget.",
+                always: [
+                  { guard: "isDone", target: outputPlan ? "CheckOutput" : target("Succeeded"), description: "state.done: the run has its answer." },
+                  { target: target("CheckBudget"), description: "Not done: another iteration, if the budget allows." },
+                ],
               },
               ...when(outputPlan !== undefined, {
                 CheckOutput: {
@@ -861,9 +924,9 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                   tags: ["output"],
                   entry: "checkOutput",
                   always: [
-                    { guard: "outputValid", target: target("Succeeded"), actions: "acceptOutput" },
-                    { guard: "outputRetriesLeft", target: target("CheckBudget"), actions: "rejectOutput" },
-                    { target: target("Failed"), actions: "failOutput" },
+                    { guard: "outputValid", target: target("Succeeded"), description: "The output fits the schema.", actions: "acceptOutput" },
+                    { guard: "outputRetriesLeft", target: target("CheckBudget"), description: "It does not fit: the model is told why and tries again.", actions: "rejectOutput" },
+                    { target: target("Failed"), description: "Out of output retries: the run fails (invalidOutput).", actions: "failOutput" },
                   ],
                 },
               }),
@@ -872,14 +935,19 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         },
       },
       CheckBudget: {
+        description: "Counts the iteration; past config.maxIterations the run fails (maxIterations), otherwise it retries.",
         entry: assign(({ context }) => ({ loop: { ...context.loop, iteration: context.loop.iteration + 1 } })),
-        always: [{ guard: "iterationsLeft", target: "Retry" }, { target: "Failed", actions: { type: "terminate", params: { reason: "maxIterations" } } }],
+        always: [
+          { guard: "iterationsLeft", target: "Retry", description: "Iterations left: go again." },
+          { target: "Failed", description: "config.maxIterations reached: the run fails (maxIterations).", actions: { type: "terminate", params: { reason: "maxIterations" } } },
+        ],
       },
       Retry: {
-        always: "Evaluating",
+        description: "Starts the next iteration.",
+        always: { target: "Evaluating", description: "Starts the next iteration." },
       },
-      Succeeded: { type: "final", entry: "announceTermination" },
-      Failed: { type: "final", entry: "announceTermination" },
+      Succeeded: { type: "final", description: "The run ended with an answer.", tags: [STATE_TAGS.stable], entry: "announceTermination" },
+      Failed: { type: "final", description: "The run ended without an answer; loop.termination says why.", tags: [STATE_TAGS.stable], entry: "announceTermination" },
     },
     output: ({ context }) => {
       const output: AgentOutput<z.infer<O>> = {

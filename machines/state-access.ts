@@ -1,11 +1,13 @@
 import { z } from "zod";
 import { fieldMeta, REACT_FIELDS, type Lifetime, type ReActField, type StateKeys, type StateSchema } from "./state.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 /** The host state an agent reads and writes: plain JSON, possibly shared with other agents. */
 export type HostState = Record<string, unknown>;
 
 /** Input state that does not fit the state schema or is not plain JSON. */
-export class StateError extends Error {
+export class StateError extends JianmuError {
+  static override readonly errorCode = "STATE_ERROR";
   override name = "StateError";
   constructor(
     readonly field: string,

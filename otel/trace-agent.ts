@@ -8,6 +8,7 @@ import { stateAccessOf, type ReactMachine } from "../machines/react-machine.js";
 import { rememberTraceLink, traceLinkOf, type TraceLink } from "../machines/trace-link.js";
 import { RunTracer, type TracedEvent } from "./run-tracer.js";
 import { ATTR } from "./semconv.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 export interface TraceAgentOptions {
   /** From `@opentelemetry/api`: `trace.getTracer("my-app")`, or a provider's `getTracer(...)`. */
@@ -33,7 +34,8 @@ export interface AgentTrace {
   stop(): void;
 }
 
-export class TraceOptionsError extends Error {
+export class TraceOptionsError extends JianmuError {
+  static override readonly errorCode = "TRACE_OPTIONS_ERROR";
   override name = "TraceOptionsError";
 }
 

@@ -1,3 +1,4 @@
+import { JianmuError } from "../tools/jianmu-error.js";
 /** What went wrong with a run-queue call; each message names the fix. */
 export const RUN_QUEUE_PROBLEMS = [
   "invalid_input",
@@ -12,7 +13,8 @@ export const RUN_QUEUE_PROBLEMS = [
 ] as const;
 export type RunQueueProblem = (typeof RUN_QUEUE_PROBLEMS)[number];
 
-export class RunQueueError extends Error {
+export class RunQueueError extends JianmuError {
+  static override readonly errorCode = "RUN_QUEUE_ERROR";
   override name = "RunQueueError";
   constructor(
     readonly problem: RunQueueProblem,
@@ -27,7 +29,8 @@ export class RunQueueError extends Error {
  * A write carried a fencing token that is no longer the run's: another worker claimed it after this
  * one's lease ran out. The worker stops the run at once and writes nothing more for it.
  */
-export class FencedError extends Error {
+export class FencedError extends JianmuError {
+  static override readonly errorCode = "FENCED_ERROR";
   override name = "FencedError";
   constructor(
     readonly runId: string,

@@ -6,6 +6,7 @@ import type { AgentContext, AgentOutput } from "../machines/context.js";
 import type { AgentEmitted } from "../machines/events.js";
 import { restoreAgent, runStatusOf } from "../machines/persistence.js";
 import { toolProvidersClosed, type ReactMachine } from "../machines/react-machine.js";
+import { STATE_TAGS, tagsAt } from "../machines/state-tags.js";
 import { errorText, FencedError } from "./errors.js";
 import { failedOutput, type RunStore } from "./run-store.js";
 import type { ClaimedRun, InboxEvent } from "./schemas.js";
@@ -224,7 +225,7 @@ export function executeRun(options: ExecutionOptions): Execution {
     save: (id, record) => {
       const result = store.save(id, record);
       // Released at the start of a model call (an aborted call is simply made again), never mid-tool.
-      if (stopping && record.state.endsWith(".AgentLLM")) void Promise.resolve(result).then(() => release(), () => undefined);
+      if (stopping && tagsAt(machine, record.snapshot.value).has(STATE_TAGS.modelCall)) void Promise.resolve(result).then(() => release(), () => undefined);
       return result;
     },
     load: (id) => store.load(id),

@@ -8,6 +8,7 @@ import { ModelError, type Usage } from "../actors/model-client.js";
 import type { ExecutorInput } from "../actors/tool-executor.js";
 import type { ReActConfig } from "../machines/config.js";
 import type { StateAccess } from "../machines/state-access.js";
+import { STATE_TAGS } from "../machines/state-tags.js";
 import { decisionsUnder, predictOutcomes, PURE_CLOCK, scriptLabel, turnOf, type ModelTurnScript, type Policy, type PolicyDecision } from "./model-based-inputs.js";
 import { childInput, childrenOf, type AgentSnapshot } from "./model-based-pure.js";
 
@@ -163,9 +164,9 @@ export class EventCatalogue {
       }
       switch (child.src) {
         case "toolProviders":
-          if (snapshot.matches("Initialising")) add({ type: "tools.ready", tools: snapshot.context.loop.tools }, "tools ready");
+          if (snapshot.hasTag(STATE_TAGS.startingTools)) add({ type: "tools.ready", tools: snapshot.context.loop.tools }, "tools ready");
           // A restored run waits for approval while its providers start again: their ready releases held decisions.
-          else if (snapshot.matches({ Evaluating: { ChildRunning: { ToolExecutor: "AwaitingApproval" } } })) {
+          else if (snapshot.hasTag(STATE_TAGS.approval)) {
             add({ type: "tools.ready", tools: snapshot.context.loop.tools }, "tools ready again (after a restore)");
           }
           break;
@@ -213,7 +214,7 @@ export class EventCatalogue {
         }
       }
     }
-    if (snapshot.matches({ Evaluating: { ChildRunning: { ToolExecutor: "AwaitingApproval" } } })) {
+    if (snapshot.hasTag(STATE_TAGS.approval)) {
       for (const d of snapshot.context.loop.decisions.filter((d) => d.status === "pending")) {
         add({ type: "guard.approve", callId: d.callId }, `approve ${d.name}`);
         add({ type: "guard.reject", callId: d.callId, reason: "rejected by the model-based test" }, `reject ${d.name}`);
@@ -248,7 +249,7 @@ export class EventCatalogue {
     const delegation = snapshot.context.loop.delegation;
     const current = delegation?.current;
     if (!delegation || !current) return;
-    const running = snapshot.matches({ Evaluating: { ChildRunning: { ToolExecutor: "Delegating" } } } as never) || snapshot.matches({ Evaluating: { ChildRunning: { ToolExecutor: "HandingOff" } } } as never);
+    const running = snapshot.hasTag(STATE_TAGS.nestedAgent);
     if (running) {
       const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
       const output = (status: "succeeded" | "failed") => ({

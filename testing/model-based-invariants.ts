@@ -10,6 +10,7 @@ import { TERMINATION_REASONS } from "../machines/events.js";
 import type { StateAccess } from "../machines/state-access.js";
 import { fieldMeta } from "../machines/state.js";
 import { childInput, childrenOf, type AgentSnapshot, type Microstep } from "./model-based-pure.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 /**
  * The loop's safety rules, checked on every microstep of a run, pure or live:
@@ -36,7 +37,8 @@ export interface Violation {
 }
 
 /** A run broke one of the loop's invariants. */
-export class InvariantViolation extends Error {
+export class InvariantViolation extends JianmuError {
+  static override readonly errorCode = "INVARIANT_VIOLATION";
   override name = "InvariantViolation";
   constructor(
     readonly violations: readonly Violation[],

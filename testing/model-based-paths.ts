@@ -9,6 +9,7 @@ import { readChart, type Chart } from "./model-based-chart.js";
 import { classifyEvent, EventCatalogue, modelKey, serializeEvent, type EventKind } from "./model-based-events.js";
 import { InvariantChecker, type Violation } from "./model-based-invariants.js";
 import { PureStepper, type AgentSnapshot } from "./model-based-pure.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 /**
  * Path generation: `xstate/graph` builds the adjacency map of the coarse model and the
@@ -47,7 +48,8 @@ export interface ModelSetup {
 }
 
 /** The traversal ran past `limit` model edges. */
-export class ModelTooLargeError extends Error {
+export class ModelTooLargeError extends JianmuError {
+  static override readonly errorCode = "MODEL_TOO_LARGE_ERROR";
   override name = "ModelTooLargeError";
 }
 
@@ -71,7 +73,8 @@ export interface Candidate {
 }
 
 /** Re-running a path did not reproduce the traversal's model states: the key misses something events depend on. */
-export class ModelInconsistencyError extends Error {
+export class ModelInconsistencyError extends JianmuError {
+  static override readonly errorCode = "MODEL_INCONSISTENCY_ERROR";
   override name = "ModelInconsistencyError";
 }
 

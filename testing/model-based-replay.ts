@@ -13,6 +13,7 @@ import { InvariantChecker, InvariantViolation, type Violation } from "./model-ba
 import type { ModelSetup, PathStep } from "./model-based-paths.js";
 import type { AgentSnapshot } from "./model-based-pure.js";
 import { scriptedModel, type ScriptedResponse } from "./scripted-model.js";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 /**
  * Live replay of a generated path. The machine is the user's, with its invoked actors wrapped
@@ -42,7 +43,8 @@ export interface ReplayResult {
 }
 
 /** The live run left the path. */
-export class ReplayDivergence extends Error {
+export class ReplayDivergence extends JianmuError {
+  static override readonly errorCode = "REPLAY_DIVERGENCE";
   override name = "ReplayDivergence";
   constructor(
     readonly step: number,

@@ -1,10 +1,12 @@
+import { JianmuError } from "./jianmu-error.js";
 /**
  * The heavy, optional parts of jianmu (MCP, SQLite, the Stately inspector, ...) each live behind an
  * entry point of their own (`jianmu/mcp`, ...) whose package is an optional peer dependency: apps
  * that never use it never install it. An entry point loads its code through `loadOptionalPeer`, so
  * a missing package is one clear error naming the install command, not a resolution stack.
  */
-export class OptionalPeerMissingError extends Error {
+export class OptionalPeerMissingError extends JianmuError {
+  static override readonly errorCode = "OPTIONAL_PEER_MISSING_ERROR";
   override name = "OptionalPeerMissingError";
   constructor(
     /** The jianmu entry point that was imported, e.g. "jianmu/mcp". */

@@ -1,4 +1,5 @@
 import type { Tool } from "./tool.js";
+import { JianmuError } from "./jianmu-error.js";
 
 /**
  * A source of tools that lives longer than one call: an MCP server, a plugin host, a registry.
@@ -21,7 +22,8 @@ export interface ToolProvider<TContext = unknown> {
 }
 
 /** A provider failed to start or to list its tools. */
-export class ToolProviderError extends Error {
+export class ToolProviderError extends JianmuError {
+  static override readonly errorCode = "TOOL_PROVIDER_ERROR";
   override name = "ToolProviderError";
   constructor(
     readonly provider: string,

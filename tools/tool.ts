@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { JianmuError } from "./jianmu-error.js";
 
 /** A JSON Schema object, as sent to the model in a function-calling declaration. */
 export type JsonSchema = { [key: string]: unknown };
@@ -74,7 +75,8 @@ export function toolInfo(tool: Tool): ToolInfo {
 }
 
 /** A tool definition that breaks the rules the model API enforces. Names the field and the fix. */
-export class ToolDefinitionError extends Error {
+export class ToolDefinitionError extends JianmuError {
+  static override readonly errorCode = "TOOL_DEFINITION_ERROR";
   override name = "ToolDefinitionError";
   constructor(
     readonly tool: string,

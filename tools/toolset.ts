@@ -1,5 +1,6 @@
 import { checkTool, ToolDefinitionError, toolInfo, type Tool, type ToolInfo } from "./tool.js";
 import { ToolProviderError, type ToolProvider } from "./provider.js";
+import { JianmuError } from "./jianmu-error.js";
 
 /** The function declaration the Chat Completions API expects for one tool. */
 export interface FunctionSchema {
@@ -144,7 +145,8 @@ export function describeTools(tools: readonly ToolInfo[]): string {
 
 /** Close providers in reverse start order; one failing close does not keep the others open. */
 /** The agent stopped while its providers were starting: they were closed, nothing more is wrong. */
-export class ToolsetAbortedError extends Error {
+export class ToolsetAbortedError extends JianmuError {
+  static override readonly errorCode = "TOOLSET_ABORTED_ERROR";
   override name = "ToolsetAbortedError";
   constructor() {
     super("the agent stopped while its tool providers were starting; they were closed");

@@ -1,4 +1,5 @@
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 /**
  * @statelyai/inspect 0.7.2's WebSocket adapter retries a failed connection forever: its socket's
@@ -31,7 +32,8 @@ interface WebSocketAdapterInternals {
 const CONNECTING = 0;
 const CLOSED = 3;
 
-export class InspectorAdapterError extends Error {
+export class InspectorAdapterError extends JianmuError {
+  static override readonly errorCode = "INSPECTOR_ADAPTER_ERROR";
   override name = "InspectorAdapterError";
 }
 

@@ -1,8 +1,10 @@
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { dirname } from "node:path";
+import { JianmuError } from "../tools/jianmu-error.js";
 
 /** Writing a recording failed (the directory is not writable, the disk is full, ...). */
-export class RecordingError extends Error {
+export class RecordingError extends JianmuError {
+  static override readonly errorCode = "RECORDING_ERROR";
   override name = "RecordingError";
   constructor(
     readonly path: string,

@@ -1,7 +1,9 @@
 import { z } from "zod";
+import { JianmuError } from "../../tools/jianmu-error.js";
 
 /** A built-in guard was given options it cannot work with. Names the guard and the field. */
-export class GuardOptionsError extends Error {
+export class GuardOptionsError extends JianmuError {
+  static override readonly errorCode = "GUARD_OPTIONS_ERROR";
   override name = "GuardOptionsError";
   constructor(
     readonly guard: string,

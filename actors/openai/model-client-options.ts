@@ -2,6 +2,7 @@ import type OpenAI from "openai";
 import { z } from "zod";
 import { FallbackSchema, ResilienceSchema } from "../resilience-config.js";
 import type { ResilienceRuntime } from "./resilience.js";
+import { JianmuError } from "../../tools/jianmu-error.js";
 
 const URL_FIX = "must be an http(s) URL such as https://api.openai.com/v1 or http://127.0.0.1:11434/v1";
 
@@ -78,7 +79,8 @@ export type ModelClientOptions = z.input<typeof ModelClientOptionsSchema>;
 export type ParsedModelClientOptions = z.output<typeof ModelClientOptionsSchema>;
 
 /** Bad options for the model client. The message names each wrong field and how to fix it. */
-export class ModelClientOptionsError extends Error {
+export class ModelClientOptionsError extends JianmuError {
+  static override readonly errorCode = "MODEL_CLIENT_OPTIONS_ERROR";
   override name = "ModelClientOptionsError";
   constructor(readonly problems: readonly string[]) {
     super(`invalid model client options: ${problems.join("; ")}`);

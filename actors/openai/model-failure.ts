@@ -1,6 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import type { ModelErrorKind } from "../model-client.js";
 import type { RetryableFailure } from "../resilience-config.js";
+import { JianmuError } from "../../tools/jianmu-error.js";
 
 /** Why one attempt failed, in the terms the retry policy decides on. */
 export type FailureCategory = RetryableFailure | "client_error" | "stream_error" | "invalid_response" | "aborted" | "config";
@@ -23,7 +24,8 @@ export interface AttemptFailure {
 }
 
 /** Thrown by one attempt; the retry loop reads the failure and decides what comes next. */
-export class AttemptError extends Error {
+export class AttemptError extends JianmuError {
+  static override readonly errorCode = "ATTEMPT_ERROR";
   override name = "AttemptError";
   constructor(readonly failure: AttemptFailure) {
     super(failure.message, failure.cause === undefined ? undefined : { cause: failure.cause });

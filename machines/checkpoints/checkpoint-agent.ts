@@ -20,7 +20,7 @@ export interface CheckpointHandle {
 }
 
 /**
- * Save the agent to the store at every stable state (see CHECKPOINT_STATES in moment.ts). Attach before
+ * Save the agent to the store at every stable state (the states tagged `checkpoint`, see moment.ts). Attach before
  * `actor.start()` to catch the first one. Pair it with `createReactMachine({ journal: store })`
  * so a run restored from the `Executing` checkpoint does not run its tools again.
  *

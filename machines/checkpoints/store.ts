@@ -1,6 +1,7 @@
 import type { ToolOutcome } from "../../actors/tool-executor.js";
 import { ToolOutcomeSchema, type JournalEntry, type JournalKey } from "../../actors/tool-journal.js";
 import type { PersistedAgent, RunStatus } from "../persistence.js";
+import { JianmuError } from "../../tools/jianmu-error.js";
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -32,7 +33,8 @@ export interface CheckpointStore {
 }
 
 /** A checkpoint could not be saved, or a store was used wrongly. Names the run. */
-export class CheckpointError extends Error {
+export class CheckpointError extends JianmuError {
+  static override readonly errorCode = "CHECKPOINT_ERROR";
   override name = "CheckpointError";
   constructor(
     readonly runId: string,

@@ -1,3 +1,4 @@
+import { JianmuError } from "../jianmu-error.js";
 /**
  * Tokenizer for the calculator's expression language. It scans lazily (one token per `next()`),
  * so the parser reports the first problem from the left: in `process.exit(1)` the model hears
@@ -5,7 +6,8 @@
  */
 
 /** A mistake in an expression, with the 1-based column where it was found. */
-export class ExpressionError extends Error {
+export class ExpressionError extends JianmuError {
+  static override readonly errorCode = "EXPRESSION_ERROR";
   override name = "ExpressionError";
   constructor(
     message: string,

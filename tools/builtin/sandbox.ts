@@ -10,9 +10,11 @@
  */
 import { promises as fs, statSync } from "node:fs";
 import path from "node:path";
+import { JianmuError } from "../jianmu-error.js";
 
 /** A file tool call the sandbox refused, or a file-system failure explained for the model. */
-export class SandboxError extends Error {
+export class SandboxError extends JianmuError {
+  static override readonly errorCode = "SANDBOX_ERROR";
   override name = "SandboxError";
 }
 

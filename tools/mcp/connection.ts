@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ParsedMcpOptions } from "./options.js";
 import { processGone } from "./process-exit.js";
+import { JianmuError } from "../jianmu-error.js";
 
 /** How much of the server's stderr is kept to explain a failure. */
 const STDERR_TAIL_CHARS = 2000;
@@ -13,7 +14,8 @@ const TERMINATE_SESSION_MS = 2000;
 const CLIENT_INFO = { name: "jianmu", version: "0.1.0" };
 
 /** Something went wrong with an MCP server (not with one of its tools). Names the server. */
-export class McpServerError extends Error {
+export class McpServerError extends JianmuError {
+  static override readonly errorCode = "MCP_SERVER_ERROR";
   override name = "McpServerError";
   constructor(
     readonly server: string,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { JianmuError } from "../jianmu-error.js";
 
 /** Letters, digits, '_' and '-': what the model API accepts in a function name. */
 const NAME_SAFE = /^[a-zA-Z0-9_-]+$/;
@@ -91,7 +92,8 @@ export interface McpProviderOptions {
 export type ParsedMcpOptions = z.output<typeof McpProviderOptionsSchema>;
 
 /** Bad options for `mcpToolProvider`. Names the field and how to fix it. */
-export class McpOptionsError extends Error {
+export class McpOptionsError extends JianmuError {
+  static override readonly errorCode = "MCP_OPTIONS_ERROR";
   override name = "McpOptionsError";
   constructor(
     readonly field: string,

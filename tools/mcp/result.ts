@@ -1,4 +1,5 @@
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/types.js";
+import { JianmuError } from "../jianmu-error.js";
 
 /** How many bytes a base64 string decodes to (without decoding it). */
 export function base64Bytes(data: string): number {
@@ -55,7 +56,8 @@ export function resultText(result: Pick<CallToolResult, "content" | "structuredC
 }
 
 /** A tool that reported failure (`isError: true`): thrown so the executor records a failed call. */
-export class McpToolError extends Error {
+export class McpToolError extends JianmuError {
+  static override readonly errorCode = "MCP_TOOL_ERROR";
   override name = "McpToolError";
   constructor(
     readonly server: string,

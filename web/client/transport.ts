@@ -1,5 +1,6 @@
 import { ErrorBodySchema, parseRunEvent, type RunCommand, type RunEvent } from "../protocol.js";
 import { readSse } from "./sse-reader.js";
+import { JianmuError } from "../../tools/jianmu-error.js";
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
@@ -9,7 +10,8 @@ export type StreamRequest =
   | { kind: "follow"; url: string; runId: string; lastEventId: string | undefined; fetch: FetchLike };
 
 /** How a stream ended, when it did not end with the run. */
-export class StreamError extends Error {
+export class StreamError extends JianmuError {
+  static override readonly errorCode = "STREAM_ERROR";
   override name = "StreamError";
   constructor(
     message: string,

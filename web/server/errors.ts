@@ -1,7 +1,9 @@
 import type { ErrorBody, ErrorCode } from "../protocol.js";
+import { JianmuError } from "../../tools/jianmu-error.js";
 
 /** A request the handler refuses: becomes a JSON error response with this status. */
-export class HttpError extends Error {
+export class HttpError extends JianmuError {
+  static override readonly errorCode = "HTTP_ERROR";
   override name = "HttpError";
   constructor(
     readonly status: number,

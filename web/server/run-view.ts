@@ -4,6 +4,7 @@ import { pendingApprovals } from "../../machines/approvals.js";
 import type { AgentContext, AgentOutput } from "../../machines/context.js";
 import { runStatusOf, statePath } from "../../machines/persistence.js";
 import { stateAccessOf, type ReactMachine } from "../../machines/react-machine.js";
+import { hasStateTag, STATE_TAGS } from "../../machines/state-tags.js";
 import type { ChartPosition, RunOutputView, RunSnapshot } from "../protocol.js";
 
 /** What the handler reads from a live snapshot or a stored one (XState's persisted snapshot). */
@@ -12,6 +13,8 @@ export interface SnapshotLike {
   value: unknown;
   context: AgentContext;
   output?: unknown;
+  /** Present on a live snapshot; a stored one is read against its machine's definition. */
+  hasTag?: (tag: string) => boolean;
 }
 
 const ZERO: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -64,11 +67,11 @@ export function runSnapshotOf(agent: string, machine: ReactMachine, snapshot: Sn
   const state = positionOf(snapshot);
   // streamingOutput keeps the last reply's text after it became a message: only a reply still
   // being streamed (the model step is running) is news to a page that joins now.
-  const streaming = state.path.endsWith(".AgentLLM");
+  const streaming = snapshot.status === "active" && hasStateTag(snapshot, STATE_TAGS.modelCall, machine);
   return {
     runId: snapshot.context.loop.runId,
     agent,
-    status: runStatusOf(snapshot),
+    status: runStatusOf(snapshot, machine),
     state,
     messages: fields.messages,
     streamingText: streaming ? fields.streamingText : "",

@@ -1,0 +1,157 @@
+import { describe, expect, it } from "vitest";
+import { createActor, waitFor } from "xstate";
+import { z } from "zod";
+import { requireApproval } from "../../actors/guards/index.js";
+import { human } from "../../actors/messages.js";
+import { agentTool } from "../../machines/agent-tool.js";
+import { momentOf, type AgentSnapshotLike } from "../../machines/checkpoints/moment.js";
+import { handoff } from "../../machines/handoff.js";
+import { persistAgent, runStatusOf } from "../../machines/persistence.js";
+import { createReactMachine } from "../../machines/react-machine.js";
+import { STATE_TAGS, tagsAt } from "../../machines/state-tags.js";
+import { scriptedModel } from "../../testing/scripted-model.js";
+import { multiply } from "./helpers.js";
+
+/** What the test reads of XState's state nodes (machine.root and below). */
+interface Node {
+  key: string;
+  id: string;
+  type: string;
+  description?: string;
+  tags: string[];
+  states: Record<string, Node>;
+  invoke: { id: string; src: unknown }[];
+  transitions: Map<string, { description?: string; guard?: unknown; actions: unknown[]; target?: unknown[] }[]>;
+  always?: { guard?: unknown; description?: string; target?: unknown[] }[];
+}
+
+/** Every optional state present: structured output, context limit, prepareRound, agent tools and a handoff. */
+function fullMachine() {
+  const writer = createReactMachine({ name: "Writer", modelClient: scriptedModel([]), configFile: false });
+  const other = createReactMachine({ name: "Other", modelClient: scriptedModel([]), configFile: false });
+  return createReactMachine({
+    name: "Full",
+    modelClient: scriptedModel([]),
+    tools: [multiply, agentTool(writer, { name: "ask_writer", description: "Ask the writer" }), handoff(other)],
+    output: z.object({ n: z.number() }),
+    prepareRound: () => ({}),
+    config: { context: { maxTokens: 10_000, strategy: "trim", keepLast: 2 } },
+    configFile: false,
+  });
+}
+
+function nodesOf(root: Node): Node[] {
+  const all: Node[] = [];
+  const visit = (node: Node) => {
+    all.push(node);
+    Object.values(node.states).forEach(visit);
+  };
+  visit(root);
+  return all;
+}
+
+const actionName = (action: unknown) => (typeof action === "string" ? action : (action as { type?: unknown } | null)?.type);
+
+/** The actors that stream progress, and the action that settles (flushes) it on every outcome. */
+const SETTLE_ACTION: Record<string, string> = { llm: "reportModelProgress", toolExecutor: "reportToolProgress" };
+/** The actors that send no progress: a new actor must join one of the two lists. */
+const NO_PROGRESS = new Set(["guard", "approvalTimer", "compaction", "toolProviders"]);
+
+describe("knowledge about the chart lives in the chart", () => {
+  const machine = fullMachine();
+  const nodes = nodesOf(machine.root as unknown as Node);
+  const leaves = nodes.filter((n) => Object.keys(n.states).length === 0);
+  const tagged = (tag: string) => nodes.filter((n) => n.tags.includes(tag)).map((n) => n.key).sort();
+
+  it("walks every state, the optional ones included", () => {
+    const keys = nodes.map((n) => n.key);
+    for (const key of ["PreparingRound", "CheckContext", "Compacting", "AgentLLM", "Preflight", "AwaitingApproval", "Executing", "Delegating", "HandingOff", "CheckOutput", "Succeeded", "Failed"]) {
+      expect(keys).toContain(key);
+    }
+  });
+
+  it("every state has a description", () => {
+    const missing = nodes.filter((n) => typeof n.description !== "string" || n.description.trim() === "").map((n) => n.id);
+    expect(missing).toEqual([]);
+  });
+
+  it("checkpoints and approvals are tags, on the states the docs name", () => {
+    expect(tagged(STATE_TAGS.checkpoint)).toEqual(["AgentLLM", "AwaitingApproval", "Delegating", "Executing", "HandingOff"]);
+    expect(tagged(STATE_TAGS.approval)).toEqual(["AwaitingApproval"]);
+    expect(tagged(STATE_TAGS.modelCall)).toEqual(["AgentLLM"]);
+    expect(tagged(STATE_TAGS.nestedAgent)).toEqual(["Delegating", "HandingOff"]);
+    expect(tagged(STATE_TAGS.startingTools)).toEqual(["Initialising"]);
+  });
+
+  it("a state is tagged stable exactly when the run rests in it (no unguarded eventless transition leaves it)", () => {
+    for (const leaf of leaves) {
+      const passesThrough = (leaf.always ?? []).some((t) => t.guard === undefined);
+      expect({ state: leaf.id, stable: leaf.tags.includes(STATE_TAGS.stable) }).toEqual({ state: leaf.id, stable: !passesThrough });
+    }
+  });
+
+  it("every outcome of a progress-reporting actor settles its progress first", () => {
+    const invokes = nodes.flatMap((node) => node.invoke.map((invoke) => ({ node, invoke, src: String(invoke.src) })));
+    expect(invokes.length).toBeGreaterThan(0);
+    for (const { node, invoke, src } of invokes) {
+      expect(src in SETTLE_ACTION || NO_PROGRESS.has(src), `actor "${src}" must be listed: does it report progress?`).toBe(true);
+      const settle = SETTLE_ACTION[src];
+      if (!settle) continue;
+      for (const outcome of [`xstate.done.actor.${invoke.id}`, `xstate.error.actor.${invoke.id}`]) {
+        const transitions = node.transitions.get(outcome) ?? [];
+        expect(transitions.length, `${node.id} handles ${outcome}`).toBeGreaterThan(0);
+        for (const transition of transitions) expect(actionName(transition.actions[0]), `${node.id} on ${outcome}`).toBe(settle);
+      }
+    }
+  });
+
+  it("every outcome of an invoked actor is described", () => {
+    for (const node of nodes) {
+      for (const invoke of node.invoke) {
+        if (invoke.src === "toolProviders") continue; // it answers with events (tools.ready, tools.failed), not an outcome
+        for (const outcome of [`xstate.done.actor.${invoke.id}`, `xstate.error.actor.${invoke.id}`]) {
+          for (const transition of node.transitions.get(outcome) ?? []) expect(transition.description, `${node.id} on ${outcome}`).toBeTruthy();
+        }
+      }
+    }
+  });
+
+  it("every transition that moves the run (one with a target) has a description", () => {
+    const missing: string[] = [];
+    for (const node of nodes) {
+      const all = [...[...node.transitions].flatMap(([event, list]) => list.map((t) => ({ event, t }))), ...(node.always ?? []).map((t) => ({ event: "always", t }))];
+      for (const { event, t } of all) if (t.target && t.target.length > 0 && !t.description) missing.push(`${node.id} on ${event}`);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("a stored snapshot's tags come from the machine's definition", () => {
+    expect(tagsAt(machine, { Evaluating: { ChildRunning: { ToolExecutor: "AwaitingApproval" } } })).toEqual(
+      new Set([STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.approval]),
+    );
+    expect(tagsAt(machine, "Initialising").has(STATE_TAGS.startingTools)).toBe(true);
+    expect(tagsAt(machine, "Nowhere").size).toBe(0);
+  });
+});
+
+describe("tag lookups replace state names", () => {
+  it("a run parked for approval: runStatusOf (live, or stored with its machine) and the checkpoint moment read the tags", async () => {
+    const machine = createReactMachine({
+      modelClient: scriptedModel([{ toolCalls: [{ name: "multiply", arguments: { a: 2, b: 3 } }] }]),
+      tools: [multiply],
+      constraints: [requireApproval({ tools: ["multiply"] })],
+      configFile: false,
+    });
+    const actor = createActor(machine, { input: { messages: [human("2*3")] } }).start();
+    const live = await waitFor(actor, (s) => s.hasTag(STATE_TAGS.approval));
+    expect(runStatusOf(live)).toBe("awaitingApproval");
+    const saved = persistAgent(actor);
+    expect(saved.status).toBe("awaitingApproval");
+    const stored = JSON.parse(JSON.stringify(saved.snapshot)) as { status: string; value: unknown };
+    expect(runStatusOf(stored, machine)).toBe("awaitingApproval");
+    expect(() => runStatusOf(stored)).toThrow(/pass its machine too/);
+    const moment = momentOf(live as unknown as AgentSnapshotLike);
+    expect(moment).toMatch(/^Evaluating\.ChildRunning\.ToolExecutor\.AwaitingApproval\|0\|call_/);
+    actor.stop();
+  });
+});
