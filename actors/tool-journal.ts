@@ -30,7 +30,11 @@ export interface ToolJournal {
    * already completed). Never overwrites. The executor runs the tool only when it won the claim.
    */
   started(key: JournalKey, name: string): MaybePromise<boolean>;
-  /** Written after the tool returned (or failed, or timed out), before the machine sees the outcome. */
+  /**
+   * Written after the tool returned (or failed, or timed out), before the machine sees the outcome.
+   * The first recorded outcome wins: an entry already `completed` is never overwritten (a second
+   * copy of the run that found the call `started` must not replace the real outcome with "unknown").
+   */
   completed(key: JournalKey, outcome: ToolOutcome): MaybePromise<void>;
   lookup(key: JournalKey): MaybePromise<JournalEntry | undefined>;
   /** Drop every entry of a run (once it is finished and its checkpoint deleted). */
@@ -67,6 +71,7 @@ export class MemoryToolJournal implements ToolJournal {
   }
 
   completed(key: JournalKey, outcome: ToolOutcome): void {
+    if (this.lookup(key)?.state === "completed") return;
     // Stored as JSON so that what comes back is a copy, as from a real store.
     this.entries.set(journalKeyText(key), { runId: key.runId, entry: JSON.stringify({ state: "completed", outcome }) });
   }

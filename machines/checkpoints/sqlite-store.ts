@@ -130,7 +130,7 @@ export class SqliteCheckpointStore implements CheckpointStore, ToolJournal {
       ),
       completed: db.prepare<[string, number, string, string, string, number]>(
         `INSERT INTO jianmu_tool_journal (run_id, iteration, call_id, name, state, outcome, updated_at) VALUES (?, ?, ?, ?, 'completed', ?, ?)
-         ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at`,
+         ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at WHERE state = 'started'`,
       ),
       lookup: db.prepare<[string, number, string], JournalRow>(
         `SELECT name, state, outcome FROM jianmu_tool_journal WHERE run_id = ? AND iteration = ? AND call_id = ?`,

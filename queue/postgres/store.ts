@@ -290,8 +290,8 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
   async completed(key: JournalKey, outcome: ToolOutcome): Promise<void> {
     const fence = this.fences.forWrite(key.runId);
     const values = [key.runId, key.iteration, key.callId, outcome.name, JSON.stringify(outcome)];
-    const upsert = `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, outcome, updated_at)`;
-    const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at`;
+    const upsert = `INSERT INTO ${this.t("tool_journal")} AS journal (run_id, iteration, call_id, name, state, outcome, updated_at)`;
+    const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at WHERE journal.state = 'started'`;
     if (!fence) {
       await this.query(`${upsert} VALUES ($1, $2, $3, $4, 'completed', $5, ${NOW}) ${conflict}`, values);
       return;

@@ -282,7 +282,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
       this.open
         .prepare(
           `INSERT INTO jianmu_queue_journal (run_id, iteration, call_id, name, state, outcome, updated_at) VALUES (?, ?, ?, ?, 'completed', ?, ?)
-           ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at`,
+           ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at WHERE state = 'started'`,
         )
         .run(key.runId, key.iteration, key.callId, outcome.name, JSON.stringify(outcome), Date.now()),
     );

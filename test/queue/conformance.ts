@@ -203,6 +203,10 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
       expect(await store.lookup({ runId: "plain-run", iteration: 0, callId: "call_0" })).toMatchObject({ state: "completed" });
       expect(await store.started({ runId: "plain-run", iteration: 0, callId: "call_0" }, "record")).toBe(false);
       expect(await store.started({ runId: "plain-run", iteration: 5, callId: "call_0" }, "record")).toBe(true);
+      // The first recorded outcome wins: a later "unknown" from a losing copy never replaces it.
+      const recorded = await store.lookup({ runId: "plain-run", iteration: 0, callId: "call_0" });
+      await store.completed({ runId: "plain-run", iteration: 0, callId: "call_0" }, { callId: "call_0", name: "record", status: "error", errorKind: "outcome_unknown", content: "unknown", effectTags: [] });
+      expect(await store.lookup({ runId: "plain-run", iteration: 0, callId: "call_0" })).toEqual(recorded);
       expect((await store.list()).map((s) => s.runId)).toContain("plain-run");
       expect(await store.delete("plain-run")).toBe(true);
       expect(await store.load("plain-run")).toBeUndefined();

@@ -128,6 +128,9 @@ describe("the same parked run restored twice and approved at the same moment", (
       // Never overwrites: a completed call cannot be claimed back to `started`.
       expect(journal.started(key, "t")).toBe(false);
       expect(journal.lookup(key)).toMatchObject({ state: "completed" });
+      // The first recorded outcome wins: a losing copy's "unknown" never replaces the real one.
+      journal.completed(key, { callId: "c", name: "t", status: "error", errorKind: "outcome_unknown", content: "Error: unknown", effectTags: [] });
+      expect(journal.lookup(key)).toMatchObject({ state: "completed", outcome: { status: "ok", content: "x" } });
     }
     sqlite.close();
   });
