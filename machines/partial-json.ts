@@ -33,12 +33,15 @@ interface Scan {
   cuts: number[];
 }
 
-function scanStructure(text: string): Scan {
-  const cuts: number[] = [];
+/**
+ * Walk `text` as JSON, calling `visit` for each character outside a string literal; says whether
+ * the text ends inside a string (and just after a backslash in it).
+ */
+function walkOutsideStrings(text: string, visit: (c: string, i: number) => boolean | void): { inString: boolean; escaped: boolean } | undefined {
   let inString = false;
   let escaped = false;
   for (let i = 0; i < text.length; i++) {
-    const c = text[i];
+    const c = text[i]!;
     if (inString) {
       if (escaped) escaped = false;
       else if (c === "\\") escaped = true;
@@ -46,9 +49,17 @@ function scanStructure(text: string): Scan {
       continue;
     }
     if (c === '"') inString = true;
-    else if (c === ",") cuts.push(i);
-    else if (c === "{" || c === "[") cuts.push(i + 1);
+    else if (visit(c, i) === false) return undefined;
   }
+  return { inString, escaped };
+}
+
+function scanStructure(text: string): Scan {
+  const cuts: number[] = [];
+  walkOutsideStrings(text, (c, i) => {
+    if (c === ",") cuts.push(i);
+    else if (c === "{" || c === "[") cuts.push(i + 1);
+  });
   cuts.push(text.length);
   return { cuts };
 }
@@ -56,23 +67,14 @@ function scanStructure(text: string): Scan {
 /** Close what is open at the end of `text`: a string, then each bracket, innermost first. */
 function close(text: string): string | undefined {
   const stack: string[] = [];
-  let inString = false;
-  let escaped = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (c === "\\") escaped = true;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === "{") stack.push("}");
+  const end = walkOutsideStrings(text, (c) => {
+    if (c === "{") stack.push("}");
     else if (c === "[") stack.push("]");
-    else if (c === "}" || c === "]") {
-      if (stack.pop() !== c) return undefined;
-    }
-  }
+    // A closing bracket that does not match what is open: not a prefix of any JSON value.
+    else if ((c === "}" || c === "]") && stack.pop() !== c) return false;
+  });
+  if (!end) return undefined;
+  const { inString, escaped } = end;
   let out = text;
   if (inString) out = (escaped ? out.slice(0, -1) : out) + '"';
   // A number at the very end may still grow (2 → 21, 1e → 1e-5): it is left out until it ends.
