@@ -202,7 +202,10 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     this.journal.completed(key, outcome);
   }
 
+  /** Fenced like the writes: a worker that lost the run must not replay the new owner's outcomes as its own. */
   lookup(key: JournalKey): JournalEntry | undefined {
+    const fence = this.fences.get(key.runId);
+    if (fence && this.runs.get(key.runId)?.token !== fence.token) throw this.fences.lost(key.runId);
     return this.journal.lookup(key);
   }
 

@@ -305,12 +305,20 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     if (Number(rows[0]!.token) !== fence.token) throw this.fences.lost(key.runId);
   }
 
+  /** Fenced like the writes: a worker that lost the run must not replay the new owner's outcomes as its own. */
   async lookup(key: JournalKey): Promise<JournalEntry | undefined> {
-    const { rows } = await this.query<{ name: string; state: "started" | "completed"; outcome: unknown }>(
-      `SELECT name, state, outcome FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3`,
+    const fence = this.fences.get(key.runId);
+    const select = `SELECT name, state, outcome FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3`;
+    if (!fence) {
+      const { rows } = await this.query<{ name: string; state: "started" | "completed"; outcome: unknown }>(select, [key.runId, key.iteration, key.callId]);
+      return rows[0] ? journalEntryOf(rows[0], key, `schema ${this.schema}`) : undefined;
+    }
+    const { rows } = await this.query<{ token: string | null; entry: { name: string; state: "started" | "completed"; outcome: unknown } | null }>(
+      `SELECT (SELECT token FROM ${this.t("runs")} WHERE run_id = $1) AS token, (SELECT row_to_json(e) FROM (${select}) e) AS entry`,
       [key.runId, key.iteration, key.callId],
     );
-    const row = rows[0];
+    if (Number(rows[0]!.token) !== fence.token) throw this.fences.lost(key.runId);
+    const row = rows[0]!.entry;
     if (!row) return undefined;
     return journalEntryOf(row, key, `schema ${this.schema}`);
   }

@@ -256,8 +256,9 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
   // ---- ToolJournal ----
 
   /** Runs `write` in one transaction with the token check; throws FencedError when the token moved on. */
-  private fenced<T>(runId: string, write: () => T): T {
-    const fence = this.fences.forWrite(runId);
+  private fenced<T>(runId: string, write: () => T, reading = false): T {
+    // A read is checked only while this process holds the run; after it gave the run up, it is a plain read.
+    const fence = reading ? this.fences.get(runId) : this.fences.forWrite(runId);
     if (!fence) return write();
     const db = this.open;
     const result = db.transaction(() => {
@@ -288,12 +289,13 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     );
   }
 
+  /** Fenced like the writes: a worker that lost the run must not replay the new owner's outcomes as its own. */
   lookup(key: JournalKey): JournalEntry | undefined {
-    const row = this.open
+    const row = this.fenced(key.runId, () => this.open
       .prepare<[string, number, string], { name: string; state: "started" | "completed"; outcome: string | null }>(
         `SELECT name, state, outcome FROM jianmu_queue_journal WHERE run_id = ? AND iteration = ? AND call_id = ?`,
       )
-      .get(key.runId, key.iteration, key.callId);
+      .get(key.runId, key.iteration, key.callId), true);
     if (!row) return undefined;
     return journalEntryOf(row, key, this.path);
   }

@@ -170,8 +170,10 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
       await new Promise((resolve) => setTimeout(resolve, 300));
       const [second] = await store.claim({ owner: "B", agents: ["basic"], limit: 1, leaseMs: 5_000 });
       expect(second!.token).toBeGreaterThan(first!.token);
-      await expect(Promise.resolve().then(() => store.started({ runId, iteration: 0, callId: "c" }, "record"))).rejects.toBeInstanceOf(FencedError);
+      // Reads of the journal are fenced too: a paused holder must not replay the new owner's outcomes as its own.
+      await expect(Promise.resolve().then(() => store.lookup({ runId, iteration: 0, callId: "c" }))).rejects.toBeInstanceOf(FencedError);
       expect(lostBy).toBeInstanceOf(FencedError);
+      await expect(Promise.resolve().then(() => store.started({ runId, iteration: 0, callId: "c" }, "record"))).rejects.toBeInstanceOf(FencedError);
       expect(await store.lookup({ runId, iteration: 0, callId: "c" })).toBeUndefined();
       expect(await store.renew(runId, first!.token, 1_000)).toBe(false);
       expect(await store.finish(runId, first!.token, { status: "succeeded" } as never)).toBe(false);
