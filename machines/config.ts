@@ -213,8 +213,7 @@ function parseYaml(text: string): unknown {
 
 /** Only the ReActConfig fields of a file (the endpoint's are for whoever builds the model client). */
 function reactFields(file: JianmuFile): ReActConfigInput {
-  const { baseURL: _baseURL, apiKeyEnv: _apiKeyEnv, stream: _stream, ...react } = file;
-  return react;
+  return Object.fromEntries(Object.entries(file).filter(([field]) => field in ReActConfig.shape)) as ReActConfigInput;
 }
 
 function dropUndefined<T extends Record<string, unknown>>(record: T): T {
