@@ -103,6 +103,14 @@ function wholeNumber(flag: string, value: string | undefined, min: number): numb
   return Number(value);
 }
 
+/** A flag that sets a config field obeys that field's schema: its limits are the config's, named by the flag. */
+function configFlag(flag: string, field: "maxIterations" | "maxBudgetTokens", value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const checked = ReActConfig.shape[field].safeParse(value);
+  if (!checked.success) throw new UsageError(`--${flag} ${value} is invalid: ${checked.error.issues[0]!.message}`);
+  return value;
+}
+
 function list(value: string | undefined): string[] | undefined {
   return value === undefined ? undefined : value.split(",").map((item) => item.trim()).filter(Boolean);
 }
@@ -202,9 +210,9 @@ export function parseCli(argv: string[]): CliArgs {
   const model = text("model");
   if (model !== undefined) args.model = model;
   if (baseURL !== undefined) args.baseURL = baseURL;
-  const maxIterations = wholeNumber("max-iterations", text("max-iterations"), 1);
+  const maxIterations = configFlag("max-iterations", "maxIterations", wholeNumber("max-iterations", text("max-iterations"), 1));
   if (maxIterations !== undefined) args.maxIterations = maxIterations;
-  const budget = wholeNumber("budget", text("budget"), 1);
+  const budget = configFlag("budget", "maxBudgetTokens", wholeNumber("budget", text("budget"), 1));
   if (budget !== undefined) args.budget = budget;
   const tools = list(text("tools"));
   if (tools !== undefined) args.tools = tools;

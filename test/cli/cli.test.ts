@@ -227,6 +227,12 @@ describe("bad input", () => {
     expect(result.stderr).toContain(`${join(dir, "jianmu.yaml")}: limits.max_iterations = "lots" is invalid`);
   });
 
+  it("a flag that sets a config field obeys the field's limits, named by the flag (exit 2)", async () => {
+    const result = await runCli(["run", "--max-iterations", "20000"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^jianmu: --max-iterations 20000 is invalid: .*10000/);
+  });
+
   it("a removed setting in jianmu.yaml names its replacement (exit 2)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "jianmu-cli-"));
     writeFileSync(join(dir, "jianmu.yaml"), "limits:\n  max_rounds: 10\n");
