@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { CONFIG_FILE, ReActConfig } from "../machines/config.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
 /** A command line that cannot be run as typed: one line naming the flag and the fix, exit code 2. */
@@ -19,9 +20,9 @@ Run a ReAct agent on a task (no task: the recorded demo task). Only the answer g
 progress, tool calls and prompts go to stderr.
 
 Options:
-  --model <name>            model to use (default: models.react in jianmu.yaml, $JIANMU_MODEL, gpt-4o-mini)
-  --base-url <url>          OpenAI-compatible endpoint, http(s)://... (default: $OPENAI_BASE_URL, llm.base_url in jianmu.yaml)
-  --max-iterations <n>      loop iterations before giving up (default 10)
+  --model <name>            model to use (default: ${CONFIG_FILE.pathOf("model")} in jianmu.yaml, $JIANMU_MODEL, gpt-4o-mini)
+  --base-url <url>          OpenAI-compatible endpoint, http(s)://... (default: $OPENAI_BASE_URL, ${CONFIG_FILE.pathOf("baseURL")} in jianmu.yaml)
+  --max-iterations <n>      loop iterations before giving up (default ${ReActConfig.shape.maxIterations.parse(undefined)})
   --budget <tokens>         total token budget for the run
   --tools <a,b,...>         built-in tools to offer: calculator,current_time,read_file,list_files (default: calculator,current_time)
   --root <dir>              sandbox folder for read_file/list_files (default: the current folder)
@@ -32,7 +33,7 @@ Options:
                             the server: $JIANMU_INSPECT_URL, default ws://localhost:8080)
   --json                    print events and the output as JSON lines on stdout instead of text
 
-With neither OPENAI_API_KEY nor OPENAI_BASE_URL (nor llm.base_url) set, run replays real recorded model
+With neither OPENAI_API_KEY nor OPENAI_BASE_URL (nor ${CONFIG_FILE.pathOf("baseURL")}) set, run replays real recorded model
 turns from a local loopback server: only the recorded demo tasks work then (see also: jianmu serve).
 Colour is used only on a terminal, and never when NO_COLOR is set.
 
@@ -100,6 +101,14 @@ function wholeNumber(flag: string, value: string | undefined, min: number): numb
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${flag} must be a whole number of at least ${min}, got "${value}" (e.g. --${flag} ${min === 0 ? 8000 : 10})`);
   return Number(value);
+}
+
+/** A flag that sets a config field obeys that field's schema: its limits are the config's, named by the flag. */
+function configFlag(flag: string, field: "maxIterations" | "maxBudgetTokens", value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const checked = ReActConfig.shape[field].safeParse(value);
+  if (!checked.success) throw new UsageError(`--${flag} ${value} is invalid: ${checked.error.issues[0]!.message}`);
+  return value;
 }
 
 function list(value: string | undefined): string[] | undefined {
@@ -201,9 +210,9 @@ export function parseCli(argv: string[]): CliArgs {
   const model = text("model");
   if (model !== undefined) args.model = model;
   if (baseURL !== undefined) args.baseURL = baseURL;
-  const maxIterations = wholeNumber("max-iterations", text("max-iterations"), 1);
+  const maxIterations = configFlag("max-iterations", "maxIterations", wholeNumber("max-iterations", text("max-iterations"), 1));
   if (maxIterations !== undefined) args.maxIterations = maxIterations;
-  const budget = wholeNumber("budget", text("budget"), 1);
+  const budget = configFlag("budget", "maxBudgetTokens", wholeNumber("budget", text("budget"), 1));
   if (budget !== undefined) args.budget = budget;
   const tools = list(text("tools"));
   if (tools !== undefined) args.tools = tools;

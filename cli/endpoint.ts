@@ -1,4 +1,4 @@
-import type { JianmuFile } from "../machines/config.js";
+import { CONFIG_FILE, type JianmuFile } from "../machines/config.js";
 
 /** Where the CLI's model calls go: a configured endpoint, or the offline replay of a recording. */
 export type Endpoint = { kind: "configured"; baseURL?: string; apiKey?: string; baseURLSource?: string } | { kind: "offline" };
@@ -8,12 +8,12 @@ export type Endpoint = { kind: "configured"; baseURL?: string; apiKey?: string; 
  * the environment, then jianmu.yaml. With none, the CLI goes offline (replayed recordings).
  */
 export function resolveEndpoint(flags: { baseURL?: string }, env: Record<string, string | undefined>, file: JianmuFile | undefined): Endpoint {
-  const keyVar = file?.llm?.api_key_env ?? "OPENAI_API_KEY";
+  const keyVar = file?.apiKeyEnv ?? "OPENAI_API_KEY";
   const apiKey = env[keyVar] || undefined;
   const sources: [string, string | undefined][] = [
     ["--base-url", flags.baseURL],
     ["OPENAI_BASE_URL", env["OPENAI_BASE_URL"] || undefined],
-    ["llm.base_url in jianmu.yaml", file?.llm?.base_url],
+    [`${CONFIG_FILE.pathOf("baseURL")} in jianmu.yaml`, file?.baseURL],
   ];
   const [baseURLSource, baseURL] = sources.find(([, value]) => value !== undefined) ?? [];
   if (apiKey === undefined && baseURL === undefined) return { kind: "offline" };

@@ -1,3 +1,4 @@
+import { CONFIG_FILE } from "../machines/config.js";
 import type { AgentOutput } from "../machines/context.js";
 import type { TerminationReason } from "../machines/events.js";
 
@@ -9,9 +10,9 @@ export interface RunLimits {
 
 const FIXES: Record<TerminationReason, (output: AgentOutput, limits: RunLimits) => string> = {
   maxIterations: (_output, limits) =>
-    `no answer within ${limits.maxIterations} iteration${limits.maxIterations === 1 ? "" : "s"} (the limit); raise it with --max-iterations <n> or limits.max_iterations in jianmu.yaml`,
+    `no answer within ${limits.maxIterations} iteration${limits.maxIterations === 1 ? "" : "s"} (the limit); raise it with --max-iterations <n> or ${CONFIG_FILE.pathOf("maxIterations")} in jianmu.yaml`,
   tokenBudget: (output, limits) =>
-    `the run spent ${output.usage.totalTokens} tokens, reaching its budget of ${limits.maxBudgetTokens ?? "?"}; raise it with --budget <tokens> or llm.max_budget_tokens in jianmu.yaml`,
+    `the run spent ${output.usage.totalTokens} tokens, reaching its budget of ${limits.maxBudgetTokens ?? "?"}; raise it with --budget <tokens> or ${CONFIG_FILE.pathOf("maxBudgetTokens")} in jianmu.yaml`,
   modelError: (output) => `${output.termination?.error?.message ?? "the model call failed"}; check --base-url, --model and OPENAI_API_KEY`,
   cancelled: (output) => `${output.termination?.detail ?? "cancelled"}; nothing more was run`,
   approvalTimeout: (output) => `${output.termination?.detail ?? output.termination?.error?.message ?? "no approval came in time"}; answer the prompt sooner, or pass --yes`,

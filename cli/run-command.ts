@@ -156,7 +156,7 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
       ...(endpoint.baseURL !== undefined ? { baseURL: endpoint.baseURL } : {}),
       ...(endpoint.apiKey !== undefined ? { apiKey: endpoint.apiKey } : {}),
       model: config.model ?? DEFAULT_MODEL,
-      stream: file?.llm?.stream ?? true,
+      stream: file?.stream ?? true,
     });
     progress.note(`model ${config.model ?? DEFAULT_MODEL} at ${endpoint.baseURL ?? "https://api.openai.com/v1"}`);
   }

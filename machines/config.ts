@@ -1,10 +1,13 @@
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { ResilienceSchema } from "../actors/resilience-config.js";
+import { FallbackSchema, ResilienceSchema } from "../actors/resilience-config.js";
 import { StateKeysSchema } from "./state.js";
-import { JianmuError } from "../tools/jianmu-error.js";
+import { ConfigError } from "./config-error.js";
+import { FileForm, type FileLocation } from "./config-file-form.js";
+
+export { ConfigError } from "./config-error.js";
 
 export const ToolChoiceSchema = z.union([
   z.enum(["auto", "none", "required"]),
@@ -70,88 +73,67 @@ export type ContextLimit = z.output<typeof ContextLimitSchema>;
 export type OutputStrategy = z.infer<typeof OutputStrategySchema>;
 
 /**
- * The `jianmu.yaml` file. Snake-case sections as in the original design; every field optional.
- * `llm.base_url` and `llm.stream` configure the endpoint the CLI resolves (not part of ReActConfig).
+ * Settings of the model endpoint, which is built outside the loop (the CLI reads them; in code they
+ * are `resolveModelClient` options): not part of ReActConfig, but part of the one config.
  */
-const FileSchema = z
+export const EndpointConfigSchema = z
   .object({
-    models: z.object({ react: z.string().min(1).optional(), default: z.string().min(1).optional() }).strict().optional(),
-    llm: z
-      .object({
-        base_url: z.url().optional(),
-        api_key_env: z.string().min(1).optional(),
-        stream: z.boolean().optional(),
-        temperature: z.number().min(0).max(2).optional(),
-        max_tokens: z.number().int().positive().optional(),
-        top_p: z.number().min(0).max(1).optional(),
-        top_k: z.number().int().positive().optional(),
-        timeout: z.number().positive().optional(),
-        max_budget_tokens: z.number().int().positive().optional(),
-      })
-      .strict()
-      .optional(),
-    limits: z
-      .object({ max_iterations: z.number().int().min(1).max(10_000).optional(), max_rounds: z.number().int().min(1).optional() })
-      .strict()
-      .optional(),
-    react: z
-      .object({
-        system_prompt: z.string().optional(),
-        tool_choice: ToolChoiceSchema.optional(),
-        tool_execution: ToolExecutionSchema.optional(),
-        max_tool_output_chars: z.number().int().min(100).optional(),
-        extra_params: z.record(z.string(), z.unknown()).optional(),
-        keys: StateKeysSchema.optional(),
-        output_strategy: OutputStrategySchema.optional(),
-        output_retries: OutputRetriesSchema.optional(),
-      })
-      .strict()
-      .optional(),
-    context: z
-      .object({
-        max_tokens: ContextLimitSchema.shape.maxTokens,
-        strategy: ContextLimitSchema.shape.strategy.unwrap().optional(),
-        keep_last: ContextLimitSchema.shape.keepLast.unwrap().optional(),
-      })
-      .strict()
-      .optional(),
-    resilience: z
-      .object({
-        max_retries: z.number().int().min(0).max(20).optional(),
-        initial_delay_ms: z.number().min(0).optional(),
-        max_delay_ms: z.number().min(0).optional(),
-        backoff_multiplier: z.number().min(1).optional(),
-        jitter: z.number().min(0).max(1).optional(),
-        retry_on: z.array(z.enum(["rate_limit", "server_error", "timeout", "connection"])).optional(),
-        fallbacks: z
-          .array(z.object({ model: z.string().min(1).optional(), base_url: z.url().optional(), api_key_env: z.string().min(1).optional() }).strict())
-          .optional(),
-      })
-      .strict()
-      .optional(),
+    /** The OpenAI-compatible endpoint (the CLI: after --base-url and $OPENAI_BASE_URL). */
+    baseURL: FallbackSchema.shape.baseURL,
+    /** The environment variable that holds the endpoint's key (default OPENAI_API_KEY). */
+    apiKeyEnv: FallbackSchema.shape.apiKeyEnv,
+    /** Stream responses (default true). */
+    stream: z.boolean().optional(),
   })
   .strict();
-export type JianmuFile = z.infer<typeof FileSchema>;
 
-/** A config value that is not valid. Names the field, the value and the file it came from. */
-export class ConfigError extends JianmuError {
-  static override readonly errorCode = "CONFIG_ERROR";
-  override name = "ConfigError";
-  constructor(
-    readonly field: string,
-    readonly value: unknown,
-    readonly source: string,
-    problem: string,
-  ) {
-    super(`${source}: ${field} = ${formatValue(value)} is invalid: ${problem}`);
-  }
-}
+/** The one config: every setting `jianmu.yaml` can hold, by its name in code. The file form is derived from it. */
+export const JianmuConfigSchema = ReActConfig.extend(EndpointConfigSchema.shape).strict();
+type JianmuField = keyof z.input<typeof JianmuConfigSchema> & string;
 
-function formatValue(value: unknown): string {
-  if (value === undefined) return "(missing)";
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}
+/**
+ * Where each setting lives in `jianmu.yaml` (snake-case sections as in the original design). Typed
+ * over every field of the schema, so a new field cannot be left without a place in the file.
+ */
+const FILE_LOCATIONS = {
+  model: "models.react",
+  temperature: "llm.*",
+  maxTokens: "llm.*",
+  topP: "llm.*",
+  topK: "llm.*",
+  timeout: "llm.*",
+  maxBudgetTokens: "llm.*",
+  maxIterations: "limits.*",
+  resilience: "*",
+  systemPrompt: "react.*",
+  toolChoice: "react.*",
+  extraParams: "react.*",
+  keys: "react.*",
+  toolExecution: "react.*",
+  maxToolOutputChars: "react.*",
+  outputStrategy: "react.*",
+  outputRetries: "react.*",
+  context: "*",
+  baseURL: "llm.*",
+  apiKeyEnv: "llm.*",
+  stream: "llm.*",
+} as const satisfies Record<JianmuField, FileLocation>;
+
+/** The `jianmu.yaml` form of `JianmuConfigSchema`. */
+export const CONFIG_FILE = new FileForm<JianmuField>({
+  schema: JianmuConfigSchema,
+  locations: FILE_LOCATIONS,
+  // Their keys are names (API parameters, state fields, a tool), not settings: written as they are.
+  verbatim: ["extraParams", "keys", "toolChoice"],
+  removed: {
+    maxRounds: { location: "limits.*", use: "maxIterations", why: "the loop has one limit, counted in iterations; max_rounds was never enforced" },
+    defaultModel: { location: "models.default", use: "model", why: "the ReAct loop never read it" },
+  },
+  codeOnly: { "resilience.fallbacks.apiKey": "keys do not belong in config files: name the variable that holds it with api_key_env" },
+});
+
+/** What a `jianmu.yaml` sets (only those fields), by their names in code. */
+export type JianmuFile = z.input<typeof JianmuConfigSchema>;
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let node = root;
@@ -162,16 +144,22 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return node;
 }
 
-/** Turn the first zod issue into a ConfigError naming the field as the user wrote it. */
-function toConfigError(error: z.ZodError, input: unknown, source: string): ConfigError {
+/** Turn the first zod issue into a ConfigError naming the field as the user wrote it (`name` spells a path). */
+function toConfigError(error: z.ZodError, input: unknown, source: string, name: (path: readonly PropertyKey[]) => string): ConfigError {
   const issue = error.issues[0]!;
   if (issue.code === "unrecognized_keys") {
-    const field = [...issue.path, issue.keys[0]!].map(String).join(".");
-    return new ConfigError(field, valueAt(input, [...issue.path, issue.keys[0]!]), source, "unknown field; remove it or check its spelling");
+    const path = [...issue.path, issue.keys[0]!];
+    const value = valueAt(input, path);
+    if (issue.path.length === 0) {
+      const removed = CONFIG_FILE.removedInCode(issue.keys[0]!, value, source);
+      if (removed) return removed;
+    }
+    return new ConfigError(name(path), value, source, "unknown field; remove it or check its spelling");
   }
-  const field = issue.path.map(String).join(".") || "(root)";
-  return new ConfigError(field, valueAt(input, issue.path), source, issue.message);
+  return new ConfigError(name(issue.path), valueAt(input, issue.path), source, issue.message);
 }
+
+const codeName = (path: readonly PropertyKey[]) => path.map(String).join(".") || "(root)";
 
 export interface LoadConfigOptions {
   /** Path of the YAML file; defaults to `$JIANMU_CONFIG`, then `./jianmu.yaml` when it exists. `false`: read no file. */
@@ -203,49 +191,29 @@ export function readConfigFile(options: LoadConfigOptions = {}): { path: string;
   }
   let raw: unknown;
   try {
-    raw = parseYaml(text) ?? {};
+    raw = parseYaml(text);
   } catch (error) {
     throw new ConfigError("(file)", undefined, path, `not valid YAML: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const parsed = FileSchema.safeParse(raw);
-  if (!parsed.success) throw toConfigError(parsed.error, raw, path);
-  return { path, file: parsed.data };
+  const file = CONFIG_FILE.toConfig(raw, path);
+  const parsed = JianmuConfigSchema.safeParse(file);
+  if (!parsed.success) throw toConfigError(parsed.error, file, path, (at) => CONFIG_FILE.fileName(at));
+  // The values as written, not parsed: defaults are applied once, after code overrides are merged in.
+  return { path, file: file as JianmuFile };
 }
 
-/** The file's values as ReActConfig input (camelCase, only the fields it sets). */
-function fromFile(file: JianmuFile): ReActConfigInput {
-  const r = file.resilience;
-  const resilience =
-    r &&
-    dropUndefined({
-      maxRetries: r.max_retries,
-      initialDelayMs: r.initial_delay_ms,
-      maxDelayMs: r.max_delay_ms,
-      backoffMultiplier: r.backoff_multiplier,
-      jitter: r.jitter,
-      retryOn: r.retry_on,
-      fallbacks: r.fallbacks?.map((f) => dropUndefined({ model: f.model, baseURL: f.base_url, apiKeyEnv: f.api_key_env })),
-    });
-  return dropUndefined({
-    model: file.models?.react,
-    temperature: file.llm?.temperature,
-    maxTokens: file.llm?.max_tokens,
-    topP: file.llm?.top_p,
-    topK: file.llm?.top_k,
-    timeout: file.llm?.timeout,
-    maxBudgetTokens: file.llm?.max_budget_tokens,
-    maxIterations: file.limits?.max_iterations,
-    resilience,
-    systemPrompt: file.react?.system_prompt,
-    toolChoice: file.react?.tool_choice,
-    toolExecution: file.react?.tool_execution,
-    maxToolOutputChars: file.react?.max_tool_output_chars,
-    extraParams: file.react?.extra_params,
-    keys: file.react?.keys,
-    outputStrategy: file.react?.output_strategy,
-    outputRetries: file.react?.output_retries,
-    context: file.context && dropUndefined({ maxTokens: file.context.max_tokens, strategy: file.context.strategy, keepLast: file.context.keep_last }),
-  });
+/**
+ * The `yaml` package, loaded only when a file is read: `import "jianmu"` must not pay for it.
+ * Synchronous (yaml 2 ships CommonJS), so loadConfig stays synchronous.
+ */
+function parseYaml(text: string): unknown {
+  const yaml = createRequire(import.meta.url)("yaml") as typeof import("yaml");
+  return yaml.parse(text);
+}
+
+/** Only the ReActConfig fields of a file (the endpoint's are for whoever builds the model client). */
+function reactFields(file: JianmuFile): ReActConfigInput {
+  return Object.fromEntries(Object.entries(file).filter(([field]) => field in ReActConfig.shape)) as ReActConfigInput;
 }
 
 function dropUndefined<T extends Record<string, unknown>>(record: T): T {
@@ -258,11 +226,9 @@ function dropUndefined<T extends Record<string, unknown>>(record: T): T {
  */
 export function loadConfig(overrides: ReActConfigInput = {}, options: LoadConfigOptions = {}): ReActConfig {
   const found = readConfigFile(options);
-  const fileInput = found ? fromFile(found.file) : {};
-  const fromFileParsed = ReActConfig.safeParse(fileInput);
-  if (!fromFileParsed.success) throw toConfigError(fromFileParsed.error, fileInput, found?.path ?? "jianmu.yaml");
+  const fileInput = found ? reactFields(found.file) : {};
   const merged = { ...fileInput, ...dropUndefined(overrides as Record<string, unknown>) };
   const parsed = ReActConfig.safeParse(merged);
-  if (!parsed.success) throw toConfigError(parsed.error, merged, "config");
+  if (!parsed.success) throw toConfigError(parsed.error, merged, "config", codeName);
   return parsed.data;
 }

@@ -152,6 +152,35 @@ describe("jianmu run against a configured endpoint", () => {
   });
 });
 
+describe("jianmu run with the endpoint in jianmu.yaml", () => {
+  let server: OpenAIServer;
+  beforeAll(async () => {
+    const answer = {
+      id: "c",
+      object: "chat.completion",
+      created: 1,
+      model: "yaml-model",
+      choices: [{ index: 0, message: { role: "assistant", content: "Hello from the file's endpoint." }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    };
+    server = await startOpenAIServer({ respond: () => replies.json(answer) });
+  });
+  afterAll(() => server.close());
+
+  it("llm.base_url, llm.api_key_env, llm.stream and models.react are what the run uses", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "jianmu-cli-endpoint-"));
+    writeFileSync(join(dir, "jianmu.yaml"), `models:\n  react: yaml-model\nllm:\n  base_url: ${server.baseURL}\n  api_key_env: MY_ENDPOINT_KEY\n  stream: false\n`);
+    const result = await runCli(["run", "Say hello"], { cwd: dir, env: cleanEnv({ MY_ENDPOINT_KEY: "key-from-the-named-variable" }) });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("Hello from the file's endpoint.\n");
+    expect(result.stderr).toContain(`model yaml-model at ${server.baseURL}`);
+    const request = server.requests.at(-1)!;
+    expect((request.body as { model: string }).model).toBe("yaml-model");
+    expect((request.body as { stream?: boolean }).stream).toBeFalsy();
+    expect(request.headers.authorization).toBe("Bearer key-from-the-named-variable");
+  });
+});
+
 describe("jianmu run --record, then jianmu view", () => {
   it("records the run and writes a self-contained HTML viewer of it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "jianmu-view-"));
@@ -196,6 +225,21 @@ describe("bad input", () => {
     const result = await runCli(["run"], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`${join(dir, "jianmu.yaml")}: limits.max_iterations = "lots" is invalid`);
+  });
+
+  it("a flag that sets a config field obeys the field's limits, named by the flag (exit 2)", async () => {
+    const result = await runCli(["run", "--max-iterations", "20000"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^jianmu: --max-iterations 20000 is invalid: .*10000/);
+  });
+
+  it("a removed setting in jianmu.yaml names its replacement (exit 2)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "jianmu-cli-"));
+    writeFileSync(join(dir, "jianmu.yaml"), "limits:\n  max_rounds: 10\n");
+    const result = await runCli(["run"], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`jianmu: ${join(dir, "jianmu.yaml")}: limits.max_rounds was removed: use limits.max_iterations (`);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
   });
 
   it("help prints the usage and exits 0", async () => {

@@ -24,7 +24,6 @@ describe("ReActConfig and loadConfig", () => {
     const cwd = dirWith(`
 models:
   react: gpt-4o-mini
-  default: gpt-4o
 llm:
   temperature: 0.2
   max_tokens: 512

@@ -44,6 +44,25 @@ describe("import(\"jianmu\") is lean", () => {
     });
   }
 
+  it("jianmu loads the yaml package only when a jianmu.yaml is read", async () => {
+    expect((await modulesLoadedBy(manifest.name, ROOT)).map(packageOf)).not.toContain("yaml");
+    // The load log sees ESM resolution only; a require() of yaml shows in the CommonJS cache instead.
+    const dir = mkdtempSync(join(tmpdir(), "jianmu-yaml-"));
+    writeFileSync(join(dir, "jianmu.yaml"), "limits:\n  max_iterations: 4\n");
+    const script = [
+      `import { createRequire } from "node:module";`,
+      `const cache = createRequire(${JSON.stringify(join(ROOT, "package.json"))}).cache;`,
+      `const yamlLoaded = () => Object.keys(cache).some((path) => path.includes("/node_modules/yaml/"));`,
+      `const { loadConfig } = await import(${JSON.stringify(manifest.name)});`,
+      `const imported = yamlLoaded();`,
+      `const { maxIterations } = loadConfig({}, { path: ${JSON.stringify(join(dir, "jianmu.yaml"))} });`,
+      `console.log(JSON.stringify({ imported, read: yamlLoaded(), maxIterations }));`,
+    ].join("\n");
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: ROOT });
+    // Reading the file loads it (so the probe can fail), importing jianmu does not.
+    expect(JSON.parse(stdout)).toEqual({ imported: false, read: true, maxIterations: 4 });
+  });
+
   it("jianmu/mcp loads the MCP SDK (the log sees what an entry point brings)", async () => {
     const loaded = await modulesLoadedBy(`${manifest.name}/mcp`, ROOT);
     expect(loaded.map(packageOf)).toContain("@modelcontextprotocol/sdk");
