@@ -62,6 +62,7 @@ function argumentsOf(call: ToolCall, decision: CallDecision | undefined): string
 
 /** Decide what becomes of one call. Pure: the same facts give the same plan. */
 export function planCall<T extends PlannedTool>(facts: CallFacts<T> & { journal?: undefined }): UnjournaledPlan<T>;
+export function planCall<T extends PlannedTool>(facts: CallFacts<T> & { journal: Exclude<JournalView, "unread"> }): Exclude<CallPlan<T>, { kind: "readJournal" }>;
 export function planCall<T extends PlannedTool>(facts: CallFacts<T>): CallPlan<T>;
 export function planCall<T extends PlannedTool>(facts: CallFacts<T>): CallPlan<T> {
   const { call, decision, journal } = facts;

@@ -4,7 +4,7 @@ import type { ToolSet } from "../tools/toolset.js";
 import type { CallDecision } from "./guard.js";
 import type { ToolCall } from "./messages.js";
 import type { JournalKey, ToolJournal } from "./tool-journal.js";
-import { mayRun, planCall, type JournalView } from "./call-plan.js";
+import { mayRun, planCall, type CallPlan, type JournalView } from "./call-plan.js";
 import { failedOutcome, failureOf, succeededOutcome, truncateOutput, type ToolErrorKind, type ToolOutcome } from "./tool-outcome.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
 import { ownerOf } from "./tool-providers.js";
@@ -235,29 +235,29 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
     /** Acts on the call's plan (actors/call-plan.ts): runs, journals and reports; the decisions are the plan's. */
     const runOne = async (call: ToolCall): Promise<ToolOutcome> => {
       const journal = deps.journal;
-      const planWith = (view: JournalView | undefined) =>
-        planCall({
-          call,
-          decision: decisionOf.get(call.id),
-          lookup: (name) => toolset.get(name),
-          toolNames: () => toolset.list().map((t) => t.name),
-          offered: input.offered,
-          ...(view !== undefined ? { journal: view } : {}),
-        });
-      let plan = planWith(journal ? "unread" : undefined);
-      if (plan.kind === "answer") return plan.outcome;
-      report({ type: "tool.call.started", callId: call.id, name: call.name, arguments: plan.arguments });
+      const facts = {
+        call,
+        decision: decisionOf.get(call.id),
+        lookup: (name: string) => toolset.get(name),
+        toolNames: () => toolset.list().map((t) => t.name),
+        offered: input.offered,
+      };
+      const first = planCall(journal ? { ...facts, journal: "unread" } : facts);
+      if (first.kind === "answer") return first.outcome;
+      report({ type: "tool.call.started", callId: call.id, name: call.name, arguments: first.arguments });
       const started = now();
       const fail = (kind: ToolErrorKind, message: string) => reportOutcome(failedOutcome(call, kind, message, now() - started));
       const key: JournalKey = { runId: input.runId, iteration: input.iteration ?? 0, callId: call.id };
-      if (journal && plan.kind === "readJournal") {
-        let view: JournalView;
+      let plan: Exclude<CallPlan<Tool>, { kind: "readJournal" }>;
+      if (first.kind !== "readJournal") plan = first;
+      else {
+        let view: Exclude<JournalView, "unread">;
         try {
-          view = (await journal.lookup(key)) ?? "empty";
+          view = (await journal?.lookup(key)) ?? "empty";
         } catch (error) {
           return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be read (${errorText(error)})`);
         }
-        plan = planWith(view);
+        plan = planCall({ ...facts, journal: view });
       }
       /** Journal the outcome before anyone sees it, then report it. */
       const finish = async (outcome: ToolOutcome): Promise<ToolOutcome> => {
@@ -270,6 +270,10 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
         return reportOutcome(outcome);
       };
       switch (plan.kind) {
+        // Decided by the decision alone, so answered above; kept for the type's sake.
+        case "answer":
+          return plan.outcome;
+        // Already ran before a restart: the model gets the recorded outcome, the tool is not run again.
         case "replay":
           return reportOutcome(plan.outcome);
         case "refuse":
@@ -278,9 +282,6 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
           return finish(failedOutcome(call, plan.errorKind, plan.message, 0));
         case "run":
           break;
-        default:
-          // "answer" was handled above and "readJournal" answered: the journal has been read.
-          throw new TypeError(`tool executor: unexpected plan "${plan.kind}" for call ${call.id} after reading the journal`);
       }
       const { tool, args } = plan;
       if (journal && plan.claim) {
