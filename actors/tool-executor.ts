@@ -2,9 +2,10 @@ import { fromPromise, type AnyActorRef } from "xstate";
 import type { Tool, ToolContext } from "../tools/tool.js";
 import type { ToolSet } from "../tools/toolset.js";
 import type { CallDecision } from "./guard.js";
-import { parseArgs } from "./guard.js";
 import type { ToolCall } from "./messages.js";
-import type { JournalEntry, JournalKey, ToolJournal } from "./tool-journal.js";
+import type { JournalKey, ToolJournal } from "./tool-journal.js";
+import { mayRun, planCall, type CallPlan, type JournalView } from "./call-plan.js";
+import { failedOutcome, failureOf, succeededOutcome, truncateOutput, type ToolErrorKind, type ToolOutcome } from "./tool-outcome.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
 import { ownerOf } from "./tool-providers.js";
 import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
@@ -13,42 +14,7 @@ import { JianmuError } from "../tools/jianmu-error.js";
 /** Replaces how one validated call is run (e.g. in a sandbox). The default calls `tool.execute`. */
 export type ToolRunner = (tool: Tool, args: Record<string, unknown>, ctx: ToolContext) => unknown;
 
-/**
- * Why a call produced an error observation. `outcome_unknown`: it started before a crash and never
- * reported back, so it was not run again (see ToolJournal). `journal_unavailable`: the journal could
- * not be read or written, so the call was not run (at most once comes first). `already_claimed`:
- * another copy of the same run (restored twice, racing) claimed the call in the journal first, so
- * this copy did not run it. `invalid_output`: the tool ran but its result could not be turned into
- * text at all (its own `toJSON` threw).
- */
-export const TOOL_ERROR_KINDS = [
-  "unknown_tool",
-  "invalid_json",
-  "invalid_arguments",
-  "threw",
-  "timeout",
-  "aborted",
-  "outcome_unknown",
-  "journal_unavailable",
-  "already_claimed",
-  "invalid_output",
-] as const;
-export type ToolErrorKind = (typeof TOOL_ERROR_KINDS)[number];
-
-/** What became of one call of the batch. JSON-safe; becomes exactly one tool message. */
-export interface ToolOutcome {
-  callId: string;
-  name: string;
-  status: "ok" | "error" | "denied" | "rejected";
-  /** The observation the model reads. */
-  content: string;
-  errorKind?: ToolErrorKind;
-  durationMs?: number;
-  /** Effect tags of a tool that ran. */
-  effectTags: string[];
-  /** The tool ended the run: `content` is the final answer. */
-  returnDirect?: boolean;
-}
+export { TOOL_ERROR_KINDS, truncateOutput, type ToolErrorKind, type ToolOutcome } from "./tool-outcome.js";
 
 /** Live progress, sent to the agent while the batch runs (in batches, see `ProgressBatcher`). */
 export type ToolProgress =
@@ -96,11 +62,6 @@ const defaultRunner: ToolRunner = (tool, args, ctx) => tool.execute(args, ctx);
  */
 export function renderToolOutput(value: unknown): string {
   return renderValue(value);
-}
-
-export function truncateOutput(text: string, limit: number): string {
-  if (text.length <= limit) return text;
-  return `${text.slice(0, limit)}\n[output truncated: ${text.length - limit} of ${text.length} characters omitted]`;
 }
 
 /** A read-only view: reading works, any write throws (tools must not change the run state). */
@@ -242,18 +203,6 @@ function errorText(error: unknown): string {
   return thrownMessage(error);
 }
 
-function failure(call: ToolCall, errorKind: ToolErrorKind, message: string, durationMs?: number): ToolOutcome {
-  return {
-    callId: call.id,
-    name: call.name,
-    status: "error",
-    content: `Error: ${message}`,
-    errorKind,
-    ...(durationMs !== undefined ? { durationMs } : {}),
-    effectTags: [],
-  };
-}
-
 /**
  * The default tool executor: validates and runs the allowed or approved calls, and answers
  * denied, rejected and invalid ones with an observation, so every call gets exactly one
@@ -278,49 +227,38 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       if (outcome.status === "ok") {
         report({ type: "tool.call.completed", callId: outcome.callId, name: outcome.name, durationMs, output: outcome.content });
       } else {
-        const error = outcome.content.replace(/^Error: /, "");
-        report({ type: "tool.call.failed", callId: outcome.callId, name: outcome.name, durationMs, error, errorKind: outcome.errorKind ?? "threw" });
+        report({ type: "tool.call.failed", callId: outcome.callId, name: outcome.name, durationMs, ...failureOf(outcome) });
       }
       return outcome;
     };
 
+    /** Acts on the call's plan (actors/call-plan.ts): runs, journals and reports; the decisions are the plan's. */
     const runOne = async (call: ToolCall): Promise<ToolOutcome> => {
-      const decision = decisionOf.get(call.id);
-      if (!decision || decision.status === "denied" || decision.status === "pending") {
-        const reason = decision?.reason ?? "no guard decision was recorded for this call";
-        return { callId: call.id, name: call.name, status: "denied", content: `Call denied: ${reason}`, effectTags: [] };
-      }
-      if (decision.status === "rejected") {
-        const reason = decision.reason ?? "the approver rejected it";
-        return { callId: call.id, name: call.name, status: "rejected", content: `Call rejected: ${reason}`, effectTags: [] };
-      }
-      const rawArguments = decision.editedArguments ?? call.arguments;
-      report({ type: "tool.call.started", callId: call.id, name: call.name, arguments: rawArguments });
-      const started = now();
-      const fail = (kind: ToolErrorKind, message: string) => reportOutcome(failure(call, kind, message, now() - started));
       const journal = deps.journal;
+      const facts = {
+        call,
+        decision: decisionOf.get(call.id),
+        lookup: (name: string) => toolset.get(name),
+        toolNames: () => toolset.list().map((t) => t.name),
+        offered: input.offered,
+      };
+      const first = planCall(journal ? { ...facts, journal: "unread" } : facts);
+      if (first.kind === "answer") return first.outcome;
+      report({ type: "tool.call.started", callId: call.id, name: call.name, arguments: first.arguments });
+      const started = now();
+      const fail = (kind: ToolErrorKind, message: string) => reportOutcome(failedOutcome(call, kind, message, now() - started));
       const key: JournalKey = { runId: input.runId, iteration: input.iteration ?? 0, callId: call.id };
-      let journaled: JournalEntry | undefined;
-      if (journal) {
+      let plan: Exclude<CallPlan<Tool>, { kind: "readJournal" }>;
+      if (first.kind !== "readJournal") plan = first;
+      else {
+        let view: Exclude<JournalView, "unread">;
         try {
-          journaled = await journal.lookup(key);
+          view = (await journal?.lookup(key)) ?? "empty";
         } catch (error) {
           return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be read (${errorText(error)})`);
         }
+        plan = planCall({ ...facts, journal: view });
       }
-      // Already ran before a restart: the model gets the recorded outcome, the tool is not run again.
-      if (journaled?.state === "completed") return reportOutcome(journaled.outcome);
-      const tool = input.offered && !input.offered.includes(call.name) ? undefined : toolset.get(call.name);
-      if (!tool) {
-        const known = (input.offered ?? toolset.list().map((t) => t.name)).join(", ") || "none";
-        return fail("unknown_tool", `there is no tool named "${call.name}". Available tools: ${known}.`);
-      }
-      const parsed = parseArgs(rawArguments);
-      if (!parsed) {
-        return fail("invalid_json", `the arguments for ${call.name} are not a JSON object: ${truncateOutput(rawArguments, 200)}`);
-      }
-      const checked = tool.validate(parsed);
-      if (!checked.ok) return fail("invalid_arguments", `invalid arguments for ${call.name}: ${checked.error}`);
       /** Journal the outcome before anyone sees it, then report it. */
       const finish = async (outcome: ToolOutcome): Promise<ToolOutcome> => {
         try {
@@ -331,21 +269,22 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
         }
         return reportOutcome(outcome);
       };
-      if (journaled?.state === "started" && !tool.idempotent) {
-        return finish(
-          failure(
-            call,
-            "outcome_unknown",
-            `${call.name} was interrupted: the run restarted after this call began and before its result was recorded, ` +
-              "so it may or may not have taken effect. It was not run again because the tool is not declared idempotent. " +
-              "Check whether it took effect before calling it again.",
-            0,
-          ),
-        );
+      switch (plan.kind) {
+        // Decided by the decision alone, so answered above; kept for the type's sake.
+        case "answer":
+          return plan.outcome;
+        // Already ran before a restart: the model gets the recorded outcome, the tool is not run again.
+        case "replay":
+          return reportOutcome(plan.outcome);
+        case "refuse":
+          return fail(plan.errorKind, plan.message);
+        case "interrupted":
+          return finish(failedOutcome(call, plan.errorKind, plan.message, 0));
+        case "run":
+          break;
       }
-      // The claim: of two copies of this run racing for the call, only the one that wrote the
-      // `started` entry runs it. An idempotent tool interrupted before may run again, claim or not.
-      if (journal && journaled?.state !== "started") {
+      const { tool, args } = plan;
+      if (journal && plan.claim) {
         let claimed: boolean;
         try {
           claimed = (await journal.started(key, call.name)) !== false;
@@ -362,34 +301,23 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       }
       let outcome: ToolOutcome;
       try {
-        const value = await runWithLimits(tool, checked.value, call, input.state, batch, runner);
+        const value = await runWithLimits(tool, args, call, input.state, batch, runner);
         const rendered = renderResult(value);
         if (rendered.problem !== undefined) {
-          return finish(failure(call, "invalid_output", `${call.name} ran, but ${rendered.problem}`, now() - started));
+          return finish(failedOutcome(call, "invalid_output", `${call.name} ran, but ${rendered.problem}`, now() - started));
         }
-        outcome = {
-          callId: call.id,
-          name: call.name,
-          status: "ok",
-          content: truncateOutput(rendered.text, input.maxOutputChars),
-          durationMs: now() - started,
-          effectTags: [...tool.effectTags],
-          ...(tool.returnDirect ? { returnDirect: true } : {}),
-        };
+        outcome = succeededOutcome(call, tool, truncateOutput(rendered.text, input.maxOutputChars), now() - started);
       } catch (error) {
-        if (isTimeout(error)) outcome = failure(call, "timeout", `${call.name} ${error.message}`, now() - started);
+        if (isTimeout(error)) outcome = failedOutcome(call, "timeout", `${call.name} ${error.message}`, now() - started);
         // Not journaled: the run is being stopped, and whether the tool got to act is unknown.
         else if (signal.aborted) return fail("aborted", `${call.name} was cancelled`);
         // An error message is an observation too: cut it like an output so it cannot blow the context.
-        else outcome = failure(call, "threw", truncateOutput(`${call.name} failed: ${errorText(error)}`, input.maxOutputChars), now() - started);
+        else outcome = failedOutcome(call, "threw", truncateOutput(`${call.name} failed: ${errorText(error)}`, input.maxOutputChars), now() - started);
       }
       return finish(outcome);
     };
 
-    const runnable = input.calls.filter((call) => {
-      const status = decisionOf.get(call.id)?.status;
-      return status === "allowed" || status === "approved";
-    });
+    const runnable = input.calls.filter((call) => mayRun(decisionOf.get(call.id)));
     const parallel =
       input.mode === "parallel" ||
       (input.mode === "auto" && runnable.length > 1 && runnable.every((call) => toolset.get(call.name)?.parallelSafe === true));

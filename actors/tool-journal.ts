@@ -1,5 +1,7 @@
-import { z } from "zod";
-import { TOOL_ERROR_KINDS, type ToolOutcome } from "./tool-executor.js";
+import { ToolOutcomeSchema, type ToolOutcome } from "./tool-outcome.js";
+
+/** A journaled outcome is checked against this schema when it is read back from storage. */
+export { ToolOutcomeSchema };
 
 /**
  * The tool journal: a durable record of which calls of a run started and which completed, written
@@ -40,19 +42,6 @@ export interface ToolJournal {
   /** Drop every entry of a run (once it is finished and its checkpoint deleted). */
   forget(runId: string): MaybePromise<void>;
 }
-
-
-/** A journaled outcome, checked when it is read back from storage. */
-export const ToolOutcomeSchema = z.object({
-  callId: z.string(),
-  name: z.string(),
-  status: z.enum(["ok", "error", "denied", "rejected"]),
-  content: z.string(),
-  errorKind: z.enum(TOOL_ERROR_KINDS).optional(),
-  durationMs: z.number().optional(),
-  effectTags: z.array(z.string()),
-  returnDirect: z.boolean().optional(),
-});
 
 export function journalKeyText(key: JournalKey): string {
   return JSON.stringify([key.runId, key.iteration, key.callId]);

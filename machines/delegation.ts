@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { toErrorInfo } from "../actors/errors.js";
-import { parseArgs, type CallDecision } from "../actors/guard.js";
+import type { CallDecision } from "../actors/guard.js";
+import { mayRun, planCall } from "../actors/call-plan.js";
 import { ToolCallSchema, type Message, type ToolCall } from "../actors/messages.js";
 import { addUsage, type Usage } from "../actors/model-client.js";
-import { truncateOutput, type ToolOutcome } from "../actors/tool-executor.js";
-import { ToolOutcomeSchema } from "../actors/tool-journal.js";
+import { failedOutcome, ToolOutcomeSchema, truncateOutput, type ToolErrorKind, type ToolOutcome } from "../actors/tool-outcome.js";
 import type { Tool } from "../tools/tool.js";
 import type { AgentToolSpec } from "./agent-tool-spec.js";
 import { PendingApprovalSchema, type PendingApproval } from "./approvals.js";
@@ -51,13 +51,11 @@ export type RunningAgent = z.infer<typeof RunningAgentSchema>;
 
 export type AgentTools = ReadonlyMap<string, { tool: Tool; spec: AgentToolSpec }>;
 
-const runnable = (decision: CallDecision | undefined) => decision?.status === "allowed" || decision?.status === "approved";
-
 /** The calls of the batch that go to nested agents: agent tools and handoffs that may run. */
 export function delegatedCalls(calls: readonly ToolCall[], decisions: readonly CallDecision[], agents: AgentTools): ToolCall[] {
   if (agents.size === 0) return [];
   const byId = new Map(decisions.map((d) => [d.callId, d]));
-  return calls.filter((call) => agents.has(call.name) && runnable(byId.get(call.id)));
+  return calls.filter((call) => agents.has(call.name) && mayRun(byId.get(call.id)));
 }
 
 /** The calls the tool executor runs: all but the delegated ones (denied agent calls get their observation there). */
@@ -66,15 +64,9 @@ export function executorCalls(calls: ToolCall[], decisions: readonly CallDecisio
   return delegated.length === 0 ? calls : calls.filter((call) => !delegated.includes(call));
 }
 
-const errorOutcome = (call: ToolCall, content: string, errorKind: ToolOutcome["errorKind"] = "threw", durationMs?: number): ToolOutcome => ({
-  callId: call.id,
-  name: call.name,
-  status: "error",
-  content: `Error: ${content}`,
-  errorKind,
-  ...(durationMs !== undefined ? { durationMs } : {}),
-  effectTags: [],
-});
+/** A failed agent call: `threw` unless said otherwise (the observation is rendered by `failedOutcome`). */
+const errorOutcome = (call: ToolCall, message: string, errorKind: ToolErrorKind = "threw", durationMs?: number): ToolOutcome =>
+  failedOutcome(call, errorKind, message, durationMs);
 
 /** Executing done with delegated calls: keep the executor's outcomes and queue the nested agents. */
 export function planDelegation(context: AgentContext, calls: readonly ToolCall[], agents: AgentTools, outcomes: readonly ToolOutcome[]): AgentContext {
@@ -127,27 +119,22 @@ export function startNextAgent(context: AgentContext, agents: AgentTools, now: n
     const call = queue.shift()!;
     const { tool, spec } = agents.get(call.name)!;
     const decision = context.loop.decisions.find((d) => d.callId === call.id);
-    const raw = decision?.editedArguments ?? call.arguments;
-    const parsed = parseArgs(raw);
-    if (!parsed) {
-      failed.push(errorOutcome(call, `the arguments for ${call.name} are not a JSON object: ${truncateOutput(raw, 200)}`, "invalid_json", 0));
-      continue;
-    }
-    const checked = tool.validate(parsed);
-    if (!checked.ok) {
-      failed.push(errorOutcome(call, `invalid arguments for ${call.name}: ${checked.error}`, "invalid_arguments", 0));
+    // The executor's own checks of the arguments (the call is one of this agent's tools, allowed or approved).
+    const plan = planCall({ call, decision, lookup: (name) => (name === call.name ? tool : undefined), toolNames: () => [call.name] });
+    if (plan.kind !== "run") {
+      failed.push(plan.kind === "refuse" ? errorOutcome(call, plan.message, plan.errorKind, 0) : plan.outcome);
       continue;
     }
     let input: AgentInput;
     try {
-      input = spec.input(checked.value);
+      input = spec.input(plan.args);
     } catch (error) {
       failed.push(errorOutcome(call, `${call.name} could not build the agent's input: ${toErrorInfo(error).message}`, "threw", 0));
       continue;
     }
     const runId = input.runId ?? nestedRunId(context, call.id);
     start = { call, src: nestedAgentSrc(call.name), input: { ...input, ...(runId !== undefined ? { runId } : {}) } };
-    running = { callId: call.id, name: call.name, arguments: raw, agent: spec.machine.id, kind: "agent", startedAt: now, carried: 0 };
+    running = { callId: call.id, name: call.name, arguments: plan.arguments, agent: spec.machine.id, kind: "agent", startedAt: now, carried: 0 };
   }
   return {
     context: { ...context, loop: { ...context.loop, delegation: { ...delegation, queue, current: running, outcomes: [...delegation.outcomes, ...failed] } } },

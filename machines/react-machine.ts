@@ -11,6 +11,7 @@ import { createLLMActor, type LLMInput, type LLMOutput, type LLMProgress } from 
 import type { Message, ToolCall } from "../actors/messages.js";
 import { addUsage, isSaneUsage, type ModelClient, type Usage } from "../actors/model-client.js";
 import { createToolExecutorActor, type ToolOutcome, type ToolProgress, type ToolRunner } from "../actors/tool-executor.js";
+import { failureOf } from "../actors/tool-outcome.js";
 import type { ToolJournal } from "../actors/tool-journal.js";
 import { createToolProvidersActor, ToolRegistry } from "../actors/tool-providers.js";
 import type { ToolProvider } from "../tools/provider.js";
@@ -460,8 +461,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         if (step.context === context) return;
         enqueue.assign(step.context);
         for (const outcome of step.failed) {
-          const error = outcome.content.replace(/^Error: /, "");
-          enqueue.emit({ type: "tool.call.failed", ...base(context), callId: outcome.callId, name: outcome.name, durationMs: 0, error, errorKind: outcome.errorKind ?? "threw" });
+          enqueue.emit({ type: "tool.call.failed", ...base(context), callId: outcome.callId, name: outcome.name, durationMs: 0, ...failureOf(outcome) });
         }
         if (!step.start) return;
         const { call, src, input } = step.start;
@@ -483,8 +483,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         if (outcome.status === "ok") {
           enqueue.emit({ type: "tool.call.completed", ...base(context), callId: outcome.callId, name: outcome.name, durationMs, output: outcome.content });
         } else {
-          const error = outcome.content.replace(/^Error: /, "");
-          enqueue.emit({ type: "tool.call.failed", ...base(context), callId: outcome.callId, name: outcome.name, durationMs, error, errorKind: outcome.errorKind ?? "threw" });
+          enqueue.emit({ type: "tool.call.failed", ...base(context), callId: outcome.callId, name: outcome.name, durationMs, ...failureOf(outcome) });
         }
       }),
       planDelegation: assign(({ context, event }) => {

@@ -1,7 +1,9 @@
 import { parseArgs, type CallDecision, type GuardDecision } from "../actors/guard.js";
 import type { LLMOutput } from "../actors/llm-step.js";
 import type { ToolCall } from "../actors/messages.js";
-import type { ExecutorInput, ExecutorOutput, ToolOutcome } from "../actors/tool-executor.js";
+import { planCall, type PlannedTool } from "../actors/call-plan.js";
+import type { ExecutorInput, ExecutorOutput } from "../actors/tool-executor.js";
+import { failedOutcome, succeededOutcome, type ToolOutcome } from "../actors/tool-outcome.js";
 import type { JsonSchema, ToolInfo } from "../tools/tool.js";
 
 /**
@@ -134,34 +136,41 @@ function missingRequired(schema: JsonSchema, args: Record<string, unknown>): str
   return required.filter((key): key is string => typeof key === "string" && !(key in args));
 }
 
-/** The outcome the real executor gives each call (its deterministic checks; a runnable call is assumed to succeed). */
+/** A tool as pure traversal knows it: its description, checked only for the required properties its arguments lack. */
+function standIn(info: ToolInfo): ToolInfo & PlannedTool {
+  return {
+    ...info,
+    validate(args) {
+      const value = (args ?? {}) as Record<string, unknown>;
+      const missing = missingRequired(info.inputSchema, value);
+      return missing.length > 0 ? { ok: false, error: `missing ${missing.join(", ")}` } : { ok: true, value };
+    },
+  };
+}
+
+/**
+ * The outcome the real executor gives each call: the same plan (`planCall`, actors/call-plan.ts),
+ * with the schema check reduced to required properties and a runnable call assumed to succeed.
+ */
 export function predictOutcomes(input: ExecutorInput, tools: readonly ToolInfo[]): ExecutorOutput {
   const decisionOf = new Map(input.decisions.map((d) => [d.callId, d]));
-  const toolOf = new Map(tools.map((tool) => [tool.name, tool]));
+  const toolOf = new Map(tools.map((tool) => [tool.name, standIn(tool)]));
   const outcomes = input.calls.map((call): ToolOutcome => {
-    const decision = decisionOf.get(call.id);
-    const base = { callId: call.id, name: call.name, effectTags: [] as string[] };
-    if (!decision || decision.status === "denied" || decision.status === "pending") {
-      return { ...base, status: "denied", content: `Call denied: ${decision?.reason ?? "no guard decision was recorded for this call"}` };
+    const plan = planCall({
+      call,
+      decision: decisionOf.get(call.id),
+      lookup: (name) => toolOf.get(name),
+      toolNames: () => tools.map((tool) => tool.name),
+      offered: input.offered,
+    });
+    switch (plan.kind) {
+      case "answer":
+        return plan.outcome;
+      case "refuse":
+        return failedOutcome(call, plan.errorKind, plan.message, 0);
+      case "run":
+        return succeededOutcome(call, plan.tool, `(${call.name} ran)`, 0);
     }
-    if (decision.status === "rejected") return { ...base, status: "rejected", content: `Call rejected: ${decision.reason ?? "the approver rejected it"}` };
-    const tool = input.offered && !input.offered.includes(call.name) ? undefined : toolOf.get(call.name);
-    if (!tool) return { ...base, status: "error", errorKind: "unknown_tool", content: `Error: there is no tool named "${call.name}"`, durationMs: 0 };
-    const args = parseArgs(decision.editedArguments ?? call.arguments);
-    if (!args) return { ...base, status: "error", errorKind: "invalid_json", content: `Error: the arguments for ${call.name} are not a JSON object`, durationMs: 0 };
-    const missing = missingRequired(tool.inputSchema, args);
-    if (missing.length > 0) {
-      return { ...base, status: "error", errorKind: "invalid_arguments", content: `Error: invalid arguments for ${call.name}: missing ${missing.join(", ")}`, durationMs: 0 };
-    }
-    return {
-      ...base,
-      status: "ok",
-      content: `(${call.name} ran)`,
-      durationMs: 0,
-      effectTags: [...tool.effectTags],
-      ...(tool.returnDirect ? { returnDirect: true } : {}),
-    };
   });
   return { outcomes };
 }
-
