@@ -120,7 +120,9 @@ export function startNextAgent(context: AgentContext, agents: AgentTools, now: n
     const { tool, spec } = agents.get(call.name)!;
     const decision = context.loop.decisions.find((d) => d.callId === call.id);
     // The executor's own checks of the arguments (the call is one of this agent's tools, allowed or approved).
-    const plan = planCall({ call, decision, lookup: (name) => (name === call.name ? tool : undefined), toolNames: () => [call.name] });
+    // Like any other tool, an agent tool the round's plan did not offer is an unknown tool.
+    const offered = context.loop.round?.tools;
+    const plan = planCall({ call, decision, offered, lookup: (name) => (name === call.name ? tool : undefined), toolNames: () => [call.name] });
     if (plan.kind !== "run") {
       failed.push(plan.kind === "refuse" ? errorOutcome(call, plan.message, plan.errorKind, 0) : plan.outcome);
       continue;

@@ -38,6 +38,22 @@ function writerAndResearcher(options: { researcherBudget?: number; writerTurns?:
 }
 
 describe("agentTool", () => {
+  it("refuses an agent tool the round's plan did not offer, like any other tool", async () => {
+    const { writer, writerModel } = writerAndResearcher();
+    const model = scriptedModel([{ toolCalls: [{ id: "r1", name: "ask_writer", arguments: { input: "6 times 7?" } }] }, { content: "no writer today" }]);
+    const machine = createReactMachine({
+      name: "Researcher",
+      modelClient: model,
+      tools: [add, agentTool(writer, { name: "ask_writer", description: "Ask the writer agent" })],
+      prepareRound: () => ({ tools: ["add"] }),
+      configFile: false,
+    });
+    const output = await runAgent(machine, { messages: [human("ask")] });
+    expect(output.status).toBe("succeeded");
+    expect(output.messages.find((m) => m.role === "tool" && m.toolCallId === "r1")).toMatchObject({ isError: true, content: expect.stringMatching(/no tool named "ask_writer"\. Available tools: add\./) });
+    expect(writerModel.requests).toHaveLength(0);
+  });
+
   it("runs the nested agent as a child actor; its answer is the call's result and its usage adds to the caller's", async () => {
     const { researcher, writerModel, researcherModel } = writerAndResearcher();
     const events: AgentEmitted[] = [];
