@@ -1,16 +1,22 @@
-/** A JSON-safe error, as kept in machine context and in the run's output. */
-export interface ErrorInfo {
-  name: string;
-  message: string;
-  kind?: string;
-  status?: number;
-  model?: string;
-  endpoint?: string;
+import { z } from "zod";
+
+/**
+ * A JSON-safe error, as kept in machine context (a failed run's `termination.error`, so saved
+ * snapshots hold it) and in the run's output. Restoring checks it with this schema; `ErrorInfo` is its type.
+ */
+export const ErrorInfoSchema = z.object({
+  name: z.string(),
+  message: z.string(),
+  kind: z.string().optional(),
+  status: z.number().optional(),
+  model: z.string().optional(),
+  endpoint: z.string().optional(),
   /** The server's error code, e.g. `rate_limit_exceeded` or `tool_use_failed`. */
-  code?: string;
+  code: z.string().optional(),
   /** The tool provider (e.g. MCP server) that failed. */
-  provider?: string;
-}
+  provider: z.string().optional(),
+});
+export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
 
 /** Keep what a person needs from an error (and nothing that does not survive JSON). */
 export function toErrorInfo(error: unknown): ErrorInfo {

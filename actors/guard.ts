@@ -1,6 +1,10 @@
 import { fromPromise } from "xstate";
 import type { DeepReadonly, ToolInfo } from "../tools/tool.js";
 import type { ToolCall } from "./messages.js";
+import type { CallDecision, CallRecord } from "./call-decision.js";
+
+// Persisted shapes (in context, so in snapshots): schemas and types in one place.
+export { CallDecisionSchema, CallRecordSchema, type CallDecision, type CallRecord } from "./call-decision.js";
 
 /** A guard's verdict on one tool call. */
 export type GuardDecision =
@@ -27,14 +31,6 @@ export interface GuardCall {
   readonly tool: ToolInfo | undefined;
 }
 
-/** One tool call that already ran in this run; guards use it for budgets and rate limits. */
-export interface CallRecord {
-  callId: string;
-  name: string;
-  /** Epoch milliseconds when it started. */
-  at: number;
-}
-
 export interface GuardContext {
   readonly state: DeepReadonly<Record<string, unknown>>;
   readonly runId: string;
@@ -48,21 +44,6 @@ export interface GuardContext {
 }
 
 export type Guard = (call: GuardCall, ctx: GuardContext) => GuardDecision | Promise<GuardDecision>;
-
-/** Where a call of the current batch stands. JSON-safe: it lives in machine context. */
-export interface CallDecision {
-  callId: string;
-  name: string;
-  /** The model's arguments (raw JSON), kept so an approver can see them from a snapshot alone. */
-  arguments?: string;
-  status: "allowed" | "denied" | "pending" | "approved" | "rejected";
-  reason?: string;
-  /** Arguments edited by the approver (raw JSON), used instead of the model's. */
-  editedArguments?: string;
-  /** Epoch milliseconds after which a pending call times out. */
-  deadline?: number;
-  onTimeout?: "reject" | "fail";
-}
 
 export interface PreflightInput {
   calls: ToolCall[];

@@ -1,15 +1,18 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import type { CallDecision, CallRecord } from "../actors/guard.js";
+import { CallDecisionSchema, CallRecordSchema } from "../actors/call-decision.js";
 import { MessageSchema, type Message } from "../actors/messages.js";
 import type { Usage } from "../actors/model-client.js";
-import type { ToolInfo } from "../tools/tool.js";
-import type { Delegation } from "./delegation.js";
-import type { ErrorInfo, Termination } from "./events.js";
-import type { OutputCheck } from "./output.js";
-import type { RoundPlan } from "./prepare-round.js";
-import type { StateAccess, HostState } from "./state-access.js";
+import { ToolInfoSchema, type ToolInfo } from "../tools/tool.js";
+import { DelegationSchema } from "./delegation.js";
+import { OutputCheckSchema } from "./output.js";
+import { RoundPlanSchema } from "./prepare-round.js";
+import type { StateAccess } from "./state-access.js";
+import { TerminationSchema, type Termination } from "./termination.js";
 import { JianmuError } from "../tools/jianmu-error.js";
+
+// Built from a Termination; kept here too for the modules that always took it from the context.
+export { errorTermination } from "./termination.js";
 
 /** The input given to a run is not of the expected shape. Names the field. */
 export class AgentInputError extends JianmuError {
@@ -23,43 +26,55 @@ export class AgentInputError extends JianmuError {
   }
 }
 
-/** The loop's own bookkeeping, beside the agent's state. JSON-safe like everything in context. */
-export interface LoopContext {
+/**
+ * The loop's own bookkeeping, beside the agent's state. JSON-safe like everything in context, and
+ * saved in every snapshot: this schema is what a restored snapshot's `loop` is checked against, and
+ * `LoopContext` is its type, so the two cannot drift apart.
+ */
+export const LoopContextSchema = z.object({
   /** Identifies this run in checkpoints, journals and telemetry. */
-  runId: string;
+  runId: z.string().min(1),
   /** Completed iterations (the LoopUntilSuccess counter). */
-  iteration: number;
+  iteration: z.number().int().min(0),
   /** The merged tools, as the model and the guards see them. */
-  tools: ToolInfo[];
+  tools: z.array(ToolInfoSchema),
   /** Guard decisions for the current batch of calls. Cleared every iteration. */
-  decisions: CallDecision[];
+  decisions: z.array(CallDecisionSchema),
   /** Calls that started executing in this run (budgets and rate limits read it). */
-  history: CallRecord[];
-  termination: Termination | null;
+  history: z.array(CallRecordSchema),
+  termination: TerminationSchema.nullable(),
+  // Optional: snapshots saved before nested agents, structured output and per-round plans existed lack them.
   /** While calls of the batch run in nested agents (agentTool, handoff): where they stand. */
-  delegation?: Delegation;
+  delegation: DelegationSchema.optional(),
   /** With `output`: what `CheckOutput` found in the model's last final output. */
-  output?: OutputCheck;
+  output: OutputCheckSchema.optional(),
   /** With `output`: invalid final outputs so far in this run (past `config.outputRetries` the run fails). */
-  outputFailures?: number;
+  outputFailures: z.number().int().min(0).optional(),
   /** With `prepareRound`: this round's plan, as `PreparingRound` validated it. */
-  round?: RoundPlan;
-}
+  round: RoundPlanSchema.optional(),
+});
+export type LoopContext = z.infer<typeof LoopContextSchema>;
 
-export interface AgentContext {
+/** The machine's whole context, as it must come back from storage. */
+export const AgentContextSchema = z.object({
   /** The host state: the agent's fields (under `namespace` and `config.keys`) plus anything else. */
-  state: HostState;
-  loop: LoopContext;
-}
+  state: z.record(z.string(), z.unknown()),
+  loop: LoopContextSchema,
+});
+export type AgentContext = z.infer<typeof AgentContextSchema>;
 
-export interface AgentInput {
-  /** Appended to the conversation (the `messages` field, append reducer) before the run starts. */
-  messages?: Message[];
-  /** Host state to start from, e.g. the `state` of a previous run's output. */
-  state?: Record<string, unknown>;
-  /** Reuse a run id (e.g. to resume journaled work); a fresh one is made otherwise. */
-  runId?: string;
-}
+/** What a run is started with: checked on the way in, so nothing else reaches context. */
+export const AgentInputSchema = z
+  .object({
+    /** Appended to the conversation (the `messages` field, append reducer) before the run starts. */
+    messages: z.array(MessageSchema).optional(),
+    /** Host state to start from, e.g. the `state` of a previous run's output. */
+    state: z.record(z.string(), z.unknown()).optional(),
+    /** Reuse a run id (e.g. to resume journaled work); a fresh one is made otherwise. */
+    runId: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+export type AgentInput = z.input<typeof AgentInputSchema>;
 
 /** `T` is the type of the structured output: `z.infer<typeof schema>` of `createReactMachine({ output: schema })`. */
 export interface AgentOutput<T = unknown> {
@@ -79,20 +94,12 @@ export interface AgentOutput<T = unknown> {
   termination?: Termination;
 }
 
-const InputSchema = z
-  .object({
-    messages: z.array(MessageSchema).optional(),
-    state: z.record(z.string(), z.unknown()).optional(),
-    runId: z.string().min(1).max(200).optional(),
-  })
-  .strict();
-
 /**
  * The context of a fresh run: validate the input, fill defaults, reset `run` and `step` fields
  * (a restored snapshot skips this, so it keeps them), then append the new messages.
  */
 export function initialContext(rawInput: unknown, access: StateAccess, tools: ToolInfo[]): AgentContext {
-  const parsed = InputSchema.safeParse(rawInput ?? {});
+  const parsed = AgentInputSchema.safeParse(rawInput ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = ["input", ...issue.path.map(String)].join(".");
@@ -106,8 +113,4 @@ export function initialContext(rawInput: unknown, access: StateAccess, tools: To
     state,
     loop: { runId: input.runId ?? randomUUID(), iteration: 0, tools, decisions: [], history: [], termination: null },
   };
-}
-
-export function errorTermination(reason: Termination["reason"], iterations: number, error?: ErrorInfo, detail?: string): Termination {
-  return { reason, iterations, ...(error ? { error } : {}), ...(detail ? { detail } : {}) };
 }

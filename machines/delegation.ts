@@ -8,9 +8,10 @@ import { failedOutcome, ToolOutcomeSchema, truncateOutput, type ToolErrorKind, t
 import type { Tool } from "../tools/tool.js";
 import type { AgentToolSpec } from "./agent-tool-spec.js";
 import { PendingApprovalSchema, type PendingApproval } from "./approvals.js";
-import { errorTermination, type AgentContext, type AgentInput, type AgentOutput } from "./context.js";
+import type { AgentContext, AgentInput, AgentOutput } from "./context.js";
 import type { AgentEmitted, AgentPath, ApproveEvent, RejectEvent, Termination } from "./events.js";
 import type { StateAccess } from "./state-access.js";
+import { errorTermination } from "./termination.js";
 import { applyOutcomes } from "./transitions.js";
 
 /**

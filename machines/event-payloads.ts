@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { PendingApprovalSchema } from "./approvals.js";
+import { ErrorInfoSchema, type ErrorInfo } from "../actors/errors.js";
+import { ToolInfoSchema } from "../tools/tool.js";
 
 /*
  * The payloads of the agent's own internal events that end up in context. They are sent by its
@@ -8,28 +10,11 @@ import { PendingApprovalSchema } from "./approvals.js";
  * once per run, or once per failure).
  */
 
-/** A tool as JSON, as kept in `loop.tools` (the shape a snapshot must have too). */
-export const ToolInfoSchema = z.object({
-  name: z.string().min(1),
-  description: z.string(),
-  inputSchema: z.record(z.string(), z.unknown()),
-  parallelSafe: z.boolean(),
-  effectTags: z.array(z.string()),
-  timeoutMs: z.number().optional(),
-  returnDirect: z.boolean().optional(),
-});
-
-/** A JSON-safe error (`ErrorInfo`); unknown fields are dropped. */
-export const ErrorInfoSchema = z.object({
-  name: z.string().default("Error"),
-  message: z.string(),
-  kind: z.string().optional(),
-  status: z.number().optional(),
-  model: z.string().optional(),
-  endpoint: z.string().optional(),
-  code: z.string().optional(),
-  provider: z.string().optional(),
-});
+/**
+ * An `ErrorInfo` as a `tools.failed` event may carry it: a missing name becomes "Error", unknown
+ * fields are dropped. What comes out is an `ErrorInfo` (actors/errors.ts), as a snapshot keeps it.
+ */
+const ReportedErrorSchema = ErrorInfoSchema.extend({ name: z.string().default("Error") });
 
 /**
  * Lists already checked. Every run of a machine without providers gets the same frozen-in-practice
@@ -51,9 +36,9 @@ export function isToolList(tools: unknown): boolean {
 }
 
 /** A `tools.failed` event's error as it may be kept, or undefined when it does not fit. */
-export function errorInfoOf(error: unknown): z.infer<typeof ErrorInfoSchema> | undefined {
+export function errorInfoOf(error: unknown): ErrorInfo | undefined {
   try {
-    const parsed = ErrorInfoSchema.safeParse(error);
+    const parsed = ReportedErrorSchema.safeParse(error);
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

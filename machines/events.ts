@@ -3,9 +3,9 @@ import type { LLMProgress } from "../actors/llm-step.js";
 import type { Usage } from "../actors/model-client.js";
 import type { Progress } from "../actors/progress.js";
 import type { ToolErrorKind, ToolProgress } from "../actors/tool-executor.js";
-import type { ErrorInfo } from "../actors/errors.js";
 import type { ToolsLifecycleEvent } from "../actors/tool-providers.js";
 import type { PendingApproval } from "./approvals.js";
+import type { TerminationReason } from "./termination.js";
 
 export type { ErrorInfo } from "../actors/errors.js";
 export { toErrorInfo } from "../actors/errors.js";
@@ -60,30 +60,7 @@ export interface EmittedBase {
   agentPath?: AgentPath;
 }
 
-/** Why a failed run ended. The one list: types, schemas and checks derive from it. */
-export const TERMINATION_REASONS = [
-  "maxIterations",
-  "tokenBudget",
-  "modelError",
-  "cancelled",
-  "approvalTimeout",
-  "toolProviderError",
-  "internalError",
-  "handoffFailed",
-  "invalidOutput",
-] as const;
-export type TerminationReason = (typeof TERMINATION_REASONS)[number];
-
-export interface Termination {
-  reason: TerminationReason;
-  /** Completed loop iterations when the run ended. */
-  iterations: number;
-  error?: ErrorInfo;
-  /** Free text given with `agent.cancel`. */
-  detail?: string;
-  /** `invalidOutput`: the model's last final output, as it wrote it (`error` says what is wrong with it). */
-  raw?: string;
-}
+export { TERMINATION_REASONS, type Termination, type TerminationReason } from "./termination.js";
 
 type Emit<T extends string, P> = EmittedBase & { type: T } & P;
 

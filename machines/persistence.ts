@@ -1,14 +1,11 @@
 import type { Actor, AnyStateMachine, Snapshot } from "xstate";
 import { z } from "zod";
-import { TERMINATION_REASONS } from "./events.js";
-import { OutputCheckSchema } from "./output.js";
-import { RoundPlanSchema } from "./prepare-round.js";
+import { AgentContextSchema } from "./context.js";
+import { RunStatusSchema, type RunStatus } from "./run-status.js";
 import { stateAccessOf, type ReactMachine } from "./react-machine.js";
 import { TraceLinkSchema, traceLinkOf } from "./trace-link.js";
 import { statePath } from "./state-path.js";
 import { hasStateTag, STATE_TAGS } from "./state-tags.js";
-import { DelegationSchema } from "./delegation.js";
-import { ToolInfoSchema } from "./event-payloads.js";
 import { DEFAULT_SNAPSHOT_LIMITS, snapshotLimitProblem, type SnapshotLimits } from "./snapshot-limits.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
@@ -26,25 +23,49 @@ export const SNAPSHOT_FORMAT = "jianmu.snapshot";
 /** Bumped whenever a saved run of the previous version could not be restored correctly. */
 export const SNAPSHOT_VERSION = 1;
 
-/** Where a saved run stands. */
-export type RunStatus = "running" | "awaitingApproval" | "succeeded" | "failed";
+export { RunStatusSchema, type RunStatus } from "./run-status.js";
 
-export interface PersistedAgent {
-  format: typeof SNAPSHOT_FORMAT;
-  version: typeof SNAPSHOT_VERSION;
+const ChildSchema = z.object({ src: z.string().min(1), snapshot: z.object({ status: z.string() }).loose() }).loose();
+
+/** XState's `getPersistedSnapshot()`, plain JSON: what the envelope carries (its context is checked against the machine on restore). */
+const SavedSnapshotSchema = z
+  .object({
+    status: z.enum(["active", "done", "error", "stopped"]),
+    value: z.union([z.string(), z.record(z.string(), z.unknown())]),
+    context: z.unknown(),
+    // XState reads `item.id` of each entry when it restores; a damaged one must not reach it.
+    historyValue: z.record(z.string(), z.array(z.object({ id: z.string() }).loose())).optional(),
+    children: z.record(z.string(), ChildSchema),
+    /** The run's first trace, when it was traced (machines/trace-link.ts). */
+    trace: TraceLinkSchema.optional(),
+  })
+  .loose();
+
+/**
+ * A saved run: the envelope `persistAgent` writes and `readPersisted` checks. `PersistedAgent` is
+ * this schema's input type (`readPersisted` hands back the checked value itself, not a parsed copy),
+ * so what is written and what is accepted back are one definition.
+ */
+export const PersistedAgentSchema = z.object({
+  format: z.literal(SNAPSHOT_FORMAT),
+  version: z.literal(SNAPSHOT_VERSION),
   /** The machine id (`createReactMachine({ name })`) that can restore it. */
-  machine: string;
-  runId: string;
+  machine: z.string().min(1),
+  runId: z.string().min(1),
   /** Dotted path of the active state, e.g. `Evaluating.ChildRunning.ToolExecutor.AwaitingApproval`. */
-  state: string;
-  status: RunStatus;
+  state: z.string().min(1),
+  status: RunStatusSchema,
   /** Completed loop iterations when it was saved. */
-  iteration: number;
+  iteration: z.number().int().min(0),
   /** Epoch milliseconds. */
-  savedAt: number;
-  /** XState's `getPersistedSnapshot()`, plain JSON. */
-  snapshot: Record<string, unknown>;
-}
+  savedAt: z.number().int().min(0),
+  /**
+   * XState's `getPersistedSnapshot()`, plain JSON. Typed as any JSON object, since its shape is
+   * XState's; checked for the parts restoring relies on.
+   */
+  snapshot: z.record(z.string(), z.unknown()).pipe(SavedSnapshotSchema),
+});
+export type PersistedAgent = z.input<typeof PersistedAgentSchema>;
 
 export type SnapshotProblem = "json" | "format" | "version" | "machine" | "shape" | "context" | "state" | "actors" | "limits";
 
@@ -59,71 +80,6 @@ export class SnapshotError extends JianmuError {
     super(message);
   }
 }
-
-// ---- Schemas: the envelope and the context shape -----------------------------------------------
-
-
-const CallDecisionSchema = z.object({
-  callId: z.string(),
-  name: z.string(),
-  arguments: z.string().optional(),
-  status: z.enum(["allowed", "denied", "pending", "approved", "rejected"]),
-  reason: z.string().optional(),
-  editedArguments: z.string().optional(),
-  deadline: z.number().optional(),
-  onTimeout: z.enum(["reject", "fail"]).optional(),
-});
-
-/** The shape of `AgentContext` (machines/context.ts) as it must come back from storage. */
-const ContextSchema = z.object({
-  state: z.record(z.string(), z.unknown()),
-  loop: z.object({
-    runId: z.string().min(1),
-    iteration: z.number().int().min(0),
-    tools: z.array(ToolInfoSchema),
-    decisions: z.array(CallDecisionSchema),
-    history: z.array(z.object({ callId: z.string(), name: z.string(), at: z.number() })),
-    termination: z
-      .object({
-        reason: z.enum(TERMINATION_REASONS),
-        iterations: z.number().int().min(0),
-        error: z.object({ name: z.string(), message: z.string() }).loose().optional(),
-        detail: z.string().optional(),
-        raw: z.string().optional(),
-      })
-      .nullable(),
-    delegation: DelegationSchema.optional(),
-    // Optional: snapshots saved before structured output and per-round plans existed lack them.
-    output: OutputCheckSchema.optional(),
-    outputFailures: z.number().int().min(0).optional(),
-    round: RoundPlanSchema.optional(),
-  }),
-});
-
-const ChildSchema = z.object({ src: z.string().min(1), snapshot: z.object({ status: z.string() }).loose() }).loose();
-
-const EnvelopeSchema = z.object({
-  format: z.literal(SNAPSHOT_FORMAT),
-  version: z.literal(SNAPSHOT_VERSION),
-  machine: z.string().min(1),
-  runId: z.string().min(1),
-  state: z.string().min(1),
-  status: z.enum(["running", "awaitingApproval", "succeeded", "failed"]),
-  iteration: z.number().int().min(0),
-  savedAt: z.number().int().min(0),
-  snapshot: z
-    .object({
-      status: z.enum(["active", "done", "error", "stopped"]),
-      value: z.union([z.string(), z.record(z.string(), z.unknown())]),
-      context: z.unknown(),
-      // XState reads `item.id` of each entry when it restores; a damaged one must not reach it.
-      historyValue: z.record(z.string(), z.array(z.object({ id: z.string() }).loose())).optional(),
-      children: z.record(z.string(), ChildSchema),
-      /** The run's first trace, when it was traced (machines/trace-link.ts). */
-      trace: TraceLinkSchema.optional(),
-    })
-    .loose(),
-});
 
 /** `a.b[0].c` from a zod issue path. */
 function pathText(prefix: string, path: readonly PropertyKey[]): string {
@@ -247,7 +203,7 @@ export function readPersisted(saved: unknown, limits: SnapshotLimits = DEFAULT_S
         (newer ? "restore it with the newer jianmu that saved it, or start a fresh run" : "finish it with the jianmu version that saved it, or start a fresh run"),
     );
   }
-  const parsed = EnvelopeSchema.safeParse(record);
+  const parsed = PersistedAgentSchema.safeParse(record);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new SnapshotError("shape", `cannot restore the run: ${pathText("saved", issue.path)} ${issue.message}; the saved snapshot is damaged: ${FRESH_RUN}`);
@@ -275,7 +231,7 @@ export function restoreAgent(machine: ReactMachine, saved: unknown, limits: Snap
   }
   // Saved text was parsed just now and belongs to no one else; only a caller's object needs copying.
   const snapshot = typeof saved === "string" ? envelope.snapshot : structuredClone(envelope.snapshot);
-  const context = ContextSchema.safeParse(snapshot.context);
+  const context = AgentContextSchema.safeParse(snapshot.context);
   if (!context.success) {
     const issue = context.error.issues[0]!;
     throw new SnapshotError("context", `cannot restore run ${envelope.runId}: ${pathText("snapshot.context", issue.path)} ${issue.message}; the saved context is damaged: ${FRESH_RUN}`);

@@ -50,16 +50,22 @@ export interface Tool {
   execute(args: Record<string, unknown>, ctx: ToolContext): unknown;
 }
 
-/** The JSON-safe description of a tool that travels in machine context and prompts. */
-export interface ToolInfo {
-  name: string;
-  description: string;
-  inputSchema: JsonSchema;
-  parallelSafe: boolean;
-  effectTags: string[];
-  timeoutMs?: number;
-  returnDirect?: boolean;
-}
+/**
+ * The JSON-safe description of a tool that travels in machine context and prompts. Kept in
+ * `loop.tools`, so saved snapshots hold it: restoring checks it with this schema, and `ToolInfo`
+ * is its type (one definition for both).
+ */
+export const ToolInfoSchema = z.object({
+  name: z.string().min(1),
+  description: z.string(),
+  /** JSON Schema of the arguments object. */
+  inputSchema: z.record(z.string(), z.unknown()),
+  parallelSafe: z.boolean(),
+  effectTags: z.array(z.string()),
+  timeoutMs: z.number().optional(),
+  returnDirect: z.boolean().optional(),
+});
+export type ToolInfo = z.infer<typeof ToolInfoSchema>;
 
 export function toolInfo(tool: Tool): ToolInfo {
   const info: ToolInfo = {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { MessageSchema } from "../actors/messages.js";
 import { PendingApprovalSchema, type PendingApproval } from "../machines/approvals.js";
 import { TERMINATION_REASONS } from "../machines/events.js";
+import { RunStatusSchema } from "../machines/run-status.js";
 import { UsageSchema } from "../machines/state.js";
 
 /**
@@ -47,8 +48,8 @@ export type RunCommand = z.infer<typeof RunCommandSchema>;
 
 // ---- What a run looks like --------------------------------------------------------------------
 
-export const RunStatusSchema = z.enum(["running", "awaitingApproval", "succeeded", "failed"]);
-export type RunStatus = z.infer<typeof RunStatusSchema>;
+/** Where a run stands: the status its checkpoints are saved with. */
+export { RunStatusSchema, type RunStatus } from "../machines/run-status.js";
 
 /** The statechart's state: XState's value and its dotted path. */
 export const ChartPositionSchema = z.object({

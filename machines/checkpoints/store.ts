@@ -1,21 +1,12 @@
 import type { ToolOutcome } from "../../actors/tool-executor.js";
 import { ToolOutcomeSchema, type JournalEntry, type JournalKey } from "../../actors/tool-journal.js";
-import type { PersistedAgent, RunStatus } from "../persistence.js";
+import type { PersistedAgent } from "../persistence.js";
 import { JianmuError } from "../../tools/jianmu-error.js";
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** What `list()` tells about a saved run, without reading its snapshot. */
-export interface CheckpointSummary {
-  runId: string;
-  machine: string;
-  /** Dotted path of the state it was saved in. */
-  state: string;
-  status: RunStatus;
-  iteration: number;
-  /** Epoch milliseconds. */
-  savedAt: number;
-}
+/** What `list()` tells about a saved run, without reading its snapshot: the envelope's summary fields (`PersistedAgentSchema`). */
+export type CheckpointSummary = Pick<PersistedAgent, "runId" | "machine" | "state" | "status" | "iteration" | "savedAt">;
 
 /**
  * Where runs are checkpointed: the latest saved snapshot of each run, by run id. Methods may be
@@ -67,7 +58,7 @@ export function checkRecordId(runId: string, record: PersistedAgent): void {
 /** A journal entry as a store keeps it: the outcome as JSON text (SQLite) or an already parsed value (PostgreSQL jsonb). */
 export interface StoredJournalRow {
   name: string;
-  state: "started" | "completed";
+  state: JournalEntry["state"];
   outcome: unknown;
 }
 

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { ErrorInfoSchema, type ErrorInfo } from "../actors/errors.js";
+
+/*
+ * Why a failed run ended. Kept in context (`loop.termination`), so saved snapshots hold it, and in
+ * the run's output. Written once, as the schema that checks it on restore; `Termination` is its type.
+ * (Its own file so the emitted events, machines/events.ts, and the context can both use it.)
+ */
+
+/** Why a failed run ended. The one list: types, schemas and checks derive from it. */
+export const TERMINATION_REASONS = [
+  "maxIterations",
+  "tokenBudget",
+  "modelError",
+  "cancelled",
+  "approvalTimeout",
+  "toolProviderError",
+  "internalError",
+  "handoffFailed",
+  "invalidOutput",
+] as const;
+export type TerminationReason = (typeof TERMINATION_REASONS)[number];
+
+export const TerminationSchema = z.object({
+  reason: z.enum(TERMINATION_REASONS),
+  /** Completed loop iterations when the run ended. */
+  iterations: z.number().int().min(0),
+  error: ErrorInfoSchema.optional(),
+  /** Free text given with `agent.cancel`. */
+  detail: z.string().optional(),
+  /** `invalidOutput`: the model's last final output, as it wrote it (`error` says what is wrong with it). */
+  raw: z.string().optional(),
+});
+export type Termination = z.infer<typeof TerminationSchema>;
+
+export function errorTermination(reason: TerminationReason, iterations: number, error?: ErrorInfo, detail?: string): Termination {
+  return { reason, iterations, ...(error ? { error } : {}), ...(detail ? { detail } : {}) };
+}
