@@ -15,7 +15,7 @@ export { handoff } from "./machines/handoff.js";
 export type { HandoffOptions } from "./machines/handoff.js";
 export type { ApprovalAnswer, PendingApproval } from "./machines/approvals.js";
 export type { RunOptions, TracerLike } from "./machines/runner.js";
-export { AgentInputError } from "./machines/context.js";
+export { AgentInputError, AgentOutputSchema } from "./machines/context.js";
 export type { AgentContext, AgentInput, AgentOutput, LoopContext } from "./machines/context.js";
 export { ReActConfig, ConfigError, loadConfig, readConfigFile, ToolChoiceSchema } from "./machines/config.js";
 export type { ReActConfigInput, LoadConfigOptions, JianmuFile } from "./machines/config.js";

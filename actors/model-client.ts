@@ -3,12 +3,9 @@ import type { Message, ToolCall } from "./messages.js";
 import type { Resilience } from "./resilience-config.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
-/** Token counts of one model call, or summed over a run. */
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
-}
+import type { Usage } from "./usage.js";
+
+export type { Usage } from "./usage.js";
 
 export const ZERO_USAGE: Usage = Object.freeze({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });
 

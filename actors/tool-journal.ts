@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { ToolOutcomeSchema, type ToolOutcome } from "./tool-outcome.js";
 
 /** A journaled outcome is checked against this schema when it is read back from storage. */
@@ -18,10 +19,13 @@ export interface JournalKey {
   callId: string;
 }
 
-export type JournalEntry =
+/** One call's entry, as a journal store hands it back (checked against this when read from storage). */
+export const JournalEntrySchema = z.discriminatedUnion("state", [
   /** The call was about to run and never reported back: it may or may not have taken effect. */
-  | { state: "started"; name: string }
-  | { state: "completed"; outcome: ToolOutcome };
+  z.object({ state: z.literal("started"), name: z.string() }),
+  z.object({ state: z.literal("completed"), outcome: ToolOutcomeSchema }),
+]);
+export type JournalEntry = z.infer<typeof JournalEntrySchema>;
 
 type MaybePromise<T> = T | Promise<T>;
 

@@ -1,14 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { CallDecisionSchema, CallRecordSchema } from "../actors/call-decision.js";
-import { MessageSchema, type Message } from "../actors/messages.js";
-import type { Usage } from "../actors/model-client.js";
+import { MessageSchema } from "../actors/messages.js";
 import { ToolInfoSchema, type ToolInfo } from "../tools/tool.js";
 import { DelegationSchema } from "./delegation.js";
 import { OutputCheckSchema } from "./output.js";
 import { RoundPlanSchema } from "./prepare-round.js";
 import type { StateAccess } from "./state-access.js";
-import { TerminationSchema, type Termination } from "./termination.js";
+import { TerminationSchema } from "./termination.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
 // Built from a Termination; kept here too for the modules that always took it from the context.
@@ -76,23 +75,7 @@ export const AgentInputSchema = z
   .strict();
 export type AgentInput = z.input<typeof AgentInputSchema>;
 
-/** `T` is the type of the structured output: `z.infer<typeof schema>` of `createReactMachine({ output: schema })`. */
-export interface AgentOutput<T = unknown> {
-  status: "succeeded" | "failed";
-  finalAnswer: string | null;
-  /** With `output`: the validated final output (present when the run succeeded). */
-  output?: T;
-  messages: Message[];
-  rounds: number;
-  usage: Usage;
-  toolEffects: string[];
-  iterations: number;
-  runId: string;
-  /** The whole host state, ready to be passed to the next run. */
-  state: Record<string, unknown>;
-  /** Why a failed run ended (absent when it succeeded). */
-  termination?: Termination;
-}
+export { AgentOutputSchema, type AgentOutput } from "./agent-output.js";
 
 /**
  * The context of a fresh run: validate the input, fill defaults, reset `run` and `step` fields

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MessageSchema, ToolCallSchema } from "../actors/messages.js";
+import { UsageSchema } from "../actors/usage.js";
 
 /**
  * The state contract (contract section 5). Each field declares how long its value lives:
@@ -32,11 +33,7 @@ export const persistentField = <T extends z.ZodType>(schema: T): T => declare(sc
 /** Declare a persistent list that writes append to. */
 export const appendField = <T extends z.ZodType>(schema: T): T => declare(schema, { lifetime: "persistent", reducer: "append" });
 
-export const UsageSchema = z.object({
-  promptTokens: z.number().int().min(0),
-  completionTokens: z.number().int().min(0),
-  totalTokens: z.number().int().min(0),
-});
+export { UsageSchema } from "../actors/usage.js";
 
 /**
  * The ReAct fields. Extend it with your own: `ReActState.extend({ task: runField(z.string().default("")) })`

@@ -10,6 +10,7 @@ export const RUN_QUEUE_PROBLEMS = [
   "permission",
   "schema",
   "closed",
+  "damaged",
 ] as const;
 export type RunQueueProblem = (typeof RUN_QUEUE_PROBLEMS)[number];
 

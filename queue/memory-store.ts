@@ -111,7 +111,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     const read = async () => {
       const run = this.runs.get(id);
       if (!run) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)}; check the id with store.list({})`);
-      return run.output ? (JSON.parse(run.output) as AgentOutput) : undefined;
+      return run.output;
     };
     return waitForOutput(read, (listener) => this.subscribe(listener), id, this.options.pollMs ?? 1_000, options.signal);
   }

@@ -1,13 +1,30 @@
-import type { AgentOutput } from "../machines/context.js";
+import { AgentOutputSchema, type AgentOutput } from "../machines/context.js";
 import { RunQueueError } from "./errors.js";
 import type { QueueSignal } from "./run-store.js";
+
+/** A stored output (JSON text or already parsed) is checked before it is handed back: a damaged one is an error naming the run. */
+function checkedOutput(stored: unknown, runId: string): AgentOutput {
+  let value = stored;
+  if (typeof stored === "string") {
+    try {
+      value = JSON.parse(stored);
+    } catch {
+      value = undefined;
+    }
+  }
+  const checked = AgentOutputSchema.safeParse(value);
+  if (checked.success) return checked.data;
+  const issue = checked.error.issues[0];
+  const where = issue && issue.path.length > 0 ? ` (output.${issue.path.join(".")}: ${issue.message})` : "";
+  throw new RunQueueError("damaged", `wait: the stored output of run ${JSON.stringify(runId)} is damaged${where}; its checkpoint and journal are kept, inspect them or submit the run again`);
+}
 
 /**
  * Resolve with a run's output once `read` finds one: on every `finished` signal for the run and at
  * least every `pollMs` (signals can be lost). `read` rejects for an unknown run.
  */
 export async function waitForOutput(
-  read: () => Promise<AgentOutput | undefined>,
+  read: () => Promise<unknown>,
   subscribe: (listener: (signal: QueueSignal) => void) => () => void,
   runId: string,
   pollMs: number,
@@ -22,14 +39,14 @@ export async function waitForOutput(
   try {
     for (;;) {
       if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error(`wait for run ${runId} was aborted`);
-      let output: AgentOutput | undefined;
+      let output: unknown;
       try {
         output = await read();
       } catch (error) {
         // The database is away (restarting, failing over): keep waiting; anything else is the caller's.
         if (!(error instanceof RunQueueError && error.problem === "connection")) throw error;
       }
-      if (output) return output;
+      if (output !== undefined && output !== null) return checkedOutput(output, runId);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pollMs);
         poke = () => {

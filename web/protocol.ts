@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { MessageSchema } from "../actors/messages.js";
 import { PendingApprovalSchema, type PendingApproval } from "../machines/approvals.js";
-import { TERMINATION_REASONS } from "../machines/events.js";
+import { AgentOutputSchema } from "../machines/agent-output.js";
 import { RunStatusSchema } from "../machines/run-status.js";
-import { UsageSchema } from "../machines/state.js";
+import { UsageSchema } from "../actors/usage.js";
 
 /**
  * The wire protocol between `agentHandler` (jianmu/http) and `useAgent` (jianmu/react): request
@@ -63,15 +63,7 @@ export { PendingApprovalSchema };
 export type PendingApprovalView = PendingApproval;
 
 /** The end of a run, without the conversation (that arrived as `message` events). */
-export const RunOutputSchema = z.object({
-  status: z.enum(["succeeded", "failed"]),
-  finalAnswer: z.string().nullable(),
-  rounds: z.number().int(),
-  iterations: z.number().int(),
-  usage: UsageSchema,
-  toolEffects: z.array(z.string()),
-  termination: z.object({ reason: z.enum(TERMINATION_REASONS), iterations: z.number().int(), detail: z.string().optional(), error: z.object({ name: z.string(), message: z.string() }).loose().optional() }).optional(),
-});
+export const RunOutputSchema = AgentOutputSchema.pick({ status: true, finalAnswer: true, rounds: true, iterations: true, usage: true, toolEffects: true, termination: true });
 export type RunOutputView = z.infer<typeof RunOutputSchema>;
 
 /** `GET /runs/:id`, and the first event of a stream that cannot be replayed from where it stopped. */

@@ -1,4 +1,3 @@
-import type { ToolOutcome } from "../../actors/tool-executor.js";
 import { ToolOutcomeSchema, type JournalEntry, type JournalKey } from "../../actors/tool-journal.js";
 import type { PersistedAgent } from "../persistence.js";
 import { JianmuError } from "../../tools/jianmu-error.js";
@@ -78,5 +77,5 @@ export function journalEntryOf(row: StoredJournalRow, key: JournalKey, where: st
   }
   const checked = ToolOutcomeSchema.safeParse(outcome);
   if (!checked.success) throw new CheckpointError(key.runId, `tool journal in ${where}: the outcome of call ${key.callId} (iteration ${key.iteration}) is damaged`);
-  return { state: "completed", outcome: checked.data as ToolOutcome };
+  return { state: "completed", outcome: checked.data };
 }

@@ -165,9 +165,9 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
   async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
     const id = checkRunId(runId, "wait");
     const read = async () => {
-      const { rows } = await this.query<{ output: AgentOutput | null }>(`SELECT output FROM ${this.t("runs")} WHERE run_id = $1`, [id]);
+      const { rows } = await this.query<{ output: unknown }>(`SELECT output FROM ${this.t("runs")} WHERE run_id = $1`, [id]);
       if (rows.length === 0) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)} in schema ${this.schema}; check the id with store.list({})`);
-      return rows[0]!.output ?? undefined;
+      return rows[0]!.output;
     };
     return waitForOutput(read, (listener) => this.subscribe(listener), id, this.options.pollMs, options.signal);
   }

@@ -160,7 +160,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     const read = async () => {
       const row = this.row(id);
       if (!row) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)} in ${this.path}; check the id with store.list({})`);
-      return row.output ? (JSON.parse(row.output) as AgentOutput) : undefined;
+      return row.output;
     };
     return waitForOutput(read, (listener) => this.subscribe(listener), id, this.pollMs, options.signal);
   }

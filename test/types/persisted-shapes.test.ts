@@ -6,6 +6,8 @@ import { CALL_DECISION_STATUSES, CallDecisionSchema, CallRecordSchema } from "..
 import { ErrorInfoSchema } from "../../actors/errors.js";
 import type { Message } from "../../actors/messages.js";
 import type {
+  AgentOutput,
+  Usage,
   AgentContext,
   AgentInput,
   CallDecision,
@@ -20,7 +22,9 @@ import type {
   TerminationReason,
   ToolInfo,
 } from "../../index.js";
-import { AgentContextSchema, AgentInputSchema, LoopContextSchema } from "../../machines/context.js";
+import { AgentContextSchema, AgentInputSchema, AgentOutputSchema, LoopContextSchema } from "../../machines/context.js";
+import { JournalEntrySchema, type JournalEntry } from "../../actors/tool-journal.js";
+import { UsageSchema } from "../../actors/usage.js";
 import { TERMINATION_REASONS } from "../../machines/events.js";
 import { PersistedAgentSchema, restoreAgent, SnapshotError, SNAPSHOT_FORMAT } from "../../machines/persistence.js";
 import { createReactMachine } from "../../machines/react-machine.js";
@@ -50,6 +54,11 @@ describe("persisted types are their schemas", () => {
     expectTypeOf<ToolInfo>().toEqualTypeOf<z.infer<typeof ToolInfoSchema>>();
     expectTypeOf<RunStatus>().toEqualTypeOf<z.infer<typeof RunStatusSchema>>();
     expectTypeOf<PersistedAgent>().toEqualTypeOf<z.input<typeof PersistedAgentSchema>>();
+    // What the run queue stores and `wait` checks; the journal's entries; the counts inside both.
+    expectTypeOf<Omit<AgentOutput, "output">>().toEqualTypeOf<Omit<z.infer<typeof AgentOutputSchema>, "output">>();
+    expectTypeOf<AgentOutput<{ answer: string }>["output"]>().toEqualTypeOf<{ answer: string } | undefined>();
+    expectTypeOf<JournalEntry>().toEqualTypeOf<z.infer<typeof JournalEntrySchema>>();
+    expectTypeOf<Usage>().toEqualTypeOf<z.infer<typeof UsageSchema>>();
     // The web protocol sends the same status the checkpoint is saved with.
     expectTypeOf<WireRunStatus>().toEqualTypeOf<RunStatus>();
     // The loop's fields are the other persisted types, not copies of them.
