@@ -1,14 +1,13 @@
+import type { z } from "zod";
 import type { FunctionSchema } from "../tools/toolset.js";
 import type { Message, ToolCall } from "./messages.js";
 import type { Resilience } from "./resilience-config.js";
+import type { UsageSchema } from "./usage-schema.js";
+import type { ModelCallEvent } from "./model-events.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
-/** Token counts of one model call, or summed over a run. */
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
-}
+/** Token counts of one model call, or summed over a run (the shape of `UsageSchema`). */
+export type Usage = z.infer<typeof UsageSchema>;
 
 export const ZERO_USAGE: Usage = Object.freeze({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });
 
@@ -111,35 +110,8 @@ export interface ModelTurn {
   serverModel?: string;
 }
 
-/** Progress of one logical call, reported while it runs (attempts, retries, streamed text). */
-export type ModelCallEvent =
-  | { type: "model.call.started"; attempt: number; model: string; endpoint: string }
-  | { type: "text.delta"; delta: string }
-  | {
-      type: "model.call.completed";
-      attempt: number;
-      model: string;
-      endpoint: string;
-      usage: Usage;
-      finishReason: string | null;
-      durationMs: number;
-    }
-  | {
-      type: "model.call.failed";
-      attempt: number;
-      model: string;
-      endpoint: string;
-      status?: number;
-      message: string;
-      /** True when another attempt follows (a retry of this endpoint or the next fallback). */
-      willRetry: boolean;
-      durationMs: number;
-      kind?: ModelErrorKind;
-      /** The server's error code (`rate_limit_exceeded`, `tool_use_failed`, ...), when it sent one. */
-      code?: string;
-      /** What happens next: the same endpoint again, the next fallback, or nothing (the call fails). */
-      next?: "retry" | "fallback" | "none";
-    };
+/** Progress of one logical call, reported while it runs: its shapes are the schemas in model-events.ts. */
+export type { ModelCallEvent } from "./model-events.js";
 
 export interface ModelCallOptions {
   /** Cancels the HTTP request (the LLM actor passes its own signal). */
@@ -162,16 +134,9 @@ export interface ModelClient {
   complete(request: ModelRequest, options?: ModelCallOptions): Promise<ModelTurn>;
 }
 
-export type ModelErrorKind =
-  | "http"
-  | "timeout"
-  | "connection"
-  | "stream"
-  | "aborted"
-  | "invalid-response"
-  | "script"
-  /** The client cannot make the call as configured (no model, missing key variable, ...). */
-  | "config";
+/** Why a model attempt failed. `config`: the client cannot make the call as configured (no model, missing key variable, ...). */
+export const MODEL_ERROR_KINDS = ["http", "timeout", "connection", "stream", "aborted", "invalid-response", "script", "config"] as const;
+export type ModelErrorKind = (typeof MODEL_ERROR_KINDS)[number];
 
 /** One failed attempt, kept on the final `ModelError` so every endpoint's reason is visible. */
 export interface ModelAttemptFailure {

@@ -6,6 +6,7 @@ import { parseArgs } from "./guard.js";
 import type { ToolCall } from "./messages.js";
 import type { JournalEntry, JournalKey, ToolJournal } from "./tool-journal.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
+import type { ToolProgress } from "./tool-events.js";
 import { ownerOf } from "./tool-providers.js";
 import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
 import { JianmuError } from "../tools/jianmu-error.js";
@@ -50,11 +51,8 @@ export interface ToolOutcome {
   returnDirect?: boolean;
 }
 
-/** Live progress, sent to the agent while the batch runs (in batches, see `ProgressBatcher`). */
-export type ToolProgress =
-  | { type: "tool.call.started"; callId: string; name: string; arguments: string }
-  | { type: "tool.call.completed"; callId: string; name: string; durationMs: number; output: string }
-  | { type: "tool.call.failed"; callId: string; name: string; durationMs: number; error: string; errorKind: ToolErrorKind };
+/** Live progress, sent to the agent while the batch runs (in batches, see `ProgressBatcher`); its schemas are in tool-events.ts. */
+export type { ToolProgress } from "./tool-events.js";
 
 export interface ExecutorInput {
   runId: string;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MessageSchema, ToolCallSchema } from "../actors/messages.js";
+import { UsageSchema } from "../actors/usage-schema.js";
 
 /**
  * The state contract (contract section 5). Each field declares how long its value lives:
@@ -32,11 +33,8 @@ export const persistentField = <T extends z.ZodType>(schema: T): T => declare(sc
 /** Declare a persistent list that writes append to. */
 export const appendField = <T extends z.ZodType>(schema: T): T => declare(schema, { lifetime: "persistent", reducer: "append" });
 
-export const UsageSchema = z.object({
-  promptTokens: z.number().int().min(0),
-  completionTokens: z.number().int().min(0),
-  totalTokens: z.number().int().min(0),
-});
+// Defined with the actors, which report usage first; the host state's `usage` field is the same shape.
+export { UsageSchema };
 
 /**
  * The ReAct fields. Extend it with your own: `ReActState.extend({ task: runField(z.string().default("")) })`
