@@ -48,7 +48,7 @@ export type AgentEvent = AgentCommand | InternalEvent;
 
 // One table of zod schemas (machines/emitted.ts): the types and the list of names come from it.
 import type { AgentEmitted, TerminationReason } from "./emitted.js";
-export { AgentEmittedSchema, EmittedBaseSchema, EMITTED_TYPES, TERMINATION_REASONS } from "./emitted.js";
+export { agentEmittedSchema, EMITTED_EVENTS, EMITTED_TYPES, TERMINATION_REASONS } from "./emitted.js";
 export type { AgentEmitted, AgentEmittedType, EmittedBase, TerminationReason } from "./emitted.js";
 
 export interface Termination {
