@@ -6,6 +6,7 @@ import { MODEL_CALL_EVENTS } from "../actors/model-events.js";
 import { TOOL_PROGRESS_EVENTS } from "../actors/tool-events.js";
 import { UsageSchema } from "../actors/usage-schema.js";
 import { AgentPathSchema } from "./commands.js";
+import { TERMINATION_REASONS } from "./termination-reasons.js";
 
 /*
  * The agent's telemetry (observed with `actor.on(type, handler)`), as one table: each emitted
@@ -19,20 +20,6 @@ import { AgentPathSchema } from "./commands.js";
  * on import: the schemas are the types, the docs, and what the tests hold the events of real runs
  * against (`agentEmittedSchema()`).
  */
-
-/** Why a failed run ended. The one list: types, schemas and checks derive from it. */
-export const TERMINATION_REASONS = [
-  "maxIterations",
-  "tokenBudget",
-  "modelError",
-  "cancelled",
-  "approvalTimeout",
-  "toolProviderError",
-  "internalError",
-  "handoffFailed",
-  "invalidOutput",
-] as const;
-export type TerminationReason = (typeof TERMINATION_REASONS)[number];
 
 /** The fields every emitted event carries (the machine adds them). Never keys, headers or the prompt. */
 const emittedBaseSchema = () =>

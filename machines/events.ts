@@ -47,9 +47,11 @@ export type AgentEvent = AgentCommand | InternalEvent;
 // ---- Telemetry: what the agent emits (observe with actor.on(type, handler)) ----------------------
 
 // One table of zod schemas (machines/emitted.ts): the types and the list of names come from it.
-import type { AgentEmitted, TerminationReason } from "./emitted.js";
-export { agentEmittedSchema, EMITTED_EVENTS, EMITTED_TYPES, TERMINATION_REASONS } from "./emitted.js";
-export type { AgentEmitted, AgentEmittedType, EmittedBase, TerminationReason } from "./emitted.js";
+import type { AgentEmitted } from "./emitted.js";
+import type { TerminationReason } from "./termination-reasons.js";
+export { agentEmittedSchema, EMITTED_EVENTS, EMITTED_TYPES } from "./emitted.js";
+export type { AgentEmitted, AgentEmittedType, EmittedBase } from "./emitted.js";
+export { TERMINATION_REASONS, type TerminationReason } from "./termination-reasons.js";
 
 export interface Termination {
   reason: TerminationReason;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { MessageSchema } from "../actors/messages.js";
 import { PendingApprovalSchema, type PendingApproval } from "../machines/approvals.js";
-import { TERMINATION_REASONS } from "../machines/events.js";
+import { TERMINATION_REASONS } from "../machines/termination-reasons.js";
 import { UsageSchema } from "../machines/state.js";
 
 /**
