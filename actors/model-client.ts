@@ -1,8 +1,8 @@
 import type { FunctionSchema } from "../tools/toolset.js";
 import type { Message, ToolCall } from "./messages.js";
 import type { Resilience } from "./resilience-config.js";
+import type { ModelCallEvent } from "./model-events.js";
 import { JianmuError } from "../tools/jianmu-error.js";
-
 import type { Usage } from "./usage.js";
 
 export type { Usage } from "./usage.js";
@@ -108,35 +108,8 @@ export interface ModelTurn {
   serverModel?: string;
 }
 
-/** Progress of one logical call, reported while it runs (attempts, retries, streamed text). */
-export type ModelCallEvent =
-  | { type: "model.call.started"; attempt: number; model: string; endpoint: string }
-  | { type: "text.delta"; delta: string }
-  | {
-      type: "model.call.completed";
-      attempt: number;
-      model: string;
-      endpoint: string;
-      usage: Usage;
-      finishReason: string | null;
-      durationMs: number;
-    }
-  | {
-      type: "model.call.failed";
-      attempt: number;
-      model: string;
-      endpoint: string;
-      status?: number;
-      message: string;
-      /** True when another attempt follows (a retry of this endpoint or the next fallback). */
-      willRetry: boolean;
-      durationMs: number;
-      kind?: ModelErrorKind;
-      /** The server's error code (`rate_limit_exceeded`, `tool_use_failed`, ...), when it sent one. */
-      code?: string;
-      /** What happens next: the same endpoint again, the next fallback, or nothing (the call fails). */
-      next?: "retry" | "fallback" | "none";
-    };
+/** Progress of one logical call, reported while it runs: its shapes are the schemas in model-events.ts. */
+export type { ModelCallEvent } from "./model-events.js";
 
 export interface ModelCallOptions {
   /** Cancels the HTTP request (the LLM actor passes its own signal). */
@@ -159,16 +132,9 @@ export interface ModelClient {
   complete(request: ModelRequest, options?: ModelCallOptions): Promise<ModelTurn>;
 }
 
-export type ModelErrorKind =
-  | "http"
-  | "timeout"
-  | "connection"
-  | "stream"
-  | "aborted"
-  | "invalid-response"
-  | "script"
-  /** The client cannot make the call as configured (no model, missing key variable, ...). */
-  | "config";
+/** Why a model attempt failed. `config`: the client cannot make the call as configured (no model, missing key variable, ...). */
+export const MODEL_ERROR_KINDS = ["http", "timeout", "connection", "stream", "aborted", "invalid-response", "script", "config"] as const;
+export type ModelErrorKind = (typeof MODEL_ERROR_KINDS)[number];
 
 /** One failed attempt, kept on the final `ModelError` so every endpoint's reason is visible. */
 export interface ModelAttemptFailure {

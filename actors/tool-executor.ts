@@ -7,6 +7,7 @@ import type { JournalKey, ToolJournal } from "./tool-journal.js";
 import { mayRun, planCall, type CallPlan, type JournalView } from "./call-plan.js";
 import { failedOutcome, failureOf, succeededOutcome, truncateOutput, type ToolErrorKind, type ToolOutcome } from "./tool-outcome.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
+import type { ToolProgress } from "./tool-events.js";
 import { ownerOf } from "./tool-providers.js";
 import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
 import { JianmuError } from "../tools/jianmu-error.js";
@@ -16,11 +17,8 @@ export type ToolRunner = (tool: Tool, args: Record<string, unknown>, ctx: ToolCo
 
 export { TOOL_ERROR_KINDS, truncateOutput, type ToolErrorKind, type ToolOutcome } from "./tool-outcome.js";
 
-/** Live progress, sent to the agent while the batch runs (in batches, see `ProgressBatcher`). */
-export type ToolProgress =
-  | { type: "tool.call.started"; callId: string; name: string; arguments: string }
-  | { type: "tool.call.completed"; callId: string; name: string; durationMs: number; output: string }
-  | { type: "tool.call.failed"; callId: string; name: string; durationMs: number; error: string; errorKind: ToolErrorKind };
+/** Live progress, sent to the agent while the batch runs (in batches, see `ProgressBatcher`); its schemas are in tool-events.ts. */
+export type { ToolProgress } from "./tool-events.js";
 
 export interface ExecutorInput {
   runId: string;

@@ -323,7 +323,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
           if (item.type === "text.delta" && typeof item.delta === "string") text += item.delta;
           // Object.assign, not `{ ...item, ...base }`: spreading two objects of varying shapes
           // takes a slow path in V8 (microseconds per event, on every model event).
-          enqueue.emit(Object.assign({}, item, base(context, at)) as AgentEmitted);
+          enqueue.emit(Object.assign({}, item, base(context, at)));
         }
         if (finalArguments !== undefined) {
           const partial = parsePartialJson(finalArguments);
@@ -348,7 +348,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         const started: CallRecord[] = [];
         for (const { at, event: item } of progress) {
           if (item.type === "tool.call.started" && isStartedCall(item, at)) started.push({ callId: item.callId, name: item.name, at });
-          enqueue.emit(Object.assign({}, item, base(context, at)) as unknown as AgentEmitted);
+          enqueue.emit(Object.assign({}, item, base(context, at)));
         }
         if (started.length > 0) enqueue.assign(recordStarted(context, started));
       }),

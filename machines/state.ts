@@ -33,7 +33,8 @@ export const persistentField = <T extends z.ZodType>(schema: T): T => declare(sc
 /** Declare a persistent list that writes append to. */
 export const appendField = <T extends z.ZodType>(schema: T): T => declare(schema, { lifetime: "persistent", reducer: "append" });
 
-export { UsageSchema } from "../actors/usage.js";
+// Defined with the actors, which report usage first; the host state's `usage` field is the same shape.
+export { UsageSchema };
 
 /**
  * The ReAct fields. Extend it with your own: `ReActState.extend({ task: runField(z.string().default("")) })`

@@ -7,19 +7,9 @@ import { ErrorInfoSchema, type ErrorInfo } from "../actors/errors.js";
  * (Its own file so the emitted events, machines/events.ts, and the context can both use it.)
  */
 
-/** Why a failed run ended. The one list: types, schemas and checks derive from it. */
-export const TERMINATION_REASONS = [
-  "maxIterations",
-  "tokenBudget",
-  "modelError",
-  "cancelled",
-  "approvalTimeout",
-  "toolProviderError",
-  "internalError",
-  "handoffFailed",
-  "invalidOutput",
-] as const;
-export type TerminationReason = (typeof TERMINATION_REASONS)[number];
+import { TERMINATION_REASONS, type TerminationReason } from "./termination-reasons.js";
+
+export { TERMINATION_REASONS, type TerminationReason } from "./termination-reasons.js";
 
 export const TerminationSchema = z.object({
   reason: z.enum(TERMINATION_REASONS),

@@ -177,10 +177,9 @@ class AgentScope {
       }
       case "model.call.failed": {
         const chat = this.takeChat(event.model, event.endpoint, event.attempt, event.timestamp - event.durationMs);
-        // The telemetry carries the server's error code and the client's error kind beside the listed
-        // fields; the most specific low-cardinality one is the error type.
-        const extra = event as { code?: string; kind?: string };
-        const type = extra.code ?? (event.status !== undefined ? String(event.status) : (extra.kind ?? "model_error"));
+        // Of the server's error code, the status and the client's error kind, the most specific
+        // low-cardinality one is the error type.
+        const type = event.code ?? (event.status !== undefined ? String(event.status) : (event.kind ?? "model_error"));
         const message = this.options.redact(event.message);
         chat.span.setAttributes({ [ATTR.errorType]: type, [ATTR.willRetry]: event.willRetry });
         failSpan(chat.span, type, message, event.timestamp);
