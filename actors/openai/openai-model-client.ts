@@ -18,6 +18,7 @@ import {
 import { AttemptError } from "./model-failure.js";
 import { attemptCompletion } from "./openai-attempt.js";
 import { buildRequestBody } from "./openai-wire.js";
+import { loadedOpenAI, loadOpenAI } from "./openai-sdk.js";
 import { publicEndpoint, secretRedactor, urlSecrets } from "./redact.js";
 import { ResilienceSchema, type Resilience } from "../resilience-config.js";
 import { abortableSleep, callWithResilience, emitSafely, monotonicNow, type ResilienceRuntime, type ResilientCall } from "./resilience.js";
@@ -123,6 +124,8 @@ class OpenAIModelClient implements ModelClient {
    * microtask hop per call. Whatever goes wrong before the loop starts still comes back as a rejection.
    */
   complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelTurn> {
+    // The first call of the process waits for the SDK (`openai-sdk.ts`); every later one starts at once.
+    if (loadedOpenAI() === undefined) return loadOpenAI().then(() => callWithResilience(this.prepareCall(request, options)));
     try {
       return callWithResilience(this.prepareCall(request, options));
     } catch (error) {
