@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { CallDecision, CallRecord } from "../actors/guard.js";
 import { MessageSchema, type Message } from "../actors/messages.js";
@@ -104,7 +103,8 @@ export function initialContext(rawInput: unknown, access: StateAccess, tools: To
   state = access.append(state, "messages", input.messages ?? []);
   return {
     state,
-    loop: { runId: input.runId ?? randomUUID(), iteration: 0, tools, decisions: [], history: [], termination: null },
+    // The Web Crypto global, not node:crypto: that module's code then loads on the first run, not on `import "jianmu"`.
+    loop: { runId: input.runId ?? crypto.randomUUID(), iteration: 0, tools, decisions: [], history: [], termination: null },
   };
 }
 

@@ -11,6 +11,7 @@ import { DelegationSchema } from "./delegation.js";
 import { ToolInfoSchema } from "./event-payloads.js";
 import { DEFAULT_SNAPSHOT_LIMITS, snapshotLimitProblem, type SnapshotLimits } from "./snapshot-limits.js";
 import { JianmuError } from "../tools/jianmu-error.js";
+import { builtOnce } from "../tools/built-once.js";
 
 export { DEFAULT_SNAPSHOT_LIMITS, type SnapshotLimits } from "./snapshot-limits.js";
 
@@ -61,69 +62,76 @@ export class SnapshotError extends JianmuError {
 }
 
 // ---- Schemas: the envelope and the context shape -----------------------------------------------
+// Built on the first restore (`builtOnce`), not on `import "jianmu"`.
 
 
-const CallDecisionSchema = z.object({
-  callId: z.string(),
-  name: z.string(),
-  arguments: z.string().optional(),
-  status: z.enum(["allowed", "denied", "pending", "approved", "rejected"]),
-  reason: z.string().optional(),
-  editedArguments: z.string().optional(),
-  deadline: z.number().optional(),
-  onTimeout: z.enum(["reject", "fail"]).optional(),
-});
+const CallDecisionSchema = builtOnce(() =>
+  z.object({
+    callId: z.string(),
+    name: z.string(),
+    arguments: z.string().optional(),
+    status: z.enum(["allowed", "denied", "pending", "approved", "rejected"]),
+    reason: z.string().optional(),
+    editedArguments: z.string().optional(),
+    deadline: z.number().optional(),
+    onTimeout: z.enum(["reject", "fail"]).optional(),
+  }),
+);
 
 /** The shape of `AgentContext` (machines/context.ts) as it must come back from storage. */
-const ContextSchema = z.object({
-  state: z.record(z.string(), z.unknown()),
-  loop: z.object({
-    runId: z.string().min(1),
-    iteration: z.number().int().min(0),
-    tools: z.array(ToolInfoSchema),
-    decisions: z.array(CallDecisionSchema),
-    history: z.array(z.object({ callId: z.string(), name: z.string(), at: z.number() })),
-    termination: z
-      .object({
-        reason: z.enum(TERMINATION_REASONS),
-        iterations: z.number().int().min(0),
-        error: z.object({ name: z.string(), message: z.string() }).loose().optional(),
-        detail: z.string().optional(),
-        raw: z.string().optional(),
-      })
-      .nullable(),
-    delegation: DelegationSchema.optional(),
-    // Optional: snapshots saved before structured output and per-round plans existed lack them.
-    output: OutputCheckSchema.optional(),
-    outputFailures: z.number().int().min(0).optional(),
-    round: RoundPlanSchema.optional(),
+const ContextSchema = builtOnce(() =>
+  z.object({
+    state: z.record(z.string(), z.unknown()),
+    loop: z.object({
+      runId: z.string().min(1),
+      iteration: z.number().int().min(0),
+      tools: z.array(ToolInfoSchema),
+      decisions: z.array(CallDecisionSchema()),
+      history: z.array(z.object({ callId: z.string(), name: z.string(), at: z.number() })),
+      termination: z
+        .object({
+          reason: z.enum(TERMINATION_REASONS),
+          iterations: z.number().int().min(0),
+          error: z.object({ name: z.string(), message: z.string() }).loose().optional(),
+          detail: z.string().optional(),
+          raw: z.string().optional(),
+        })
+        .nullable(),
+      delegation: DelegationSchema.optional(),
+      // Optional: snapshots saved before structured output and per-round plans existed lack them.
+      output: OutputCheckSchema.optional(),
+      outputFailures: z.number().int().min(0).optional(),
+      round: RoundPlanSchema.optional(),
+    }),
   }),
-});
+);
 
-const ChildSchema = z.object({ src: z.string().min(1), snapshot: z.object({ status: z.string() }).loose() }).loose();
+const ChildSchema = builtOnce(() => z.object({ src: z.string().min(1), snapshot: z.object({ status: z.string() }).loose() }).loose());
 
-const EnvelopeSchema = z.object({
-  format: z.literal(SNAPSHOT_FORMAT),
-  version: z.literal(SNAPSHOT_VERSION),
-  machine: z.string().min(1),
-  runId: z.string().min(1),
-  state: z.string().min(1),
-  status: z.enum(["running", "awaitingApproval", "succeeded", "failed"]),
-  iteration: z.number().int().min(0),
-  savedAt: z.number().int().min(0),
-  snapshot: z
-    .object({
-      status: z.enum(["active", "done", "error", "stopped"]),
-      value: z.union([z.string(), z.record(z.string(), z.unknown())]),
-      context: z.unknown(),
-      // XState reads `item.id` of each entry when it restores; a damaged one must not reach it.
-      historyValue: z.record(z.string(), z.array(z.object({ id: z.string() }).loose())).optional(),
-      children: z.record(z.string(), ChildSchema),
-      /** The run's first trace, when it was traced (machines/trace-link.ts). */
-      trace: TraceLinkSchema.optional(),
-    })
-    .loose(),
-});
+const EnvelopeSchema = builtOnce(() =>
+  z.object({
+    format: z.literal(SNAPSHOT_FORMAT),
+    version: z.literal(SNAPSHOT_VERSION),
+    machine: z.string().min(1),
+    runId: z.string().min(1),
+    state: z.string().min(1),
+    status: z.enum(["running", "awaitingApproval", "succeeded", "failed"]),
+    iteration: z.number().int().min(0),
+    savedAt: z.number().int().min(0),
+    snapshot: z
+      .object({
+        status: z.enum(["active", "done", "error", "stopped"]),
+        value: z.union([z.string(), z.record(z.string(), z.unknown())]),
+        context: z.unknown(),
+        // XState reads `item.id` of each entry when it restores; a damaged one must not reach it.
+        historyValue: z.record(z.string(), z.array(z.object({ id: z.string() }).loose())).optional(),
+        children: z.record(z.string(), ChildSchema()),
+        /** The run's first trace, when it was traced (machines/trace-link.ts). */
+        trace: TraceLinkSchema.optional(),
+      })
+      .loose(),
+  }),
+);
 
 /** `a.b[0].c` from a zod issue path. */
 function pathText(prefix: string, path: readonly PropertyKey[]): string {
@@ -247,7 +255,7 @@ export function readPersisted(saved: unknown, limits: SnapshotLimits = DEFAULT_S
         (newer ? "restore it with the newer jianmu that saved it, or start a fresh run" : "finish it with the jianmu version that saved it, or start a fresh run"),
     );
   }
-  const parsed = EnvelopeSchema.safeParse(record);
+  const parsed = EnvelopeSchema().safeParse(record);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new SnapshotError("shape", `cannot restore the run: ${pathText("saved", issue.path)} ${issue.message}; the saved snapshot is damaged: ${FRESH_RUN}`);
@@ -275,7 +283,7 @@ export function restoreAgent(machine: ReactMachine, saved: unknown, limits: Snap
   }
   // Saved text was parsed just now and belongs to no one else; only a caller's object needs copying.
   const snapshot = typeof saved === "string" ? envelope.snapshot : structuredClone(envelope.snapshot);
-  const context = ContextSchema.safeParse(snapshot.context);
+  const context = ContextSchema().safeParse(snapshot.context);
   if (!context.success) {
     const issue = context.error.issues[0]!;
     throw new SnapshotError("context", `cannot restore run ${envelope.runId}: ${pathText("snapshot.context", issue.path)} ${issue.message}; the saved context is damaged: ${FRESH_RUN}`);

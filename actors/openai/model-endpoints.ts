@@ -71,9 +71,9 @@ export class ClientPool {
     const key = poolKey(baseURL, apiKey);
     let client = this.clients.get(key);
     if (!client) {
-      // The model client loads the SDK before its first call builds a target (`loadOpenAI`).
+      // The model client loads the SDK before its first call builds a target (`loadCallPath`).
       const sdk = loadedOpenAI();
-      if (!sdk) throw new Error("ClientPool.get before the openai SDK was loaded: await loadOpenAI() first");
+      if (!sdk) throw new Error("ClientPool.get before the openai SDK was loaded: await loadCallPath() first");
       client = new sdk.OpenAI({
         baseURL,
         apiKey,
