@@ -1,48 +1,54 @@
 import { z } from "zod";
 import { PendingApprovalSchema } from "./approvals.js";
+import { builtOnce } from "../tools/built-once.js";
 
 /*
  * The payloads of the agent's own internal events that end up in context. They are sent by its
  * children, but `actor.send` accepts them from anyone: a forged one must not put into context what
  * the next checkpoint cannot restore. So each is parsed before it is used (they are rare events:
- * once per run, or once per failure).
+ * once per run, or once per failure). The schemas are built on first use, not on `import "jianmu"`.
  */
 
 /** A tool as JSON, as kept in `loop.tools` (the shape a snapshot must have too). */
-export const ToolInfoSchema = z.object({
-  name: z.string().min(1),
-  description: z.string(),
-  inputSchema: z.record(z.string(), z.unknown()),
-  parallelSafe: z.boolean(),
-  effectTags: z.array(z.string()),
-  timeoutMs: z.number().optional(),
-  returnDirect: z.boolean().optional(),
-});
+export const ToolInfoSchema = builtOnce(() =>
+  z.object({
+    name: z.string().min(1),
+    description: z.string(),
+    inputSchema: z.record(z.string(), z.unknown()),
+    parallelSafe: z.boolean(),
+    effectTags: z.array(z.string()),
+    timeoutMs: z.number().optional(),
+    returnDirect: z.boolean().optional(),
+  }),
+);
 
 /** A JSON-safe error (`ErrorInfo`); unknown fields are dropped. */
-export const ErrorInfoSchema = z.object({
-  name: z.string().default("Error"),
-  message: z.string(),
-  kind: z.string().optional(),
-  status: z.number().optional(),
-  model: z.string().optional(),
-  endpoint: z.string().optional(),
-  code: z.string().optional(),
-  provider: z.string().optional(),
-});
+export const ErrorInfoSchema = builtOnce(() =>
+  z.object({
+    name: z.string().default("Error"),
+    message: z.string(),
+    kind: z.string().optional(),
+    status: z.number().optional(),
+    model: z.string().optional(),
+    endpoint: z.string().optional(),
+    code: z.string().optional(),
+    provider: z.string().optional(),
+  }),
+);
 
 /**
  * Lists already checked. Every run of a machine without providers gets the same frozen-in-practice
  * list (the registry's `staticInfo`, never mutated), so it is checked once, not on every run.
  */
 const checkedLists = new WeakSet<object>();
+const toolListSchema = builtOnce(() => z.array(ToolInfoSchema()));
 
 /** True when a `tools.ready` event's tools can be kept (plain JSON of the right shape). */
 export function isToolList(tools: unknown): boolean {
   if (!Array.isArray(tools)) return false;
   if (checkedLists.has(tools)) return true;
   try {
-    const ok = z.array(ToolInfoSchema).safeParse(tools).success && JSON.stringify(tools) !== undefined;
+    const ok = toolListSchema().safeParse(tools).success && JSON.stringify(tools) !== undefined;
     if (ok) checkedLists.add(tools);
     return ok;
   } catch {
@@ -51,9 +57,9 @@ export function isToolList(tools: unknown): boolean {
 }
 
 /** A `tools.failed` event's error as it may be kept, or undefined when it does not fit. */
-export function errorInfoOf(error: unknown): z.infer<typeof ErrorInfoSchema> | undefined {
+export function errorInfoOf(error: unknown): z.infer<ReturnType<typeof ErrorInfoSchema>> | undefined {
   try {
-    const parsed = ErrorInfoSchema.safeParse(error);
+    const parsed = ErrorInfoSchema().safeParse(error);
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
@@ -66,11 +72,11 @@ export function isStartedCall(item: { callId?: unknown; name?: unknown }, at: un
 }
 
 /** What a nested agent reports of itself (`agent.status`): it goes into `loop.delegation` and so into every later checkpoint. */
-const NestedStatusSchema = z.object({ pending: z.array(PendingApprovalSchema), moment: z.string().nullable() });
+const NestedStatusSchema = builtOnce(() => z.object({ pending: z.array(PendingApprovalSchema), moment: z.string().nullable() }));
 
 export function isNestedStatus(event: { pending?: unknown; moment?: unknown }): boolean {
   try {
-    return NestedStatusSchema.safeParse(event).success;
+    return NestedStatusSchema().safeParse(event).success;
   } catch {
     return false;
   }

@@ -85,7 +85,7 @@ const ContextSchema = builtOnce(() =>
     loop: z.object({
       runId: z.string().min(1),
       iteration: z.number().int().min(0),
-      tools: z.array(ToolInfoSchema),
+      tools: z.array(ToolInfoSchema()),
       decisions: z.array(CallDecisionSchema()),
       history: z.array(z.object({ callId: z.string(), name: z.string(), at: z.number() })),
       termination: z
@@ -97,7 +97,7 @@ const ContextSchema = builtOnce(() =>
           raw: z.string().optional(),
         })
         .nullable(),
-      delegation: DelegationSchema.optional(),
+      delegation: DelegationSchema().optional(),
       // Optional: snapshots saved before structured output and per-round plans existed lack them.
       output: OutputCheckSchema.optional(),
       outputFailures: z.number().int().min(0).optional(),

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { ChartSchema } from "./chart.js";
-import { DiffOpSchema } from "./context-diff.js";
+import { ChartSchema } from "./chart-schema.js";
+import { DiffOpSchema } from "./context-diff-schema.js";
 import { RECORDING_FORMAT, RECORDING_VERSION } from "./recording-version.js";
 
 /**

@@ -44,6 +44,49 @@ describe("import(\"jianmu\") is lean", () => {
     });
   }
 
+  it(`${manifest.name} leaves what a run may never need until it is used: openai, the viewer, the recording reader`, async () => {
+    const loaded = await modulesLoadedBy(manifest.name, ROOT);
+    const packages = loaded.map(packageOf);
+    expect(packages).toContain("zod");
+    // The SDK and the code that calls it load on the first model call (actors/openai/openai-sdk.ts).
+    expect(packages).not.toContain("openai");
+    const own = loaded.filter((url) => url.includes("/dist/")).map((url) => url.replace(/^.*\/dist\//, ""));
+    expect(own).toContain("machines/react-machine.js");
+    for (const later of [
+      "actors/openai/call-path.js",
+      "actors/openai/openai-attempt.js",
+      "actors/openai/openai-wire-schemas.js",
+      "visualize/viewer.js",
+      "visualize/render-viewer.js",
+      "visualize/analysis.js",
+      "visualize/recording-reader.js",
+      "visualize/recording-format.js",
+      "visualize/replay.js",
+    ]) {
+      expect(own, later).not.toContain(later);
+    }
+    expect(loaded).not.toContain("node:crypto");
+  });
+
+  it("the first model call loads openai, and a run through ModelClient.resolve answers (fresh process, built package)", async () => {
+    const script = `
+      const jianmu = await import(${JSON.stringify(manifest.name)});
+      const { startOpenAIServer, scriptedTurns, textTurn } = await import(${JSON.stringify(`${manifest.name}/testing`)});
+      const server = await startOpenAIServer({ respond: scriptedTurns([textTurn("lazy and loaded")]).respond });
+      const model = jianmu.ModelClient.resolve({ baseURL: server.baseURL, apiKey: "test", model: "scripted" });
+      const machine = jianmu.createReactMachine({ modelClient: model, tools: [] });
+      const output = await jianmu.runAgent(machine, { messages: [jianmu.human("hello")] });
+      await server.close();
+      console.log(JSON.stringify({ status: output.status, finalAnswer: output.finalAnswer }));
+    `;
+    const log = join(mkdtempSync(join(tmpdir(), "jianmu-loads-")), "loads.txt");
+    writeFileSync(log, "");
+    const { stdout } = await run(process.execPath, ["--import", REGISTER, "--input-type=module", "-e", script], { cwd: ROOT, env: { ...process.env, JIANMU_LOAD_LOG: log } });
+    expect(JSON.parse(stdout)).toEqual({ status: "succeeded", finalAnswer: "lazy and loaded" });
+    const loaded = readFileSync(log, "utf8").split("\n").filter(Boolean);
+    expect(loaded.map(packageOf)).toContain("openai");
+  });
+
   it("jianmu/mcp loads the MCP SDK (the log sees what an entry point brings)", async () => {
     const loaded = await modulesLoadedBy(`${manifest.name}/mcp`, ROOT);
     expect(loaded.map(packageOf)).toContain("@modelcontextprotocol/sdk");
