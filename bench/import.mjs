@@ -2,12 +2,12 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 /*
  * Cold `import("jianmu")`: what an app pays on start-up before it runs anything.
  *
- *   node bench/import.mjs [--reps N] [--json FILE]
+ *   node bench/import.mjs [--reps N] [--json FILE] [--baseline DIR]
  *
  * Each repetition starts fresh Node processes (`--expose-gc`), interleaved so a busy machine slows
  * them all alike, one per subject:
@@ -25,7 +25,9 @@ import { fileURLToPath } from "node:url";
  *     keeps (compiled functions, module records, objects built at load), not the runtime's own.
  * Targets from issue 19: ≤ 150 ms and ≤ 6 MB; the best peer there is the Vercel AI SDK
  * (169 ms / 7.2 MB, measured in the issue's harness, not in this run).
- * `measureImport()` returns the same figures for another report to show.
+ * `measureImport()` returns the same figures for another report to show. With `--baseline DIR`
+ * (a checkout of another commit, built, with node_modules), its dist/index.js is measured too, in the
+ * same rounds: what a change bought, on the same machine at the same moment.
  */
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -73,14 +75,16 @@ function median(values) {
  * `heapBytes` (heap after import and GC minus the empty process's), plus the targets, the best
  * peer's figures and whether jianmu meets each target.
  */
-export async function measureImport({ reps = 15 } = {}) {
-  const names = Object.keys(SUBJECTS);
+export async function measureImport({ reps = 15, baseline } = {}) {
+  const subjectsToRun = { ...SUBJECTS };
+  if (baseline) subjectsToRun.baseline = [pathToFileURL(join(baseline, "dist", "index.js")).href];
+  const names = Object.keys(subjectsToRun);
   const samples = Object.fromEntries(names.map((name) => [name, []]));
   for (let i = 0; i < reps; i++) {
     // Rotate the order each round, so no subject always runs first after a pause.
     for (let k = 0; k < names.length; k++) {
       const name = names[(i + k) % names.length];
-      samples[name].push(measureOnce(SUBJECTS[name]));
+      samples[name].push(measureOnce(subjectsToRun[name]));
     }
   }
   const emptyHeap = median(samples.empty.map((s) => s.heapUsed));
@@ -88,7 +92,7 @@ export async function measureImport({ reps = 15 } = {}) {
     names.map((name) => [
       name,
       {
-        imports: SUBJECTS[name],
+        imports: subjectsToRun[name],
         ms: median(samples[name].map((s) => s.ms)),
         cpuMs: median(samples[name].map((s) => s.cpuMs)),
         heapBytes: median(samples[name].map((s) => s.heapUsed)) - emptyHeap,
@@ -122,6 +126,7 @@ export function importTable(result) {
     "| --- | ---: | ---: | ---: |",
     line("the peers (xstate + zod + openai)", subjects.peers),
     line("what jianmu imports on load (xstate + zod)", subjects.floor),
+    ...(subjects.baseline ? [line("`import(\"jianmu\")`, the baseline build", subjects.baseline)] : []),
     line('`import("jianmu")`', subjects.jianmu),
     `| target (jianmu) | ≤ ${targets.ms} ms ${pass.ms ? "PASS" : "FAIL"} | — | ≤ ${fmtMb(targets.heapBytes)} ${pass.heap ? "PASS" : "FAIL"} |`,
     `| best peer in issue 19 (${bestPeer.name}) | ${fmtMs(bestPeer.ms)} | — | ${fmtMb(bestPeer.heapBytes)} |`,
@@ -129,12 +134,13 @@ export function importTable(result) {
 }
 
 function parseArgs(argv) {
-  const args = { reps: 15, json: undefined };
+  const args = { reps: 15, json: undefined, baseline: undefined };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--reps") args.reps = Number(argv[++i]);
     else if (arg === "--json") args.json = resolve(argv[++i] ?? "");
-    else throw new Error(`unknown argument ${arg}; use --reps N, --json FILE`);
+    else if (arg === "--baseline") args.baseline = resolve(argv[++i] ?? "");
+    else throw new Error(`unknown argument ${arg}; use --reps N, --json FILE, --baseline DIR`);
     if (!Number.isInteger(args.reps) || args.reps < 1) throw new Error("--reps needs a whole number ≥ 1");
   }
   return args;
@@ -142,7 +148,7 @@ function parseArgs(argv) {
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const args = parseArgs(process.argv.slice(2));
-  const result = await measureImport({ reps: args.reps });
+  const result = await measureImport({ reps: args.reps, baseline: args.baseline });
   console.log(importTable(result));
   if (args.json) {
     mkdirSync(dirname(args.json), { recursive: true });
