@@ -156,3 +156,32 @@ describe("an app without the optional packages", () => {
     );
   });
 });
+
+describe("an app whose openai package is missing", () => {
+  it("imports jianmu, and a model call fails as a typed model error naming the install command", async () => {
+    // jianmu's files and the peers it loads on import (xstate, zod) and its dependency, but no openai.
+    const app = mkdtempSync(join(tmpdir(), "jianmu-no-openai-app-"));
+    const installed = join(app, "node_modules", manifest.name);
+    for (const file of packedFiles()) {
+      mkdirSync(dirname(join(installed, file)), { recursive: true });
+      cpSync(join(ROOT, file), join(installed, file));
+    }
+    for (const name of [...requiredPeers().filter((peer) => peer !== "openai"), ...Object.keys(manifest.dependencies ?? {})]) {
+      mkdirSync(dirname(join(app, "node_modules", name)), { recursive: true });
+      symlinkSync(join(ROOT, "node_modules", name), join(app, "node_modules", name), "dir");
+    }
+    writeFileSync(join(app, "package.json"), JSON.stringify({ name: "no-openai-app", private: true, type: "module" }));
+    const script = `
+      const jianmu = await import(${JSON.stringify(manifest.name)});
+      const model = jianmu.ModelClient.resolve({ baseURL: "http://127.0.0.1:9/v1", apiKey: "test", model: "m" });
+      const failure = await model.complete({ messages: [jianmu.human("hello")] }).then(() => null, (error) => error);
+      const machine = jianmu.createReactMachine({ modelClient: model, tools: [] });
+      const output = await jianmu.runAgent(machine, { messages: [jianmu.human("hello")] });
+      console.log(JSON.stringify({ name: failure?.name, kind: failure?.kind, message: failure?.message, status: output.status, reason: output.termination?.reason }));
+    `;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: app });
+    const result = JSON.parse(stdout) as { name: string; kind: string; message: string; status: string; reason: string };
+    expect(result).toMatchObject({ name: "ModelError", kind: "config", status: "failed", reason: "modelError" });
+    expect(result.message).toMatch(/^model call: the openai package cannot be loaded \(.*'openai'.*\): run `npm install openai`$/);
+  });
+});
