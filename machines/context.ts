@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { CallDecisionSchema, CallRecordSchema } from "../actors/call-decision.js";
 import { MessageSchema } from "../actors/messages.js";
@@ -44,7 +43,7 @@ export const LoopContextSchema = z.object({
   termination: TerminationSchema.nullable(),
   // Optional: snapshots saved before nested agents, structured output and per-round plans existed lack them.
   /** While calls of the batch run in nested agents (agentTool, handoff): where they stand. */
-  delegation: DelegationSchema.optional(),
+  delegation: DelegationSchema().optional(),
   /** With `output`: what `CheckOutput` found in the model's last final output. */
   output: OutputCheckSchema.optional(),
   /** With `output`: invalid final outputs so far in this run (past `config.outputRetries` the run fails). */
@@ -94,6 +93,7 @@ export function initialContext(rawInput: unknown, access: StateAccess, tools: To
   state = access.append(state, "messages", input.messages ?? []);
   return {
     state,
-    loop: { runId: input.runId ?? randomUUID(), iteration: 0, tools, decisions: [], history: [], termination: null },
+    // The Web Crypto global, not node:crypto: that module's code then loads on the first run, not on `import "jianmu"`.
+    loop: { runId: input.runId ?? crypto.randomUUID(), iteration: 0, tools, decisions: [], history: [], termination: null },
   };
 }

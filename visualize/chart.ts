@@ -1,5 +1,5 @@
 import type { AnyStateMachine } from "xstate";
-import { z } from "zod";
+import type { Chart, ChartState, ChartTransition, TransitionKind } from "./chart-schema.js";
 
 /**
  * A machine's statechart as plain data: nested states and every transition with a readable
@@ -7,55 +7,11 @@ import { z } from "zod";
  * into recording headers, and drawn by the viewer and the Mermaid export.
  */
 
-export const StateTypeSchema = z.enum(["atomic", "compound", "parallel", "final", "history"]);
+export type { Chart, ChartState, ChartTransition, TransitionKind } from "./chart-schema.js";
 
-export interface ChartState {
-  /** The XState id: the machine id and the path, joined with "." (e.g. "ReActAgent.Evaluating.CheckAbort"). */
-  id: string;
-  key: string;
-  type: z.infer<typeof StateTypeSchema>;
-  /** Id of the initial child (compound states). */
-  initial?: string;
-  children: ChartState[];
-  /** Actors invoked while the state is active. */
-  invokes: { id: string; src: string }[];
-}
-
-export const ChartStateSchema: z.ZodType<ChartState> = z.lazy(() =>
-  z.object({
-    id: z.string(),
-    key: z.string(),
-    type: StateTypeSchema,
-    initial: z.string().optional(),
-    children: z.array(ChartStateSchema),
-    invokes: z.array(z.object({ id: z.string(), src: z.string() })),
-  }),
-);
-
-export const TransitionKindSchema = z.enum(["event", "always", "done", "error", "after", "snapshot", "stateDone"]);
-export type TransitionKind = z.infer<typeof TransitionKindSchema>;
-
-export const ChartTransitionSchema = z.object({
-  /** Stable within a machine: `${source}#${event or "always"}#${index among that event's candidates}`. */
-  id: z.string(),
-  source: z.string(),
-  /** Empty for a targetless transition (actions only, no state change). */
-  targets: z.array(z.string()),
-  /** The event descriptor ("" for eventless `always` transitions). */
-  event: z.string(),
-  kind: TransitionKindSchema,
-  label: z.string(),
-  guard: z.string().optional(),
-  reenter: z.boolean(),
-});
-export type ChartTransition = z.infer<typeof ChartTransitionSchema>;
-
-export const ChartSchema = z.object({
-  machineId: z.string(),
-  root: ChartStateSchema,
-  transitions: z.array(ChartTransitionSchema),
-});
-export type Chart = z.infer<typeof ChartSchema>;
+/** XState's kinds of state node; anything else is drawn as atomic. */
+export const STATE_TYPES = ["atomic", "compound", "parallel", "final", "history"] as const;
+const isStateType = (type: string): type is ChartState["type"] => (STATE_TYPES as readonly string[]).includes(type);
 
 // ---- Reading the definition ------------------------------------------------------------------
 
@@ -132,11 +88,10 @@ function walk(node: StateNodeLike, visit: (node: StateNodeLike) => void): void {
 }
 
 function toChartState(node: StateNodeLike): ChartState {
-  const type = StateTypeSchema.safeParse(node.type);
   const state: ChartState = {
     id: node.id,
     key: node.key ?? node.id,
-    type: type.success ? type.data : "atomic",
+    type: isStateType(node.type) ? node.type : "atomic",
     children: Object.values(node.states).map(toChartState),
     invokes: node.invoke.map((inv) => ({ id: inv.id, src: typeof inv.src === "string" ? inv.src : shortActorName(inv.id) })),
   };

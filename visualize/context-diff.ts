@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { isPlainObject, type Plain } from "./plain.js";
 
 /**
@@ -9,11 +8,6 @@ import { isPlainObject, type Plain } from "./plain.js";
  */
 export type PathKey = string | number;
 
-export const DiffOpSchema = z.discriminatedUnion("op", [
-  z.object({ op: z.literal("set"), path: z.array(z.union([z.string(), z.number()])), value: z.unknown() }),
-  z.object({ op: z.literal("push"), path: z.array(z.union([z.string(), z.number()])), items: z.array(z.unknown()) }),
-  z.object({ op: z.literal("del"), path: z.array(z.union([z.string(), z.number()])) }),
-]);
 export type DiffOp =
   | { op: "set"; path: PathKey[]; value: unknown }
   | { op: "push"; path: PathKey[]; items: unknown[] }

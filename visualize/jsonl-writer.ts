@@ -1,19 +1,8 @@
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { dirname } from "node:path";
-import { JianmuError } from "../tools/jianmu-error.js";
+import { RecordingError } from "./recording-errors.js";
 
-/** Writing a recording failed (the directory is not writable, the disk is full, ...). */
-export class RecordingError extends JianmuError {
-  static override readonly errorCode = "RECORDING_ERROR";
-  override name = "RecordingError";
-  constructor(
-    readonly path: string,
-    problem: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`recording ${path}: ${problem}`, options);
-  }
-}
+export { RecordingError };
 
 export interface JsonlWriterOptions {
   /**

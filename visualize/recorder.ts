@@ -7,7 +7,8 @@ import { diffValues, type DiffOp } from "./context-diff.js";
 import { JsonlWriter } from "./jsonl-writer.js";
 import { isPlainObject, toPlain, type Plain } from "./plain.js";
 import { createRedactor, redactAt, type Redactor } from "./redact.js";
-import { RECORDING_FORMAT, RECORDING_VERSION, type MicrostepTransition, type RecordingHeader } from "./recording-format.js";
+import type { MicrostepTransition, RecordingHeader } from "./recording-format.js";
+import { RECORDING_FORMAT, RECORDING_VERSION } from "./recording-version.js";
 
 export interface RecorderOptions {
   /** The JSONL file to write (its directory is created). */

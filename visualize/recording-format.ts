@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { ChartSchema } from "./chart.js";
-import { DiffOpSchema } from "./context-diff.js";
+import { ChartSchema } from "./chart-schema.js";
+import { DiffOpSchema } from "./context-diff-schema.js";
+import { RECORDING_FORMAT, RECORDING_VERSION } from "./recording-version.js";
 
 /**
  * The recording file: JSON Lines, one record per line, in the order things happened.
@@ -18,8 +19,7 @@ import { DiffOpSchema } from "./context-diff.js";
  *
  * `t` is milliseconds since the header's `startedAt` on the recorder's clock.
  */
-export const RECORDING_FORMAT = "jianmu.recording";
-export const RECORDING_VERSION = 1;
+export { RECORDING_FORMAT, RECORDING_VERSION };
 
 const Seq = { seq: z.number().int().nonnegative(), t: z.number() };
 

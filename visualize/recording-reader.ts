@@ -1,20 +1,9 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { HeaderSchema, RECORDING_FORMAT, RecordLineSchema, type RecordLine, type RecordingHeader } from "./recording-format.js";
-import { JianmuError } from "../tools/jianmu-error.js";
+import { RecordingFormatError } from "./recording-errors.js";
 
-/** A recording file that cannot be read: names the file, the line and what is wrong with it. */
-export class RecordingFormatError extends JianmuError {
-  static override readonly errorCode = "RECORDING_FORMAT_ERROR";
-  override name = "RecordingFormatError";
-  constructor(
-    readonly path: string,
-    readonly line: number,
-    problem: string,
-  ) {
-    super(`${path}:${line}: ${problem}`);
-  }
-}
+export { RecordingFormatError };
 
 export interface RecordingContents {
   header: RecordingHeader;

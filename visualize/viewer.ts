@@ -2,6 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { analyzeRecording } from "./analysis.js";
 import { renderViewerPage } from "./render-viewer.js";
+import { defaultViewerPath } from "./viewer-path.js";
 
 export interface WriteViewerResult {
   /** Where the HTML was written. */
@@ -11,10 +12,7 @@ export interface WriteViewerResult {
   status: string;
 }
 
-/** Where `jianmu view run.jsonl` writes by default: the same name with `.html` ("run.html"). */
-export function defaultViewerPath(recordingPath: string): string {
-  return /\.jsonl?$/i.test(recordingPath) ? recordingPath.replace(/\.jsonl?$/i, ".html") : `${recordingPath}.html`;
-}
+export { defaultViewerPath };
 
 /** Build the self-contained HTML viewer of a recording as a string (no file written). */
 export async function renderViewer(recordingPath: string): Promise<string> {

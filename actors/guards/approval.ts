@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { builtOnce } from "../../tools/built-once.js";
 import type { Guard, GuardDecision } from "../guard.js";
 import { GuardOptionsError, parseGuardOptions, ReasonSchema, ToolNamesSchema } from "./options.js";
 
@@ -15,15 +16,17 @@ export interface RequireApprovalOptions {
   onTimeout?: "reject" | "fail";
 }
 
-const ApprovalSchema = z
-  .object({
-    tools: ToolNamesSchema.optional(),
-    effectTags: z.array(z.string().min(1, "an effect tag must be a non-empty string")).min(1, "list at least one effect tag").optional(),
-    reason: ReasonSchema.optional(),
-    timeoutMs: z.number().positive("must be a positive number of milliseconds").optional(),
-    onTimeout: z.enum(["reject", "fail"]).optional(),
-  })
-  .strict();
+const ApprovalSchema = builtOnce(() =>
+  z
+    .object({
+      tools: ToolNamesSchema().optional(),
+      effectTags: z.array(z.string().min(1, "an effect tag must be a non-empty string")).min(1, "list at least one effect tag").optional(),
+      reason: ReasonSchema().optional(),
+      timeoutMs: z.number().positive("must be a positive number of milliseconds").optional(),
+      onTimeout: z.enum(["reject", "fail"]).optional(),
+    })
+    .strict(),
+);
 
 /**
  * Calls to the named tools, or to tools tagged with any of the effect tags, become pending: the
@@ -31,7 +34,7 @@ const ApprovalSchema = z
  * Tags come from the tool's own metadata, so an unknown tool matches by name only.
  */
 export function requireApproval(options: RequireApprovalOptions): Guard {
-  const parsed = parseGuardOptions("requireApproval", ApprovalSchema, options);
+  const parsed = parseGuardOptions("requireApproval", ApprovalSchema(), options);
   if (!parsed.tools && !parsed.effectTags) {
     throw new GuardOptionsError("requireApproval", "options", "must name tools, effectTags or both (e.g. { effectTags: [\"destructive\"] })");
   }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { builtOnce } from "../../tools/built-once.js";
 import type { Guard, GuardCall, GuardContext, GuardDecision } from "../guard.js";
 import { earlierAdmitted, historyBefore } from "./batch-order.js";
 import { GuardOptionsError, parseGuardOptions, times, ToolNameSchema } from "./options.js";
@@ -10,9 +11,10 @@ export interface CallBudgetOptions {
   perTool?: Record<string, number>;
 }
 
-const Count = z.number().int("must be a whole number").nonnegative("must be 0 or more");
-
-const BudgetSchema = z.object({ maxCalls: Count.optional(), perTool: z.record(ToolNameSchema, Count).optional() }).strict();
+const BudgetSchema = builtOnce(() => {
+  const count = z.number().int("must be a whole number").nonnegative("must be 0 or more");
+  return z.object({ maxCalls: count.optional(), perTool: z.record(ToolNameSchema(), count).optional() }).strict();
+});
 
 /**
  * Limits how many tool calls a run makes, in total and per tool. It counts the calls that started
@@ -20,7 +22,7 @@ const BudgetSchema = z.object({ maxCalls: Count.optional(), perTool: z.record(To
  * is a deny the model reads, so it can answer with what it already has.
  */
 export function callBudget(options: CallBudgetOptions): Guard {
-  const parsed = parseGuardOptions("callBudget", BudgetSchema, options);
+  const parsed = parseGuardOptions("callBudget", BudgetSchema(), options);
   if (parsed.maxCalls === undefined && parsed.perTool === undefined) {
     throw new GuardOptionsError("callBudget", "options", "must set maxCalls, perTool or both (e.g. { maxCalls: 10, perTool: { search: 3 } })");
   }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { JianmuError } from "../../tools/jianmu-error.js";
+import { builtOnce } from "../../tools/built-once.js";
 
 /** A built-in guard was given options it cannot work with. Names the guard and the field. */
 export class GuardOptionsError extends JianmuError {
@@ -31,12 +32,13 @@ export function parseGuardOptions<S extends z.ZodType>(guard: string, schema: S,
   throw new GuardOptionsError(guard, field, `is invalid: ${issue.message}`);
 }
 
-export const ToolNameSchema = z.string().min(1, "a tool name must be a non-empty string");
+// The option schemas are built when a guard is first built (`builtOnce`), not on `import "jianmu"`.
+export const ToolNameSchema = builtOnce(() => z.string().min(1, "a tool name must be a non-empty string"));
 
-export const ToolNamesSchema = z.array(ToolNameSchema).min(1, "list at least one tool name");
+export const ToolNamesSchema = builtOnce(() => z.array(ToolNameSchema()).min(1, "list at least one tool name"));
 
 /** A custom text for the model to read instead of a guard's default reason. */
-export const ReasonSchema = z.string().min(1, "a reason must be a non-empty string (or leave it out for the default)");
+export const ReasonSchema = builtOnce(() => z.string().min(1, "a reason must be a non-empty string (or leave it out for the default)"));
 
 /** "1 time", "3 times": reasons are read by the model, so they should read like a sentence. */
 export function times(count: number): string {

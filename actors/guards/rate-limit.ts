@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { builtOnce } from "../../tools/built-once.js";
 import type { Guard, GuardCall, GuardContext, GuardDecision } from "../guard.js";
 import { earlierAdmitted, historyBefore } from "./batch-order.js";
 import { GuardOptionsError, parseGuardOptions, times, ToolNameSchema, ToolNamesSchema } from "./options.js";
@@ -15,15 +16,17 @@ export interface RateLimitOptions {
   shared?: boolean;
 }
 
-const RateLimitSchema = z
-  .object({
-    tool: ToolNameSchema.optional(),
-    tools: ToolNamesSchema.optional(),
-    maxCalls: z.number().int("must be a whole number").positive("must be at least 1 (use denyTools to forbid a tool)"),
-    windowMs: z.number().positive("must be a positive number of milliseconds"),
-    shared: z.boolean().optional(),
-  })
-  .strict();
+const RateLimitSchema = builtOnce(() =>
+  z
+    .object({
+      tool: ToolNameSchema().optional(),
+      tools: ToolNamesSchema().optional(),
+      maxCalls: z.number().int("must be a whole number").positive("must be at least 1 (use denyTools to forbid a tool)"),
+      windowMs: z.number().positive("must be a positive number of milliseconds"),
+      shared: z.boolean().optional(),
+    })
+    .strict(),
+);
 
 /** "400 ms", "1.5 s", "2 min": for reasons the model reads. */
 export function formatDuration(ms: number): string {
@@ -41,7 +44,7 @@ export function formatDuration(ms: number): string {
  * The check happens in Preflight: a call that then waits for approval is not checked again.
  */
 export function rateLimit(options: RateLimitOptions): Guard {
-  const parsed = parseGuardOptions("rateLimit", RateLimitSchema, options);
+  const parsed = parseGuardOptions("rateLimit", RateLimitSchema(), options);
   if ((parsed.tool === undefined) === (parsed.tools === undefined)) {
     throw new GuardOptionsError("rateLimit", "options", "must set exactly one of tool (one name) or tools (a list of names)");
   }

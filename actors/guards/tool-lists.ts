@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { builtOnce } from "../../tools/built-once.js";
 import type { Guard } from "../guard.js";
 import { parseGuardOptions, ReasonSchema, ToolNamesSchema } from "./options.js";
 
@@ -7,14 +8,14 @@ export interface ToolListOptions {
   reason?: string;
 }
 
-const ListSchema = z.object({ names: ToolNamesSchema, reason: ReasonSchema.optional() }).strict();
+const ListSchema = builtOnce(() => z.object({ names: ToolNamesSchema(), reason: ReasonSchema().optional() }).strict());
 
 /**
  * Allow-list: calls to any tool not named here are denied (unknown tools included), so adding a
  * tool to the agent later never widens what this guard lets through.
  */
 export function allowTools(names: readonly string[], options: ToolListOptions = {}): Guard {
-  const parsed = parseGuardOptions("allowTools", ListSchema, { names, ...options });
+  const parsed = parseGuardOptions("allowTools", ListSchema(), { names, ...options });
   const allowed = new Set(parsed.names);
   const list = [...allowed].join(", ");
   return (call) =>
@@ -28,7 +29,7 @@ export function allowTools(names: readonly string[], options: ToolListOptions = 
 
 /** Deny-list: calls to the tools named here are denied; everything else is left to other guards. */
 export function denyTools(names: readonly string[], options: ToolListOptions = {}): Guard {
-  const parsed = parseGuardOptions("denyTools", ListSchema, { names, ...options });
+  const parsed = parseGuardOptions("denyTools", ListSchema(), { names, ...options });
   const denied = new Set(parsed.names);
   return (call) =>
     denied.has(call.name)

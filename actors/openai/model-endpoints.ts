@@ -1,4 +1,5 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
+import { loadedOpenAI } from "./openai-sdk.js";
 import type { EndpointTuning } from "./openai-wire.js";
 import type { AttemptTarget } from "./resilience.js";
 import { publicEndpoint, secretRedactor, urlSecrets } from "./redact.js";
@@ -70,7 +71,10 @@ export class ClientPool {
     const key = poolKey(baseURL, apiKey);
     let client = this.clients.get(key);
     if (!client) {
-      client = new OpenAI({
+      // The model client loads the SDK before its first call builds a target (`loadCallPath`).
+      const sdk = loadedOpenAI();
+      if (!sdk) throw new Error("ClientPool.get before the openai SDK was loaded: await loadCallPath() first");
+      client = new sdk.OpenAI({
         baseURL,
         apiKey,
         // We retry ourselves (events, backoff policy, fallbacks, the toolChoice rule).

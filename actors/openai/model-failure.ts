@@ -1,7 +1,8 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+import type { APIError } from "openai";
 import type { ModelErrorKind } from "../model-client.js";
 import type { RetryableFailure } from "../resilience-config.js";
 import { JianmuError } from "../../tools/jianmu-error.js";
+import { loadedOpenAI } from "./openai-sdk.js";
 
 /** Why one attempt failed, in the terms the retry policy decides on. */
 export type FailureCategory = RetryableFailure | "client_error" | "stream_error" | "invalid_response" | "aborted" | "config";
@@ -46,7 +47,9 @@ export function classifyFailure(error: unknown, context: FailureContext): Attemp
   if (context.abortReason === "caller") {
     return { category: "aborted", kind: "aborted", message: "the call was cancelled", delivered, cause: error };
   }
-  if (context.abortReason === "timeout" || error instanceof APIConnectionTimeoutError) {
+  // An SDK error comes from an attempt, and attempts run only once the SDK is loaded.
+  const sdk = loadedOpenAI();
+  if (context.abortReason === "timeout" || (sdk && error instanceof sdk.APIConnectionTimeoutError)) {
     return {
       category: "timeout",
       kind: "timeout",
@@ -55,13 +58,13 @@ export function classifyFailure(error: unknown, context: FailureContext): Attemp
       cause: error,
     };
   }
-  if (error instanceof APIUserAbortError) {
+  if (sdk && error instanceof sdk.APIUserAbortError) {
     return { category: "aborted", kind: "aborted", message: "the call was cancelled", delivered, cause: error };
   }
-  if (error instanceof APIConnectionError) {
+  if (sdk && error instanceof sdk.APIConnectionError) {
     return { category: "connection", kind: "connection", message: connectionMessage(error), delivered, cause: error };
   }
-  if (error instanceof APIError) return fromApiError(error, delivered);
+  if (sdk && error instanceof sdk.APIError) return fromApiError(error, delivered);
   // Anything else came from reading the body: undici's "terminated" when the socket drops mid-stream.
   return { category: "connection", kind: "connection", message: connectionMessage(error), delivered, cause: error };
 }

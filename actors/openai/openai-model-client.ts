@@ -16,8 +16,7 @@ import {
   type FallbackSpec,
 } from "./model-endpoints.js";
 import { AttemptError } from "./model-failure.js";
-import { attemptCompletion } from "./openai-attempt.js";
-import { buildRequestBody } from "./openai-wire.js";
+import { loadedCallPath, loadCallPath, type CallPath } from "./openai-sdk.js";
 import { publicEndpoint, secretRedactor, urlSecrets } from "./redact.js";
 import { ResilienceSchema, type Resilience } from "../resilience-config.js";
 import { abortableSleep, callWithResilience, emitSafely, monotonicNow, type ResilienceRuntime, type ResilientCall } from "./resilience.js";
@@ -123,14 +122,17 @@ class OpenAIModelClient implements ModelClient {
    * microtask hop per call. Whatever goes wrong before the loop starts still comes back as a rejection.
    */
   complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelTurn> {
+    // The first call of the process waits for the SDK (`openai-sdk.ts`); every later one starts at once.
+    const path = loadedCallPath();
+    if (path === undefined) return loadCallPath().then((loaded) => callWithResilience(this.prepareCall(loaded, request, options)));
     try {
-      return callWithResilience(this.prepareCall(request, options));
+      return callWithResilience(this.prepareCall(path, request, options));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  private prepareCall(request: ModelRequest, options: ModelCallOptions): ResilientCall<CallTarget, ModelTurn> {
+  private prepareCall({ attemptCompletion, buildRequestBody }: CallPath, request: ModelRequest, options: ModelCallOptions): ResilientCall<CallTarget, ModelTurn> {
     const model = request.model ?? this.defaultModel;
     if (model === undefined) {
       const endpoint = publicEndpoint(this.primary.baseURL);

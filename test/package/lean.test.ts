@@ -63,6 +63,49 @@ describe("import(\"jianmu\") is lean", () => {
     expect(JSON.parse(stdout)).toEqual({ imported: false, read: true, maxIterations: 4 });
   });
 
+  it(`${manifest.name} leaves what a run may never need until it is used: openai, the viewer, the recording reader`, async () => {
+    const loaded = await modulesLoadedBy(manifest.name, ROOT);
+    const packages = loaded.map(packageOf);
+    expect(packages).toContain("zod");
+    // The SDK and the code that calls it load on the first model call (actors/openai/openai-sdk.ts).
+    expect(packages).not.toContain("openai");
+    const own = loaded.filter((url) => url.includes("/dist/")).map((url) => url.replace(/^.*\/dist\//, ""));
+    expect(own).toContain("machines/react-machine.js");
+    for (const later of [
+      "actors/openai/call-path.js",
+      "actors/openai/openai-attempt.js",
+      "actors/openai/openai-wire-schemas.js",
+      "visualize/viewer.js",
+      "visualize/render-viewer.js",
+      "visualize/analysis.js",
+      "visualize/recording-reader.js",
+      "visualize/recording-format.js",
+      "visualize/replay.js",
+    ]) {
+      expect(own, later).not.toContain(later);
+    }
+    expect(loaded).not.toContain("node:crypto");
+  });
+
+  it("the first model call loads openai, and a run through ModelClient.resolve answers (fresh process, built package)", async () => {
+    const script = `
+      const jianmu = await import(${JSON.stringify(manifest.name)});
+      const { startOpenAIServer, scriptedTurns, textTurn } = await import(${JSON.stringify(`${manifest.name}/testing`)});
+      const server = await startOpenAIServer({ respond: scriptedTurns([textTurn("lazy and loaded")]).respond });
+      const model = jianmu.ModelClient.resolve({ baseURL: server.baseURL, apiKey: "test", model: "scripted" });
+      const machine = jianmu.createReactMachine({ modelClient: model, tools: [] });
+      const output = await jianmu.runAgent(machine, { messages: [jianmu.human("hello")] });
+      await server.close();
+      console.log(JSON.stringify({ status: output.status, finalAnswer: output.finalAnswer }));
+    `;
+    const log = join(mkdtempSync(join(tmpdir(), "jianmu-loads-")), "loads.txt");
+    writeFileSync(log, "");
+    const { stdout } = await run(process.execPath, ["--import", REGISTER, "--input-type=module", "-e", script], { cwd: ROOT, env: { ...process.env, JIANMU_LOAD_LOG: log } });
+    expect(JSON.parse(stdout)).toEqual({ status: "succeeded", finalAnswer: "lazy and loaded" });
+    const loaded = readFileSync(log, "utf8").split("\n").filter(Boolean);
+    expect(loaded.map(packageOf)).toContain("openai");
+  });
+
   it("jianmu/mcp loads the MCP SDK (the log sees what an entry point brings)", async () => {
     const loaded = await modulesLoadedBy(`${manifest.name}/mcp`, ROOT);
     expect(loaded.map(packageOf)).toContain("@modelcontextprotocol/sdk");
@@ -130,5 +173,34 @@ describe("an app without the optional packages", () => {
     expect((await importIn(`${manifest.name}/inspect`)).message).toBe(
       "jianmu/inspect needs the optional package @statelyai/inspect, which is not installed: run `npm install @statelyai/inspect`",
     );
+  });
+});
+
+describe("an app whose openai package is missing", () => {
+  it("imports jianmu, and a model call fails as a typed model error naming the install command", async () => {
+    // jianmu's files and the peers it loads on import (xstate, zod) and its dependency, but no openai.
+    const app = mkdtempSync(join(tmpdir(), "jianmu-no-openai-app-"));
+    const installed = join(app, "node_modules", manifest.name);
+    for (const file of packedFiles()) {
+      mkdirSync(dirname(join(installed, file)), { recursive: true });
+      cpSync(join(ROOT, file), join(installed, file));
+    }
+    for (const name of [...requiredPeers().filter((peer) => peer !== "openai"), ...Object.keys(manifest.dependencies ?? {})]) {
+      mkdirSync(dirname(join(app, "node_modules", name)), { recursive: true });
+      symlinkSync(join(ROOT, "node_modules", name), join(app, "node_modules", name), "dir");
+    }
+    writeFileSync(join(app, "package.json"), JSON.stringify({ name: "no-openai-app", private: true, type: "module" }));
+    const script = `
+      const jianmu = await import(${JSON.stringify(manifest.name)});
+      const model = jianmu.ModelClient.resolve({ baseURL: "http://127.0.0.1:9/v1", apiKey: "test", model: "m" });
+      const failure = await model.complete({ messages: [jianmu.human("hello")] }).then(() => null, (error) => error);
+      const machine = jianmu.createReactMachine({ modelClient: model, tools: [] });
+      const output = await jianmu.runAgent(machine, { messages: [jianmu.human("hello")] });
+      console.log(JSON.stringify({ name: failure?.name, kind: failure?.kind, message: failure?.message, status: output.status, reason: output.termination?.reason }));
+    `;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: app });
+    const result = JSON.parse(stdout) as { name: string; kind: string; message: string; status: string; reason: string };
+    expect(result).toMatchObject({ name: "ModelError", kind: "config", status: "failed", reason: "modelError" });
+    expect(result.message).toMatch(/^model call: the openai package cannot be loaded \(.*'openai'.*\): run `npm install openai`$/);
   });
 });

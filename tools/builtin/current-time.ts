@@ -82,8 +82,13 @@ export function describeTime(date: Date, timeZone: string, locale = "en-US"): Cu
 export function createCurrentTimeTool(options: CurrentTimeOptions = {}): Tool {
   const now = options.now ?? (() => new Date());
   const locale = options.locale ?? "en-US";
-  // Checked now, so that a bad configuration fails at startup rather than at the model's first call.
-  const defaultTimeZone = checkedTimeZone(options.defaultTimeZone ?? new Intl.DateTimeFormat().resolvedOptions().timeZone);
+  // A configured zone is checked now, so that a bad configuration fails at startup rather than at
+  // the model's first call. The system's zone needs no check (Intl itself names it), and is read on
+  // the first call: the first Intl.DateTimeFormat loads the zone data, which `currentTimeTool`
+  // (built on `import "jianmu"`) would otherwise pay for in every app's start-up.
+  const configuredZone = options.defaultTimeZone === undefined ? undefined : checkedTimeZone(options.defaultTimeZone);
+  let systemZone: string | undefined;
+  const defaultTimeZone = (): string => configuredZone ?? (systemZone ??= checkedTimeZone(new Intl.DateTimeFormat().resolvedOptions().timeZone));
   return defineTool({
     name: "current_time",
     // The description stays the same on every machine (no zone in it): recorded runs replay their
@@ -104,7 +109,7 @@ export function createCurrentTimeTool(options: CurrentTimeOptions = {}): Tool {
     execute({ timezone }): CurrentTimeResult {
       const date = now();
       if (Number.isNaN(date.getTime())) throw new Error("the clock returned an invalid date");
-      return describeTime(date, timezone ?? defaultTimeZone, locale);
+      return describeTime(date, timezone ?? defaultTimeZone(), locale);
     },
   });
 }
