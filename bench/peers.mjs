@@ -7,7 +7,7 @@
  * alike (both are the same minimal SDK loop).
  */
 
-export const PEER_SOURCE = "best peer, measured in the issue's harness (issue 19)";
+export const PEER_SOURCE = "best peer, measured in the issue's harness";
 
 /** Lower is better unless `higherIsBetter`. `unit` is how the figure is printed. */
 export const PEERS = {
