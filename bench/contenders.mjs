@@ -26,7 +26,10 @@ const FLOOR_TOOLS = toolset.schemas();
  * very same call.
  */
 function sdkCompletion({ baseURL, model, stream }) {
-  const client = new OpenAI({ baseURL, apiKey: API_KEY, maxRetries: 0 });
+  // The same retry policy as jianmu's model client (2 per call). It costs nothing while the server
+  // answers; on a loaded machine a pooled keep-alive connection the server has just closed fails
+  // once, and without a retry that one failure would end a floor run that jianmu survives.
+  const client = new OpenAI({ baseURL, apiKey: API_KEY, maxRetries: 2 });
   return async function complete(messages) {
     const body = { model, messages, tools: FLOOR_TOOLS, stream };
     if (!stream) {

@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { createReactMachine, defineTool, human, MemoryCheckpointStore, runAgent } from "../dist/index.js";
@@ -10,15 +10,21 @@ import { scriptedModel } from "../dist/testing.js";
  * call per round, ~80-token results) saved at every stable state, as `runAgent({ checkpoints })` does.
  * Sizes are bytes of the saved record's JSON, measured at a few rounds; no timings.
  *
- *   npm run build && node bench/context-checkpoint.mjs [--rounds N]
+ *   npm run build && node bench/context-checkpoint.mjs [--rounds N] [--out DIR]
  *
- * Writes bench/results/context-checkpoint.{json,md}.
+ * Writes DIR/context-checkpoint.{json,md} (DIR defaults to bench/results). `bytesPerRound` is the
+ * record's growth per round between the last two marks: what each further round adds.
  */
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const roundsArg = process.argv.indexOf("--rounds");
-const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 500;
-const MARKS = [50, 100, 250, 500, 1000].filter((n) => n <= ROUNDS);
+const option = (name, fallback) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? process.argv[at + 1] : fallback;
+};
+const ROUNDS = Number(option("rounds", 500));
+const OUT = resolve(option("out", join(HERE, "results")));
+// The usual marks, and the last round itself (so that a short run still has two marks).
+const MARKS = [...new Set([10, 50, 100, 250, 500, 1000, ROUNDS])].filter((n) => n <= ROUNDS).sort((a, b) => a - b);
 
 const lookup = defineTool({
   name: "lookup",
@@ -60,7 +66,11 @@ const variants = [
   { name: "trim, maxTokens 4000, keepLast 6", context: { maxTokens: 4_000, strategy: "trim", keepLast: 6 } },
 ];
 const results = [];
-for (const variant of variants) results.push({ variant: variant.name, atRound: await measure(variant.context) });
+for (const variant of variants) {
+  const atRound = await measure(variant.context);
+  const [before, last] = MARKS.slice(-2);
+  results.push({ variant: variant.name, atRound, bytesPerRound: (atRound[last].total - atRound[before].total) / (last - before) });
+}
 
 const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
 const lines = [
@@ -72,9 +82,11 @@ const lines = [
   `| --- | ${MARKS.map(() => "---").join(" | ")} |`,
   ...results.map((r) => `| ${r.variant} | ${MARKS.map((m) => `${kb(r.atRound[m].total)} (messages ${kb(r.atRound[m].messages)}, ${r.atRound[m].messageCount} msgs; call log ${kb(r.atRound[m].callLog)})`).join(" | ")} |`),
   "",
+  `Growth per round from round ${MARKS.at(-2)} to ${MARKS.at(-1)}: ${results.map((r) => `${r.variant}: ${Math.round(r.bytesPerRound)} B`).join("; ")}.`,
+  "",
 ];
 const text = lines.join("\n");
 console.log(text);
-mkdirSync(join(HERE, "results"), { recursive: true });
-writeFileSync(join(HERE, "results", "context-checkpoint.json"), JSON.stringify({ rounds: ROUNDS, node: process.version, results }, null, 2) + "\n");
-writeFileSync(join(HERE, "results", "context-checkpoint.md"), text);
+mkdirSync(OUT, { recursive: true });
+writeFileSync(join(OUT, "context-checkpoint.json"), JSON.stringify({ date: new Date().toISOString(), rounds: ROUNDS, node: process.version, marks: MARKS, results }, null, 2) + "\n");
+writeFileSync(join(OUT, "context-checkpoint.md"), text);

@@ -1,6 +1,8 @@
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { measureImport } from "./import.mjs";
+import { newCostRows, newCostsTable, runNewCosts } from "./new-costs.mjs";
 import { runClient, startServer, warningPattern } from "./processes.mjs";
 import { buildRows, environment, markdownReport, markdownTable } from "./report.mjs";
 
@@ -8,42 +10,47 @@ import { buildRows, environment, markdownReport, markdownTable } from "./report.
  * `npm run bench`: starts the scripted server process, runs every scenario in client processes
  * of their own, prints the table and writes bench/results/latest.{md,json}.
  *
- *   node bench/run.mjs [--smoke] [--out DIR] [--only latency,throughput,...]
+ *   node bench/run.mjs [--smoke] [--all] [--out DIR] [--only latency,throughput,...,import]
  *
  * --smoke runs one repetition at tiny sizes (it checks the harness, its numbers mean nothing).
+ * --all also runs the new costs' scripts (new-costs.mjs: checkpoint bytes, the PostgreSQL queue,
+ * tracing) into DIR first; without it the report shows their results last written to DIR.
  * Needs the compiled library (dist/, built by `npm ci` or `npm run build`).
  */
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 function parseArgs(argv) {
-  const args = { smoke: false, out: join(HERE, "results"), only: undefined };
+  const args = { smoke: false, all: false, out: join(HERE, "results"), only: undefined };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--smoke") args.smoke = true;
+    else if (arg === "--all") args.all = true;
     else if (arg === "--out") args.out = resolve(argv[++i] ?? "");
     else if (arg === "--only") args.only = new Set((argv[++i] ?? "").split(","));
-    else throw new Error(`unknown argument ${arg}; use --smoke, --out DIR, --only a,b`);
+    else throw new Error(`unknown argument ${arg}; use --smoke, --all, --out DIR, --only a,b`);
   }
   return args;
 }
 
 const FULL = {
   latency: { reps: 100, warmup: 150 },
-  throughput: { reps: 5, runs: 250, concurrency: 100, warmup: 100, stream: true },
+  throughput: { reps: 5, runs: 250, concurrency: 100, warmup: 100 },
   parallelTools: { reps: 20, warmup: 3, probeRuns: 2, stream: true },
   memory: { reps: 3, agents: 1000, warmupRuns: 300, stream: true },
   retention: { reps: 2, batches: 6, batchRuns: 300, batchConcurrency: 20, stream: true },
   persistence: { iterations: 300, historySize: 200 },
+  import: { reps: 10 },
 };
 
 const SMOKE = {
   latency: { reps: 1, warmup: 1 },
-  throughput: { reps: 1, runs: 10, concurrency: 5, warmup: 5, stream: true },
+  throughput: { reps: 1, runs: 10, concurrency: 5, warmup: 5 },
   parallelTools: { reps: 1, warmup: 1, probeRuns: 1, stream: true },
   memory: { reps: 1, agents: 20, warmupRuns: 10, stream: true },
   retention: { reps: 1, batches: 1, batchRuns: 10, batchConcurrency: 5, stream: true },
   persistence: { iterations: 3, historySize: 200 },
+  import: { reps: 1 },
 };
 
 /**
@@ -60,7 +67,8 @@ function plan(sizes) {
   const jobs = [
     ["latencyWhole", { scenario: "latency", stream: false, ...sizes.latency }],
     ["latencyStream", { scenario: "latency", stream: true, ...sizes.latency }],
-    ["throughput", { scenario: "throughput", ...sizes.throughput }],
+    ["throughputWhole", { scenario: "throughput", stream: false, ...sizes.throughput }],
+    ["throughputStream", { scenario: "throughput", stream: true, ...sizes.throughput }],
     ["parallelTools", { scenario: "parallelTools", ...sizes.parallelTools }],
   ];
   // One process per contender and repetition, alternating which goes first.
@@ -73,7 +81,21 @@ function plan(sizes) {
     }
   }
   jobs.push(["persistence", { scenario: "persistence", ...sizes.persistence }]);
+  // Fresh processes of its own (import.mjs), no server.
+  jobs.push(["coldImport", { scenario: "import", ...sizes.import }]);
   return jobs;
+}
+
+/** The cold-import job, answered like a client process: `{ result }` or `{ error }`. */
+async function coldImport({ reps }) {
+  try {
+    const { subjects } = await measureImport({ reps });
+    // The report reads { ms, heapMB } per subject; heap is already over an empty process's.
+    const figures = ({ ms, cpuMs, heapBytes }) => ({ ms, cpuMs, heapMB: heapBytes / (1024 * 1024) });
+    return { result: { reps, empty: figures(subjects.empty), peers: figures(subjects.peers), jianmu: figures(subjects.jianmu) } };
+  } catch (error) {
+    return { error: String(error?.stack ?? error) };
+  }
 }
 
 async function main() {
@@ -91,9 +113,8 @@ async function main() {
   try {
     for (const [key, job] of plan(sizes)) {
       if (args.only && !args.only.has(job.scenario)) continue;
-      const baseURL = await server.restart();
       const t0 = performance.now();
-      const answer = await runClient({ ...job, baseURL }, stderrLines, { execArgv: EXEC_ARGV[job.scenario] ?? EXEC_ARGV.default });
+      const answer = job.scenario === "import" ? await coldImport(job) : await runClient({ ...job, baseURL: await server.restart() }, stderrLines, { execArgv: EXEC_ARGV[job.scenario] ?? EXEC_ARGV.default });
       for (const warning of answer.warnings ?? []) warnings.add(warning);
       const label = job.contender ? `${job.scenario} (${job.contender})` : `${job.scenario}${job.stream === false ? " (non-streaming)" : job.stream ? " (streaming)" : ""}`;
       console.log(`${answer.error ? "failed" : "done"}  ${label.padEnd(28)} ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -107,6 +128,8 @@ async function main() {
   } finally {
     await server.stop();
   }
+  if (args.all) errors.push(...(await runNewCosts({ smoke: args.smoke, out: args.out })));
+  const newCosts = newCostRows(args.out);
   for (const line of stderrLines) {
     const match = warningPattern.exec(line);
     if (match) warnings.add(match[1]);
@@ -116,14 +139,14 @@ async function main() {
   const warningList = [...warnings];
   const rows = buildRows(results, warningList);
   const durationSec = (performance.now() - started) / 1000;
-  console.log(`\n${markdownTable(rows)}\n`);
+  console.log(`\n${markdownTable(rows)}\n\n${newCostsTable(newCosts)}\n`);
   if (warningList.length > 0) console.log(`Warnings:\n${warningList.map((w) => `  ${w}`).join("\n")}\n`);
   if (errors.length > 0) console.log(`Errors:\n${errors.join("\n")}\n`);
   const otherStderr = stderrLines.filter((line) => !warningPattern.test(line) && !line.includes("--trace-warnings"));
   if (otherStderr.length > 0) console.log(`Other output on stderr:\n${otherStderr.slice(0, 40).join("\n")}\n`);
 
   mkdirSync(args.out, { recursive: true });
-  const report = { ...env, smoke: args.smoke, durationSec, sizes, rows, warnings: warningList, errors, results };
+  const report = { ...env, smoke: args.smoke, all: args.all, durationSec, sizes, rows, newCosts, warnings: warningList, errors, results };
   const write = (name, text) => {
     const path = join(args.out, name);
     writeFileSync(`${path}.tmp`, text);
@@ -131,7 +154,7 @@ async function main() {
     return path;
   };
   write("latest.json", `${JSON.stringify(report, null, 2)}\n`);
-  const md = write("latest.md", markdownReport({ env, rows, warnings: warningList, sizes, durationSec, errors }));
+  const md = write("latest.md", markdownReport({ env, rows, newCosts, warnings: warningList, sizes, durationSec, errors }));
   console.log(`Wrote ${md} and latest.json (${durationSec.toFixed(0)} s).`);
   process.exitCode = errors.length > 0 ? 1 : 0;
 }

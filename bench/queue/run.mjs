@@ -1,6 +1,6 @@
 // `npm run bench:queue`: the run queue on PostgreSQL, measured (never asserted).
-//   node bench/queue/run.mjs [--runs N] [--out DIR]
-// - runs per second with 1, 2 and 4 worker processes on an instant loopback model, against in-process
+//   node bench/queue/run.mjs [--runs N] [--workers 1,2,4] [--parked 1000] [--claims 300] [--smoke] [--out DIR]
+// - runs per second with 1, 2 and 4 worker processes (and per worker) on an instant loopback model, against in-process
 //   runAgent on the same machine in the same run (the ratio is the number to read);
 // - claim latency (p50/p99 of one claim statement) on an empty queue and beside 1000 parked runs;
 // - checkpoint bytes written per round as the conversation grows;
@@ -17,12 +17,18 @@ import { startCluster } from "./cluster.mjs";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const DIST = join(ROOT, "dist");
-const args = { runs: 300, out: join(HERE, "..", "results") };
+const args = { runs: 300, workers: [1, 2, 4], parked: 1000, claims: 300, out: join(HERE, "..", "results") };
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--runs") args.runs = Number(process.argv[++i]);
+  else if (process.argv[i] === "--workers") args.workers = process.argv[++i].split(",").map(Number);
+  else if (process.argv[i] === "--parked") args.parked = Number(process.argv[++i]);
+  else if (process.argv[i] === "--claims") args.claims = Number(process.argv[++i]);
+  // Tiny sizes, to check the harness (test/bench/bench-smoke.test.ts): its numbers mean nothing.
+  else if (process.argv[i] === "--smoke") Object.assign(args, { runs: 8, workers: [1], parked: 10, claims: 5 });
   else if (process.argv[i] === "--out") args.out = resolve(process.argv[++i]);
-  else throw new Error(`unknown argument ${process.argv[i]}; use --runs N, --out DIR`);
+  else throw new Error(`unknown argument ${process.argv[i]}; use --runs N, --workers 1,2,4, --parked N, --claims N, --smoke, --out DIR`);
 }
+if (args.parked % 50 !== 0 && args.parked > 50) throw new Error("--parked must be at most 50 or a multiple of 50");
 
 const load = (file) => import(pathToFileURL(join(DIST, file)).href);
 const jianmu = await load("index.js");
@@ -53,7 +59,7 @@ const percentile = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 };
-const results = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, runs: args.runs, throughput: [], claim: {}, checkpointBytes: [], parked: {} };
+const results = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, runs: args.runs, parkedRuns: args.parked, throughput: [], claim: {}, checkpointBytes: [], parked: {} };
 
 // ---- in-process runAgent (the baseline) ----
 {
@@ -85,7 +91,7 @@ function spawnWorker(schema, id) {
   });
   return { proc, ready, exited: new Promise((r) => proc.once("exit", r)) };
 }
-for (const count of [1, 2, 4]) {
+for (const count of args.workers) {
   const schema = `bench_w${count}`;
   const store = await PostgresRunStore.connect({ connectionString: url, schema });
   const workers = Array.from({ length: count }, (_, i) => spawnWorker(schema, `w${i}`));
@@ -95,7 +101,7 @@ for (const count of [1, 2, 4]) {
   for (let i = 0; i < args.runs; i++) ids.push(await store.submit({ agent: "basic", runId: `${schema}-${i}`, input: script(`${schema}-${i}`) }));
   for (const id of ids) await store.wait(id);
   const seconds = (performance.now() - started) / 1000;
-  results.throughput.push({ contender: `worker processes (concurrency 4 each)`, workers: count, runsPerSecond: args.runs / seconds });
+  results.throughput.push({ contender: `worker processes (concurrency 4 each)`, workers: count, runsPerSecond: args.runs / seconds, runsPerSecondPerWorker: args.runs / seconds / count });
   for (const w of workers) w.proc.kill("SIGTERM");
   await Promise.all(workers.map((w) => w.exited));
   await store.close();
@@ -116,25 +122,26 @@ for (const count of [1, 2, 4]) {
     }
     return { p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99) };
   };
-  results.claim.emptyQueue = await time(300);
-  // 1000 parked runs, parked by a real worker.
+  results.claim.emptyQueue = await time(args.claims);
+  // `args.parked` (1000) parked runs, parked by a real worker.
   const bytesBefore = Number((await sql.query(`SELECT sum(pg_total_relation_size(c.oid)) AS b FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'bench_claim'`)).rows[0].b);
   const worker = spawnWorker("bench_claim", "parker");
   await worker.ready;
   const t0 = performance.now();
-  for (let i = 0; i < 1000; i += 50) {
-    await Promise.all(Array.from({ length: 50 }, (_, k) => store.submit({ agent: "approver", runId: `parked-${i + k}`, input: { messages: [{ role: "user", content: `SCRIPT ${JSON.stringify({ calls: [{ name: "pay", note: `p${i + k}` }], answer: "paid" })}` }] } })));
+  const wave = Math.min(50, args.parked);
+  for (let i = 0; i < args.parked; i += wave) {
+    await Promise.all(Array.from({ length: wave }, (_, k) => store.submit({ agent: "approver", runId: `parked-${i + k}`, input: { messages: [{ role: "user", content: `SCRIPT ${JSON.stringify({ calls: [{ name: "pay", note: `p${i + k}` }], answer: "paid" })}` }] } })));
   }
   const parkedCount = async () => Number((await sql.query(`SELECT count(*) AS n FROM bench_claim.runs WHERE status = 'awaitingApproval' AND owner IS NULL`)).rows[0].n);
-  while ((await parkedCount()) < 1000) await new Promise((r) => setTimeout(r, 200));
+  while ((await parkedCount()) < args.parked) await new Promise((r) => setTimeout(r, 200));
   results.parked.secondsToPark1000 = (performance.now() - t0) / 1000;
   await sql.query("VACUUM ANALYZE bench_claim.runs");
   const bytesAfter = Number((await sql.query(`SELECT sum(pg_total_relation_size(c.oid)) AS b FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'bench_claim'`)).rows[0].b);
-  results.parked.bytesPerParkedRun = Math.round((bytesAfter - bytesBefore) / 1000);
+  results.parked.bytesPerParkedRun = Math.round((bytesAfter - bytesBefore) / args.parked);
   results.parked.workerSlotsHeld = Number((await sql.query(`SELECT count(*) AS n FROM bench_claim.runs WHERE owner IS NOT NULL`)).rows[0].n);
   worker.proc.kill("SIGTERM");
   await worker.exited;
-  results.claim.beside1000Parked = await time(300);
+  results.claim.beside1000Parked = await time(args.claims);
   await store.close();
 }
 
@@ -168,16 +175,16 @@ const lines = [
   "",
   "Each run: one model turn with a tool call, the tool, one model turn with the answer (an instant loopback model).",
   "",
-  "| contender | workers | runs/s | vs in-process |",
-  "| --- | ---: | ---: | ---: |",
-  ...results.throughput.map((r) => `| ${r.contender} | ${r.workers} | ${r.runsPerSecond.toFixed(1)} | ${(r.runsPerSecond / base).toFixed(2)}x |`),
+  "| contender | workers | runs/s | runs/s per worker | vs in-process |",
+  "| --- | ---: | ---: | ---: | ---: |",
+  ...results.throughput.map((r) => `| ${r.contender} | ${r.workers} | ${r.runsPerSecond.toFixed(1)} | ${r.workers ? r.runsPerSecondPerWorker.toFixed(1) : "—"} | ${(r.runsPerSecond / base).toFixed(2)}x |`),
   "",
   "| claim latency (one claim statement) | p50 ms | p99 ms |",
   "| --- | ---: | ---: |",
   `| empty queue | ${results.claim.emptyQueue.p50Ms.toFixed(2)} | ${results.claim.emptyQueue.p99Ms.toFixed(2)} |`,
-  `| beside 1000 parked runs | ${results.claim.beside1000Parked.p50Ms.toFixed(2)} | ${results.claim.beside1000Parked.p99Ms.toFixed(2)} |`,
+  `| beside ${args.parked} parked runs | ${results.claim.beside1000Parked.p50Ms.toFixed(2)} | ${results.claim.beside1000Parked.p99Ms.toFixed(2)} |`,
   "",
-  `1000 parked runs: ${results.parked.bytesPerParkedRun} bytes each in the database (runs, inbox, journal, indexes), ${results.parked.workerSlotsHeld} worker slots held, parked in ${results.parked.secondsToPark1000.toFixed(1)} s by one concurrency-4 worker.`,
+  `${args.parked} parked runs: ${results.parked.bytesPerParkedRun} bytes each in the database (runs, inbox, journal, indexes), ${results.parked.workerSlotsHeld} worker slots held, parked in ${results.parked.secondsToPark1000.toFixed(1)} s by one concurrency-4 worker.`,
   "",
   "| round | checkpoints saved | bytes per checkpoint | bytes written this round |",
   "| ---: | ---: | ---: | ---: |",

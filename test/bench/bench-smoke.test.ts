@@ -4,11 +4,14 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshDatabase } from "../postgres/database.js";
 
 /*
- * Runs the benchmark harness end to end at tiny sizes (`--smoke`: one repetition) and checks
- * that it produces the table with a ratio for every measure and writes its result files. The
- * numbers themselves mean nothing at these sizes and are not asserted.
+ * Runs the benchmark harness end to end at tiny sizes (`--smoke --all`: one repetition, and the
+ * new costs' scripts at their smallest, the queue on a fresh database of the tests' PostgreSQL
+ * server) and checks that it produces the table with a ratio, issue 19's target and the best
+ * peer's figure for every measure, the new costs' rows, and its result files. The numbers
+ * themselves mean nothing at these sizes and are not asserted.
  */
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -21,20 +24,26 @@ interface BenchRun {
 }
 
 let run: BenchRun;
+let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
 
 beforeAll(async () => {
   // The bench imports the compiled library, as a user would (npm ci builds it through `prepare`).
   if (!existsSync(join(ROOT, "dist", "index.js"))) {
     execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT });
   }
+  database = await freshDatabase("jianmu_bench");
+  const env = { ...process.env, DATABASE_URL: database.url };
   run = await new Promise<BenchRun>((resolve) => {
-    execFile(process.execPath, [join(ROOT, "bench", "run.mjs"), "--smoke", "--out", out], { cwd: ROOT, timeout: 90_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [join(ROOT, "bench", "run.mjs"), "--smoke", "--all", "--out", out], { cwd: ROOT, env, timeout: 280_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
     });
   });
-}, 100_000);
+}, 300_000);
 
-afterAll(() => rmSync(out, { recursive: true, force: true }));
+afterAll(async () => {
+  rmSync(out, { recursive: true, force: true });
+  await database?.drop();
+});
 
 interface Row {
   measure: string;
@@ -46,7 +55,29 @@ interface Row {
   jianmu?: number;
   ratio?: number;
   of?: string;
+  peer?: { name: string; figure: number };
+  versusPeer?: string;
 }
+
+interface NewCostRow {
+  measure: string;
+  base?: number;
+  value?: number;
+  source: string;
+  result: string;
+}
+
+/** Issue 19's measures: where the row's text starts, its target, and the best peer of the issue's table. */
+const ISSUE_19 = [
+  { measure: "Latency, one K=10 P=1 run, non-streaming: wall time", target: "≤ 1.4×", peer: "Vercel AI SDK: 1.61×" },
+  { measure: "Latency, one K=10 P=1 run, non-streaming: client CPU time", target: "≤ 1.5×", peer: "Vercel AI SDK: 1.72×" },
+  { measure: "Latency, one K=10 P=1 run, streaming: wall time", target: "≤ 1.3×", peer: "OpenAI Agents SDK: 2.54×" },
+  { measure: "Throughput, 5 concurrent K=10 P=1 runs (non-streaming)", target: "≥ 0.7×", peer: "Vercel AI SDK: 0.63×" },
+  { measure: "Throughput, 5 concurrent K=10 P=1 runs (streaming)", target: "≥ 0.75×", peer: "OpenAI Agents SDK: 0.41×" },
+  { measure: "Heap per in-flight agent", target: "≤ 1.4×", peer: "OpenAI Agents SDK: 2.08×" },
+  { measure: 'Cold import("jianmu"), fresh process: time', target: "≤ 150 ms", peer: "Vercel AI SDK: 169 ms" },
+  { measure: 'Cold import("jianmu"), fresh process: heap', target: "≤ 6 MB", peer: "Vercel AI SDK: 7.2 MB" },
+];
 
 describe("npm run bench --smoke", () => {
   it("finishes without a harness error", () => {
@@ -55,20 +86,52 @@ describe("npm run bench --smoke", () => {
   });
 
   it("prints the table with a ratio and a verdict for each target", () => {
-    expect(run.stdout).toContain("| Measure | floor (openai SDK loop) | jianmu | ratio | target | result |");
-    const targetRows = run.stdout.split("\n").filter((line) => /\| (PASS|FAIL) \|$/.test(line));
-    const measures = [
-      "non-streaming: wall time",
-      "streaming: wall time",
-      "Throughput",
-      "Heap per in-flight agent",
-      "Heap retained per finished run",
-      "batch span",
-      "Warnings printed",
-    ];
+    expect(run.stdout).toContain("| Measure | floor (openai SDK loop) | jianmu | ratio | target | best peer (issue 19's harness) | result |");
+    const targetRows = run.stdout.split("\n").filter((line) => /\| (PASS|FAIL)(, (ahead|behind|level))? \|$/.test(line));
+    const measures = ["Heap retained per finished run", "batch span", "Warnings printed", ...ISSUE_19.map((m) => m.measure)];
     for (const measure of measures) expect(targetRows.some((line) => line.includes(measure)), `a PASS/FAIL row for "${measure}"`).toBe(true);
     for (const line of targetRows.filter((l) => /Latency|Throughput|Heap per/.test(l))) {
       expect(line).toMatch(/\| \d+\.\d\d× \|/);
+    }
+    // The old targets (issue 9's) are gone.
+    expect(run.stdout).not.toMatch(/≤ 1\.15×|≥ 0\.85×/);
+  });
+
+  it("shows issue 19's target, the best peer's figure and ahead/behind for every measure of the issue", () => {
+    const lines = run.stdout.split("\n");
+    for (const { measure, target, peer } of ISSUE_19) {
+      const line = lines.find((l) => l.startsWith(`| ${measure}`));
+      expect(line, `a row for "${measure}"`).toBeDefined();
+      const cells = line!.split(" | ");
+      expect(cells.at(-3), `the target of "${measure}"`).toBe(target);
+      expect(cells.at(-2), `the best peer of "${measure}"`).toBe(peer);
+      expect(cells.at(-1), `the result of "${measure}"`).toMatch(/^(PASS|FAIL), (ahead|behind|level) \|$/);
+    }
+    const retained = lines.find((l) => l.startsWith("| Heap retained per finished run"));
+    expect(retained).toMatch(/\| [+-]\d+ B \| ≤ floor \+ \d+ B\/run \| not in the issue's table \| (PASS|FAIL) \|$/);
+  });
+
+  it("names the peers' provenance and lists the new costs with their source files", () => {
+    const markdown = readFileSync(join(out, "latest.md"), "utf8");
+    expect(markdown).toContain("best peer, measured in the issue's harness");
+    expect(markdown).toContain("## New costs");
+    const report = JSON.parse(readFileSync(join(out, "latest.json"), "utf8")) as { newCosts: NewCostRow[] };
+    const expected: [string, string][] = [
+      ["Checkpoint record at round", "context-checkpoint.md"],
+      ["Checkpoint growth per round", "context-checkpoint.md"],
+      ["Runs/s per worker on PostgreSQL, 1 worker process", "queue.md"],
+      ["Tracing, wall time per run", "tracing.json"],
+      ["Tracing, CPU time per run", "tracing.json"],
+    ];
+    for (const [measure, source] of expected) {
+      const row = report.newCosts.find((r) => r.measure.startsWith(measure));
+      expect(row, `a new-cost row "${measure}"`).toBeDefined();
+      expect(row!.source).toBe(source);
+      expect(row!.result).toBe("info");
+      expect(row!.base).toBeGreaterThan(0);
+      expect(row!.value).toBeGreaterThan(0);
+      expect(markdown).toContain(`| ${row!.measure} |`);
+      expect(existsSync(join(out, source)), `${source} written by --all`).toBe(true);
     }
   });
 
@@ -76,11 +139,11 @@ describe("npm run bench --smoke", () => {
     const lines = run.stdout.split("\n");
     // Each jianmu / floor row of these measures is followed by chart / floor, then jianmu / chart.
     const parents = lines.filter((line) => /^\| (Latency, .*: (wall|client CPU) time|Throughput, )/.test(line));
-    expect(parents).toHaveLength(5);
+    expect(parents).toHaveLength(6);
     for (const parent of parents) {
       const at = lines.indexOf(parent);
-      expect(lines[at + 1], `the chart / floor row under "${parent}"`).toMatch(/^\| +↳ bare XState chart \/ floor .*\| chart: [\d.]+ (ms|runs\/s) \| \d+\.\d\d× \| — \| info \|$/);
-      expect(lines[at + 2], `the jianmu / chart row under "${parent}"`).toMatch(/^\| +↳ jianmu \/ bare XState chart .*\| chart: [\d.]+ (ms|runs\/s) \| [\d.]+ (ms|runs\/s) \| \d+\.\d\d× \| — \| info \|$/);
+      expect(lines[at + 1], `the chart / floor row under "${parent}"`).toMatch(/^\| +↳ bare XState chart \/ floor .*\| chart: [\d.]+ (ms|runs\/s) \| \d+\.\d\d× \| — \| — \| info \|$/);
+      expect(lines[at + 2], `the jianmu / chart row under "${parent}"`).toMatch(/^\| +↳ jianmu \/ bare XState chart .*\| chart: [\d.]+ (ms|runs\/s) \| [\d.]+ (ms|runs\/s) \| \d+\.\d\d× \| — \| — \| info \|$/);
     }
   });
 
@@ -101,6 +164,12 @@ describe("npm run bench --smoke", () => {
     const latency = report.rows.find((row) => row.measure.includes("non-streaming: wall time"));
     expect(latency?.floor).toBeGreaterThan(0);
     expect(latency?.jianmu).toBeGreaterThan(0);
+    for (const { measure } of ISSUE_19) {
+      const row = report.rows.find((r) => r.measure.startsWith(measure));
+      expect(row?.peer?.figure, `the best peer's figure for "${measure}" in latest.json`).toBeGreaterThan(0);
+      expect(row?.versusPeer).toMatch(/^(ahead|behind|level)$/);
+      expect(row?.result).toMatch(/^(PASS|FAIL)$/);
+    }
     const chartRows = report.rows.filter((row) => row.of === latency?.measure);
     expect(chartRows).toHaveLength(2);
     for (const row of chartRows) {
@@ -114,7 +183,7 @@ describe("npm run bench --smoke", () => {
   });
 
   it("prints no process warnings, even with 16 parallel tool calls on one signal", () => {
-    expect(run.stdout).toMatch(/\| Warnings printed \(any process\) \|\s*\| 0 \| — \| none \| PASS \|/);
+    expect(run.stdout).toMatch(/\| Warnings printed \(any process\) \|\s*\| 0 \| — \| none \| — \| PASS \|/);
     expect(run.stderr).not.toMatch(/Warning/);
   });
 });
