@@ -12,6 +12,20 @@ import { JianmuError } from "../tools/jianmu-error.js";
  * the round did not offer.
  */
 
+/** Plain JSON: what a request body can carry (no Date, Map, function, NaN...). */
+function isJsonValue(value: unknown): boolean {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every(isJsonValue);
+  if (typeof value !== "object") return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return (proto === Object.prototype || proto === null) && Object.values(value).every(isJsonValue);
+}
+
+// Not `z.json()`: its type (`z.JSONType`) would reach our published .d.ts, and zod 4.1, the lowest
+// version the peer range allows, does not export it.
+const JsonValueSchema = z.custom<unknown>(isJsonValue);
+
 /** What `prepareRound` may change for one model call. Every field optional; JSON only. */
 export const RoundPlanSchema = z
   .object({
@@ -22,7 +36,7 @@ export const RoundPlanSchema = z
     /** `tool_choice` of this call (any round, unlike `config.toolChoice`). */
     toolChoice: ToolChoiceSchema.optional(),
     /** Merged over `config.extraParams` for this call. */
-    extraParams: z.record(z.string(), z.json()).optional(),
+    extraParams: z.record(z.string(), JsonValueSchema).optional(),
     /** Replaces `config.systemPrompt` for this call (a custom context builder receives it too). */
     systemPrompt: z.string().optional(),
   })
