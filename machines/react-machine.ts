@@ -269,6 +269,10 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
   };
 
   const heldCommands = new HeldCommands(registry);
+  /** Whether any guard runs in Preflight; without one the guard actor is never invoked. */
+  const constrained = (options.constraints?.length ?? 0) > 0;
+  /** Whether a call can wait for approval: a guard can ask for it, or a nested agent's guard can. */
+  const approvals = constrained || agents.size > 0;
 
   const chart = setup({
     types: {
@@ -399,6 +403,10 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         const reason = commandShapeProblem(event) ?? commandProblem(context, event, self.sessionId) ?? `call "${event.callId}" is not waiting for approval`;
         enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: shownCallId(event), reason });
       }),
+      /** Preflight without constraints: the decisions the guard actor gives when no guard runs. */
+      allowEveryCall: assign(({ context }) =>
+        applyDecisions(context, { decisions: read<ToolCall[]>(context, "actions").map((call): CallDecision => ({ callId: call.id, name: call.name, status: "allowed" })) }),
+      ),
       announceReply: enqueueActions(({ context, event, enqueue }) => {
         const turn = (event as { output?: Partial<LLMOutput> }).output;
         if (!turn || !Array.isArray(turn.toolCalls)) return;
@@ -733,7 +741,14 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                 description: "The batch of tool calls of one reply: guards, approvals, execution, nested agents.",
                 initial: "Preflight",
                 states: {
-                  Preflight: {
+                  // Without constraints nothing can deny or hold a call: Preflight allows the batch in an action,
+                  // with the decisions, events (none) and context the guard actor would give, and no actor per round.
+                  Preflight: !constrained
+                    ? {
+                        description: "No constraints: every call of the batch is allowed at once (no guard actor runs).",
+                        always: { target: "Executing", description: "Every call is allowed: run them.", actions: "allowEveryCall" },
+                      }
+                    : {
                     description: "Runs the guards on every call of the batch: each is allowed, denied or waits for approval.",
                     tags: [STATE_TAGS.stable],
                     invoke: {
@@ -762,7 +777,10 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                       ],
                       onError: { target: target("Failed"), description: "A guard threw: the run fails (internalError).", actions: { type: "terminate", params: { reason: "internalError" } } },
                     },
-                  },
+                      },
+                  // Only a guard or a nested agent can make a call wait: without either, no state waits for approval.
+                  // (Typed as present, like `when`, so the chart's state values name it.)
+                  ...(approvals ? {
                   AwaitingApproval: {
                     description: "Waits for a person to approve (maybe with edited arguments) or reject each pending call, or for its deadline.",
                     tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.approval],
@@ -816,6 +834,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                             "tools.ready": { actions: "releaseHeldCommands" },
                           },
                   },
+                  } : ({} as never)),
                   Executing: {
                     description: "Runs the approved calls (in parallel or in sequence, as config.toolExecution says) and records their outcomes.",
                     tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint],

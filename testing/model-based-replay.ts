@@ -196,7 +196,7 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
     } as never,
   });
 
-  const checker = new InvariantChecker(setup.access, setup.config);
+  const checker = new InvariantChecker(setup.access, setup.config, setup.unguarded);
   const emitted: AgentEmitted[] = [];
   const actor = createActor(live, {
     input: setup.input,
