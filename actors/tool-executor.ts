@@ -1,4 +1,3 @@
-import { fromPromise, type AnyActorRef } from "xstate";
 import type { Tool, ToolContext } from "../tools/tool.js";
 import type { ToolSet } from "../tools/toolset.js";
 import type { CallDecision } from "./guard.js";
@@ -6,6 +5,7 @@ import { parseArgs } from "./guard.js";
 import type { ToolCall } from "./messages.js";
 import type { JournalEntry, JournalKey, ToolJournal } from "./tool-journal.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
+import { fromReportingPromise } from "./reporting-promise.js";
 import { ownerOf } from "./tool-providers.js";
 import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
 import { JianmuError } from "../tools/jianmu-error.js";
@@ -254,6 +254,12 @@ function failure(call: ToolCall, errorKind: ToolErrorKind, message: string, dura
   };
 }
 
+/** Sent to the agent while the batch runs: started and finished calls, in batches. */
+interface ToolProgressEvent {
+  type: "tool.progress";
+  progress: Progress<ToolProgress>[];
+}
+
 /**
  * The default tool executor: validates and runs the allowed or approved calls, and answers
  * denied, rejected and invalid ones with an observation, so every call gets exactly one
@@ -262,11 +268,10 @@ function failure(call: ToolCall, errorKind: ToolErrorKind, message: string, dura
 export function createToolExecutorActor(deps: ExecutorDeps) {
   const runner = deps.runner ?? defaultRunner;
   const now = deps.now ?? Date.now;
-  return fromPromise<ExecutorOutput, ExecutorInput>(async ({ input, signal, self }) => {
-    const parent: AnyActorRef | undefined = self._parent;
+  return fromReportingPromise<ExecutorOutput, ExecutorInput, ToolProgressEvent>(async ({ input, signal, self, report: send }) => {
     // Once stopped (cancel, final state, actor.stop) the parent is gone: calls winding down report to no one.
     const progress = new ProgressBatcher<ToolProgress>((batch) => {
-      if (!signal.aborted) parent?.send({ type: "tool.progress", progress: batch });
+      if (!signal.aborted) send?.({ type: "tool.progress", progress: batch });
     }, now);
     const report = (event: ToolProgress) => progress.push(event);
     const toolset = await deps.toolset(input.runId, ownerOf(self));

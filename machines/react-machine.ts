@@ -35,6 +35,7 @@ import { agentToolsOf } from "./agent-tool-spec.js";
 import * as nested from "./delegation.js";
 import { nestedAgentLogic } from "./nested-agent.js";
 import { JianmuError } from "../tools/jianmu-error.js";
+import { attachRuntime, runtimeOf } from "./agent-runtime.js";
 
 export interface ReactMachineOptions<C = unknown, O extends z.ZodType = z.ZodType> {
   /** Machine id (default "ReActAgent"); invoked actor ids are prefixed with it. */
@@ -989,40 +990,29 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
   const machine: typeof chart = agents.size > 0
     ? chart.provide({ actors: Object.fromEntries([...agents].map(([tool, { spec }]) => [nested.nestedAgentSrc(tool), nestedAgentLogic(spec.machine as AnyStateMachine)])) as never })
     : chart;
-  registries.set(machine.config, registry);
-  stateAccesses.set(machine.config, access);
-  resolvedConfigs.set(machine.config, config);
-  if (outputPlan) outputPlans.set(machine.config, outputPlan);
+  // One runtime object per machine (machines/agent-runtime.ts): what the chart needs besides itself.
+  attachRuntime(machine, { config, access, outputPlan, tools: registry });
   return machine;
 }
 
 /** Each machine's structured-output plan, when it has `output` (model-based tests script final outputs from it). */
-const outputPlans = new WeakMap<object, OutputPlan>();
-
 export function outputPlanOf(machine: { config: object }): OutputPlan | undefined {
-  return outputPlans.get(machine.config);
+  return runtimeOf(machine)?.outputPlan;
 }
 
 /** Each machine's resolved config (model-based tests read maxIterations, the token budget and toolChoice). */
-const resolvedConfigs = new WeakMap<object, ReActConfig>();
-
 export function reactConfigOf(machine: { config: object }): ReActConfig | undefined {
-  return resolvedConfigs.get(machine.config);
+  return runtimeOf(machine)?.config;
 }
 
 /** How each machine reads its state (restoring a snapshot checks the saved state against its schema). */
-const stateAccesses = new WeakMap<object, StateAccess>();
-
 export function stateAccessOf(machine: { config: object }): StateAccess | undefined {
-  return stateAccesses.get(machine.config);
+  return runtimeOf(machine)?.access;
 }
-
-/** Each machine's tool registry, keyed by its config (shared by the machines `provide()` derives). */
-const registries = new WeakMap<object, ToolRegistry>();
 
 /** Resolves when every tool provider used by a run has closed (after the run reached a final state or was stopped). */
 export function toolProvidersClosed(machine: { config: object }, runId: string): Promise<void> {
-  return registries.get(machine.config)?.closed(runId) ?? Promise.resolve();
+  return runtimeOf(machine)?.tools.closed(runId) ?? Promise.resolve();
 }
 
 export type ReactMachine = ReturnType<typeof createReactMachine>;
