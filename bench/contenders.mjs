@@ -25,7 +25,7 @@ const FLOOR_TOOLS = toolset.schemas();
  * streamed or not, reduced to the reply's text and tool calls. The chart's `llm` actor makes the
  * very same call.
  */
-function sdkCompletion({ baseURL, model, stream }) {
+export function sdkCompletion({ baseURL, model, stream }) {
   const client = new OpenAI({ baseURL, apiKey: API_KEY, maxRetries: 0 });
   return async function complete(messages) {
     const body = { model, messages, tools: FLOOR_TOOLS, stream };
@@ -52,7 +52,7 @@ function sdkCompletion({ baseURL, model, stream }) {
   };
 }
 
-const firstMessages = (prompt) => [
+export const firstMessages = (prompt) => [
   { role: "system", content: FLOOR_SYSTEM_PROMPT },
   { role: "user", content: prompt },
 ];
