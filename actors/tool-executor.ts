@@ -6,7 +6,7 @@ import type { ToolCall } from "./messages.js";
 import type { JournalEntry, JournalKey, ToolJournal } from "./tool-journal.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
 import { fromReportingPromise } from "./reporting-promise.js";
-import { ownerOf } from "./tool-providers.js";
+import type { ToolOwners } from "./tool-providers.js";
 import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
@@ -78,9 +78,11 @@ export interface ExecutorOutput {
 export interface ExecutorDeps {
   /**
    * The agent's tools (providers may still be starting after a restore: hence a promise). `owner`
-   * is the agent actor's `sessionId`: two live actors of one run each have their own tools.
+   * names the agent actor's tools (`toolsOwnerOf`): two live actors of one run each have their own tools.
    */
   toolset(runId: string, owner?: string): Promise<ToolSet>;
+  /** Whose tools each input was made for (`toolsOwnerOf`, marked by the agent's invoke input mapper). */
+  owners?: ToolOwners;
   runner?: ToolRunner;
   now?: () => number;
   /** Consulted before each call and written before each result is returned: at most once across restarts. */
@@ -268,13 +270,13 @@ interface ToolProgressEvent {
 export function createToolExecutorActor(deps: ExecutorDeps) {
   const runner = deps.runner ?? defaultRunner;
   const now = deps.now ?? Date.now;
-  return fromReportingPromise<ExecutorOutput, ExecutorInput, ToolProgressEvent>(async ({ input, signal, self, report: send }) => {
+  return fromReportingPromise<ExecutorOutput, ExecutorInput, ToolProgressEvent>(async ({ input, signal, report: send }) => {
     // Once stopped (cancel, final state, actor.stop) the parent is gone: calls winding down report to no one.
     const progress = new ProgressBatcher<ToolProgress>((batch) => {
       if (!signal.aborted) send?.({ type: "tool.progress", progress: batch });
     }, now);
     const report = (event: ToolProgress) => progress.push(event);
-    const toolset = await deps.toolset(input.runId, ownerOf(self));
+    const toolset = await deps.toolset(input.runId, deps.owners?.claim(input));
     const batch = new BatchAborts(signal);
     const decisionOf = new Map(input.decisions.map((d) => [d.callId, d]));
     /** Tell the agent how a call ended (after the journal has it). */

@@ -12,7 +12,7 @@ import type { Message, ToolCall } from "../actors/messages.js";
 import { addUsage, isSaneUsage, type ModelClient, type Usage } from "../actors/model-client.js";
 import { createToolExecutorActor, type ToolOutcome, type ToolProgress, type ToolRunner } from "../actors/tool-executor.js";
 import type { ToolJournal } from "../actors/tool-journal.js";
-import { createToolProvidersActor, ToolRegistry } from "../actors/tool-providers.js";
+import { createToolProvidersActor, ToolOwners, ToolRegistry, toolsOwnerOf } from "../actors/tool-providers.js";
 import type { ToolProvider } from "../tools/provider.js";
 import type { Tool } from "../tools/tool.js";
 import { ToolSet } from "../tools/toolset.js";
@@ -270,6 +270,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
   };
 
   const heldCommands = new HeldCommands(registry);
+  const toolOwners = new ToolOwners();
   /** Whether any guard runs in Preflight; without one the guard actor is never invoked. */
   const constrained = (options.constraints?.length ?? 0) > 0;
   /** Whether a call can wait for approval: a guard can ask for it, or a nested agent's guard can. */
@@ -294,6 +295,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
       guard: createPreflightActor(options.constraints ?? [], now),
       toolExecutor: createToolExecutorActor({
         toolset: (runId, owner) => registry.toolset(runId, owner),
+        owners: toolOwners,
         ...(options.toolRunner ? { runner: options.toolRunner } : {}),
         ...(options.journal ? { journal: options.journal } : {}),
         now,
@@ -362,8 +364,9 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         // Checked before anything reads it: a malformed command never touches context.
         const shape = commandShapeProblem(event);
         // Restored while the providers start: an edit cannot be checked yet, so it waits for tools.ready.
-        if (shape === undefined && heldCommands.hold(self, context.loop.runId, event)) return;
-        const problem = shape ?? commandProblem(context, event, self.sessionId);
+        const owner = toolsOwnerOf(self, childId("toolProviders"));
+        if (shape === undefined && heldCommands.hold(self, context.loop.runId, event, owner)) return;
+        const problem = shape ?? commandProblem(context, event, owner);
         if (problem !== undefined) {
           enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: shownCallId(event), reason: problem });
           return;
@@ -401,7 +404,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
           return;
         }
         if (event.type !== "guard.approve" && event.type !== "guard.reject") return;
-        const reason = commandShapeProblem(event) ?? commandProblem(context, event, self.sessionId) ?? `call "${event.callId}" is not waiting for approval`;
+        const reason = commandShapeProblem(event) ?? commandProblem(context, event, toolsOwnerOf(self, childId("toolProviders"))) ?? `call "${event.callId}" is not waiting for approval`;
         enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: shownCallId(event), reason });
       }),
       /** Preflight without constraints: the decisions the guard actor gives when no guard runs. */
@@ -842,7 +845,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                     invoke: {
                       id: childId("toolExecutor"),
                       src: "toolExecutor",
-                      input: ({ context }) => ({
+                      input: ({ context, self }) => toolOwners.mark({
                         runId: context.loop.runId,
                         iteration: context.loop.iteration,
                         calls: nested.executorCalls(read<ToolCall[]>(context, "actions"), context.loop.decisions, agents),
@@ -851,7 +854,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                         state: viewOf(context),
                         maxOutputChars: config.maxToolOutputChars,
                         ...(context.loop.round?.tools ? { offered: context.loop.round.tools } : {}),
-                      }),
+                      }, toolsOwnerOf(self, childId("toolProviders"))),
                       onDone: [
                         ...(agents.size > 0
                           ? [
