@@ -69,6 +69,7 @@ export type { Fallback, Resilience, ResilienceInput } from "./actors/resilience-
 export { DEFAULT_PERSONA, REACT_PROTOCOL, defaultContextBuilder } from "./actors/context-builder.js";
 export type { ContextBuilder, ContextInput } from "./actors/context-builder.js";
 export { buildModelRequest, createLLMActor } from "./actors/llm-step.js";
+export { fromReportingPromise, type ReportingPromiseArgs, type ReportingPromiseCreator } from "./actors/reporting-promise.js";
 export type { LLMInput, LLMOutput } from "./actors/llm-step.js";
 export { createPreflightActor, decide } from "./actors/guard.js";
 export type { CallDecision, CallRecord, Guard, GuardCall, GuardContext, GuardDecision, PreflightInput, PreflightOutput } from "./actors/guard.js";

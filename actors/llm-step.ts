@@ -1,4 +1,3 @@
-import { fromPromise, type AnyActorRef } from "xstate";
 import type { ToolInfo } from "../tools/tool.js";
 import { functionSchemas, perToolList } from "../tools/toolset.js";
 import type { Resilience } from "./resilience-config.js";
@@ -6,6 +5,7 @@ import { defaultContextBuilder, type ContextBuilder } from "./context-builder.js
 import { answerDanglingCalls, type Message } from "./messages.js";
 import { isSaneUsage, saneUsage, type ModelCallEvent, type ModelClient, type ModelRequest, type ModelTurn, type ToolChoice } from "./model-client.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
+import { fromReportingPromise } from "./reporting-promise.js";
 
 /** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
 export interface LLMInput {
@@ -97,11 +97,10 @@ export async function buildModelRequest(input: LLMInput, contextBuilder: Context
  */
 export function createLLMActor(deps: LLMActorDeps) {
   const now = deps.now ?? Date.now;
-  return fromPromise<LLMOutput, LLMInput>(async ({ input, signal, self }) => {
-    const parent: AnyActorRef | undefined = self._parent;
+  return fromReportingPromise<LLMOutput, LLMInput, LLMProgressEvent>(async ({ input, signal, report }) => {
     // Once stopped (cancel, actor.stop) the parent is gone: late attempt events report to no one.
     const progress = new ProgressBatcher<LLMProgress>((batch) => {
-      if (!signal.aborted) parent?.send({ type: "llm.progress", progress: batch } satisfies LLMProgressEvent);
+      if (!signal.aborted) report?.({ type: "llm.progress", progress: batch });
     }, now);
     try {
       const request = await buildModelRequest(input, deps.contextBuilder);

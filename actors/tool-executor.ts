@@ -1,4 +1,3 @@
-import { fromPromise, type AnyActorRef } from "xstate";
 import type { Tool, ToolContext } from "../tools/tool.js";
 import type { ToolSet } from "../tools/toolset.js";
 import type { CallDecision } from "./guard.js";
@@ -8,7 +7,8 @@ import { mayRun, planCall, type CallPlan, type JournalView } from "./call-plan.j
 import { failedOutcome, failureOf, succeededOutcome, truncateOutput, type ToolErrorKind, type ToolOutcome } from "./tool-outcome.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
 import type { ToolProgress } from "./tool-events.js";
-import { ownerOf } from "./tool-providers.js";
+import { fromReportingPromise } from "./reporting-promise.js";
+import type { ToolOwners } from "./tool-providers.js";
 import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
@@ -42,9 +42,11 @@ export interface ExecutorOutput {
 export interface ExecutorDeps {
   /**
    * The agent's tools (providers may still be starting after a restore: hence a promise). `owner`
-   * is the agent actor's `sessionId`: two live actors of one run each have their own tools.
+   * names the agent actor's tools (`toolsOwnerOf`): two live actors of one run each have their own tools.
    */
   toolset(runId: string, owner?: string): Promise<ToolSet>;
+  /** Whose tools each input was made for (`toolsOwnerOf`, marked by the agent's invoke input mapper). */
+  owners?: ToolOwners;
   runner?: ToolRunner;
   now?: () => number;
   /** Consulted before each call and written before each result is returned: at most once across restarts. */
@@ -201,6 +203,12 @@ function errorText(error: unknown): string {
   return thrownMessage(error);
 }
 
+/** Sent to the agent while the batch runs: started and finished calls, in batches. */
+interface ToolProgressEvent {
+  type: "tool.progress";
+  progress: Progress<ToolProgress>[];
+}
+
 /**
  * The default tool executor: validates and runs the allowed or approved calls, and answers
  * denied, rejected and invalid ones with an observation, so every call gets exactly one
@@ -209,14 +217,13 @@ function errorText(error: unknown): string {
 export function createToolExecutorActor(deps: ExecutorDeps) {
   const runner = deps.runner ?? defaultRunner;
   const now = deps.now ?? Date.now;
-  return fromPromise<ExecutorOutput, ExecutorInput>(async ({ input, signal, self }) => {
-    const parent: AnyActorRef | undefined = self._parent;
+  return fromReportingPromise<ExecutorOutput, ExecutorInput, ToolProgressEvent>(async ({ input, signal, report: send }) => {
     // Once stopped (cancel, final state, actor.stop) the parent is gone: calls winding down report to no one.
     const progress = new ProgressBatcher<ToolProgress>((batch) => {
-      if (!signal.aborted) parent?.send({ type: "tool.progress", progress: batch });
+      if (!signal.aborted) send?.({ type: "tool.progress", progress: batch });
     }, now);
     const report = (event: ToolProgress) => progress.push(event);
-    const toolset = await deps.toolset(input.runId, ownerOf(self));
+    const toolset = await deps.toolset(input.runId, deps.owners?.claim(input));
     const batch = new BatchAborts(signal);
     const decisionOf = new Map(input.decisions.map((d) => [d.callId, d]));
     /** Tell the agent how a call ended (after the journal has it). */

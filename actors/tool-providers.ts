@@ -13,7 +13,7 @@ export interface ToolProvidersInput {
 /**
  * The tools of each running agent. The LLM step sees tools as JSON (in context); the executor needs
  * the live objects, which this registry holds while the agent is active. They are keyed by run id
- * *and* by the agent actor that opened them (its `sessionId`): two live actors continuing the same
+ * *and* by the agent actor that opened them (its providers child's `sessionId`, `toolsOwnerOf`): two live actors continuing the same
  * run (a run restored twice) each have their own providers, and stopping one never takes the
  * other's tools away.
  */
@@ -100,9 +100,35 @@ export class ToolRegistry {
   }
 }
 
-/** The agent actor an invoked actor belongs to, as the registry keys it (undefined outside an agent). */
-export function ownerOf(self: { _parent?: { sessionId: string } | undefined }): string | undefined {
-  return self._parent?.sessionId;
+/**
+ * Which live tools an agent actor owns, as the registry keys them: the `sessionId` of the agent's own
+ * `toolProviders` child, which opened them. Every agent actor (fresh, or each copy restored from one
+ * snapshot) has its own child, so two actors of one run never share tools; and the agent finds its
+ * child through its snapshot's `children` (public API), so nothing reads XState's internals.
+ */
+export function toolsOwnerOf(agent: { getSnapshot?: () => unknown }, providersId: string): string | undefined {
+  const children = (agent.getSnapshot?.() as { children?: Record<string, { sessionId: string } | undefined> } | undefined)?.children;
+  return children?.[providersId]?.sessionId;
+}
+
+/**
+ * The owner of the tools an invoked step's input was made for, handed over by the agent's invoke
+ * `input` mapper (keyed by the input object, claimed once by the step that starts with it). A step
+ * restored from a snapshot was not made by a mapper here: it has none, and gets the run's latest tools.
+ */
+export class ToolOwners {
+  private readonly owners = new WeakMap<object, string>();
+
+  mark<T extends object>(input: T, owner: string | undefined): T {
+    if (owner !== undefined) this.owners.set(input, owner);
+    return input;
+  }
+
+  claim(input: object): string | undefined {
+    const owner = this.owners.get(input);
+    this.owners.delete(input);
+    return owner;
+  }
 }
 
 /**
@@ -124,8 +150,8 @@ export function createToolProvidersActor<C>(
         live = false;
       };
     }
-    // Keyed by the agent actor too: another live actor of the same run has its own providers.
-    const owner = ownerOf(self);
+    // Keyed by this actor too (the agent's own providers child): another live actor of the same run has its own.
+    const owner = self.sessionId;
     // Stopping the agent while providers start (a cancel) aborts them: initialize() gets the
     // signal, the providers are closed at once, and nobody waits for an initialize() that hangs.
     const starting = new AbortController();

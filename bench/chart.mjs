@@ -4,12 +4,13 @@ import { assign, createActor, emit, fromCallback, fromPromise, setup, toPromise 
  * The reference contender `chart`: jianmu's statechart rebuilt in bare XState, with no jianmu
  * code in it. Same states, the same transitions and the same invoked actors at the same places
  * (see machines/react-machine.ts and docs/ARCHITECTURE.md), but each actor does only what the
- * floor does: the model step is the floor's raw SDK call, the guard allows every call, the tool
- * executor runs the floor's tool bodies in parallel. No validation, no progress events, no
+ * floor does: the model step is the floor's raw SDK call, Preflight allows every call in an action
+ * (as jianmu's does for an agent without constraints: no guard actor), the tool executor runs the
+ * floor's tool bodies in parallel. No validation, no progress events, no
  * telemetry beyond `reply.started`, no state schema. Its cost over the floor is what XState's
  * interpreter costs for this chart shape; jianmu's cost over it is jianmu's own code.
  *
- * Left out of the shape: AwaitingApproval (never entered: the guard allows everything) and the
+ * Left out of the shape: AwaitingApproval (jianmu's chart has none without constraints) and the
  * root's agent.cancel / tools.failed handlers (never sent here).
  */
 
@@ -39,7 +40,6 @@ export function createChartMachine({ name = "chart", complete, toolBodies, toolI
         };
       }),
       llm: fromPromise(({ input }) => complete(input.messages)),
-      guard: fromPromise(async ({ input }) => ({ decisions: input.calls.map((call) => ({ callId: call.id, name: call.function.name, status: "allowed" })) })),
       toolExecutor: fromPromise(({ input }) =>
         Promise.all(
           input.calls.map(async (call) => ({
@@ -116,13 +116,11 @@ export function createChartMachine({ name = "chart", complete, toolBodies, toolI
               ToolExecutor: {
                 initial: "Preflight",
                 states: {
+                  // Like jianmu's chart for an agent without constraints: no guard actor, every call allowed in an action.
                   Preflight: {
-                    invoke: {
-                      id: `${name}.guard`,
-                      src: "guard",
-                      input: ({ context }) => ({ calls: context.actions }),
-                      onDone: { target: "Executing", actions: assign({ decisions: ({ event }) => event.output.decisions }) },
-                      onError: { target: target("Failed"), actions: terminate("internalError") },
+                    always: {
+                      target: "Executing",
+                      actions: assign({ decisions: ({ context }) => context.actions.map((call) => ({ callId: call.id, name: call.function.name, status: "allowed" })) }),
                     },
                   },
                   Executing: {

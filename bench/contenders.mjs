@@ -25,7 +25,7 @@ const FLOOR_TOOLS = toolset.schemas();
  * streamed or not, reduced to the reply's text and tool calls. The chart's `llm` actor makes the
  * very same call.
  */
-function sdkCompletion({ baseURL, model, stream }) {
+export function sdkCompletion({ baseURL, model, stream }) {
   // The same retry policy as jianmu's model client (2 per call). It costs nothing while the server
   // answers; on a loaded machine a pooled keep-alive connection the server has just closed fails
   // once, and without a retry that one failure would end a floor run that jianmu survives.
@@ -55,7 +55,7 @@ function sdkCompletion({ baseURL, model, stream }) {
   };
 }
 
-const firstMessages = (prompt) => [
+export const firstMessages = (prompt) => [
   { role: "system", content: FLOOR_SYSTEM_PROMPT },
   { role: "user", content: prompt },
 ];

@@ -17,7 +17,7 @@ export class HeldCommands {
   constructor(private readonly registry: ToolRegistry) {}
 
   /** True when `command` was held (the caller does nothing more with it now). */
-  hold(agent: { sessionId: string }, runId: string, command: Decision): boolean {
+  hold(agent: object, runId: string, command: Decision, owner: string | undefined): boolean {
     const queue = this.held.get(agent);
     // Behind a held one: its tools.ready is on the way, and order matters.
     if (queue) {
@@ -25,7 +25,7 @@ export class HeldCommands {
       return true;
     }
     const needsTools = command.type === "guard.approve" && command.args !== undefined;
-    if (!needsTools || !this.registry.starting(runId, agent.sessionId)) return false;
+    if (!needsTools || !this.registry.starting(runId, owner)) return false;
     this.held.set(agent, [command]);
     return true;
   }

@@ -1,4 +1,4 @@
-import type { AnyActorRef, AnyActorScope, AnyStateMachine } from "xstate";
+import { fromCallback, type AnyActorRef, type AnyActorScope, type AnyStateMachine, type EventObject } from "xstate";
 import { pendingApprovals, type PendingApproval } from "./approvals.js";
 import { momentOf, type AgentSnapshotLike } from "./checkpoints/moment.js";
 import type { AgentEmitted, NestedAgentEvent } from "./events.js";
@@ -18,17 +18,30 @@ export function nestedAgentLogic<M extends AnyStateMachine>(machine: M): M {
   const logic = Object.create(machine) as M;
   Object.defineProperty(logic, "start", {
     value(snapshot: Parameters<M["start"]>[0], scope: AnyActorScope) {
-      reportToParent(scope.self);
+      reportToParent(scope);
       return machine.start(snapshot);
     },
   });
   return logic;
 }
 
-function reportToParent(self: AnyActorRef): void {
-  const parent = self._parent;
-  if (!parent) return;
-  const send = (event: NestedAgentEvent) => parent.send(event);
+/**
+ * XState's public way for an actor to reach its parent is `sendBack`, which only a callback actor's
+ * start hands out. A callback logic started with this actor's own scope hands it out for this actor
+ * (sending to no one when it has no parent), instead of reading the parent from XState's internals.
+ */
+function sendBackOf(scope: AnyActorScope): (event: NestedAgentEvent) => void {
+  let sendBack: ((event: NestedAgentEvent) => void) | undefined;
+  const relay = fromCallback<EventObject>(({ sendBack: send }) => {
+    sendBack = send;
+  });
+  relay.start?.(relay.getInitialSnapshot(scope as never, undefined), scope as never);
+  return (event) => sendBack?.(event);
+}
+
+function reportToParent(scope: AnyActorScope): void {
+  const self: AnyActorRef = scope.self;
+  const send = sendBackOf(scope);
   self.on("*", (event) => send({ type: "agent.emitted", from: self.id, event: event as AgentEmitted }));
   let last = "";
   let moment: string | null = null;

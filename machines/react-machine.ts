@@ -13,7 +13,7 @@ import { addUsage, isSaneUsage, type ModelClient, type Usage } from "../actors/m
 import { createToolExecutorActor, type ToolOutcome, type ToolProgress, type ToolRunner } from "../actors/tool-executor.js";
 import { failureOf } from "../actors/tool-outcome.js";
 import type { ToolJournal } from "../actors/tool-journal.js";
-import { createToolProvidersActor, ToolRegistry } from "../actors/tool-providers.js";
+import { createToolProvidersActor, ToolOwners, ToolRegistry, toolsOwnerOf } from "../actors/tool-providers.js";
 import type { ToolProvider } from "../tools/provider.js";
 import type { Tool } from "../tools/tool.js";
 import { ToolSet } from "../tools/toolset.js";
@@ -36,6 +36,7 @@ import { agentToolsOf } from "./agent-tool-spec.js";
 import * as nested from "./delegation.js";
 import { nestedAgentLogic } from "./nested-agent.js";
 import { JianmuError } from "../tools/jianmu-error.js";
+import { attachRuntime, runtimeOf } from "./agent-runtime.js";
 
 export interface ReactMachineOptions<C = unknown, O extends z.ZodType = z.ZodType> {
   /** Machine id (default "ReActAgent"); invoked actor ids are prefixed with it. */
@@ -270,6 +271,11 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
   };
 
   const heldCommands = new HeldCommands(registry);
+  const toolOwners = new ToolOwners();
+  /** Whether any guard runs in Preflight; without one the guard actor is never invoked. */
+  const constrained = (options.constraints?.length ?? 0) > 0;
+  /** Whether a call can wait for approval: a guard can ask for it, or a nested agent's guard can. */
+  const approvals = constrained || agents.size > 0;
 
   const chart = setup({
     types: {
@@ -290,6 +296,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
       guard: createPreflightActor(options.constraints ?? [], now),
       toolExecutor: createToolExecutorActor({
         toolset: (runId, owner) => registry.toolset(runId, owner),
+        owners: toolOwners,
         ...(options.toolRunner ? { runner: options.toolRunner } : {}),
         ...(options.journal ? { journal: options.journal } : {}),
         now,
@@ -358,8 +365,9 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
         // Checked before anything reads it: a malformed command never touches context.
         const shape = commandShapeProblem(event);
         // Restored while the providers start: an edit cannot be checked yet, so it waits for tools.ready.
-        if (shape === undefined && heldCommands.hold(self, context.loop.runId, event)) return;
-        const problem = shape ?? commandProblem(context, event, self.sessionId);
+        const owner = toolsOwnerOf(self, childId("toolProviders"));
+        if (shape === undefined && heldCommands.hold(self, context.loop.runId, event, owner)) return;
+        const problem = shape ?? commandProblem(context, event, owner);
         if (problem !== undefined) {
           enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: shownCallId(event), reason: problem });
           return;
@@ -397,9 +405,13 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
           return;
         }
         if (event.type !== "guard.approve" && event.type !== "guard.reject") return;
-        const reason = commandShapeProblem(event) ?? commandProblem(context, event, self.sessionId) ?? `call "${event.callId}" is not waiting for approval`;
+        const reason = commandShapeProblem(event) ?? commandProblem(context, event, toolsOwnerOf(self, childId("toolProviders"))) ?? `call "${event.callId}" is not waiting for approval`;
         enqueue.emit({ type: "guard.approval.refused", ...base(context), callId: shownCallId(event), reason });
       }),
+      /** Preflight without constraints: the decisions the guard actor gives when no guard runs. */
+      allowEveryCall: assign(({ context }) =>
+        applyDecisions(context, { decisions: read<ToolCall[]>(context, "actions").map((call): CallDecision => ({ callId: call.id, name: call.name, status: "allowed" })) }),
+      ),
       announceReply: enqueueActions(({ context, event, enqueue }) => {
         const turn = (event as { output?: Partial<LLMOutput> }).output;
         if (!turn || !Array.isArray(turn.toolCalls)) return;
@@ -732,7 +744,14 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                 description: "The batch of tool calls of one reply: guards, approvals, execution, nested agents.",
                 initial: "Preflight",
                 states: {
-                  Preflight: {
+                  // Without constraints nothing can deny or hold a call: Preflight allows the batch in an action,
+                  // with the decisions, events (none) and context the guard actor would give, and no actor per round.
+                  Preflight: !constrained
+                    ? {
+                        description: "No constraints: every call of the batch is allowed at once (no guard actor runs).",
+                        always: { target: "Executing", description: "Every call is allowed: run them.", actions: "allowEveryCall" },
+                      }
+                    : {
                     description: "Runs the guards on every call of the batch: each is allowed, denied or waits for approval.",
                     tags: [STATE_TAGS.stable],
                     invoke: {
@@ -761,7 +780,10 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                       ],
                       onError: { target: target("Failed"), description: "A guard threw: the run fails (internalError).", actions: { type: "terminate", params: { reason: "internalError" } } },
                     },
-                  },
+                      },
+                  // Only a guard or a nested agent can make a call wait: without either, no state waits for approval.
+                  // (Typed as present, like `when`, so the chart's state values name it.)
+                  ...(approvals ? {
                   AwaitingApproval: {
                     description: "Waits for a person to approve (maybe with edited arguments) or reject each pending call, or for its deadline.",
                     tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.approval],
@@ -815,13 +837,14 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                             "tools.ready": { actions: "releaseHeldCommands" },
                           },
                   },
+                  } : ({} as never)),
                   Executing: {
                     description: "Runs the approved calls (in parallel or in sequence, as config.toolExecution says) and records their outcomes.",
                     tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint],
                     invoke: {
                       id: childId("toolExecutor"),
                       src: "toolExecutor",
-                      input: ({ context }) => ({
+                      input: ({ context, self }) => toolOwners.mark({
                         runId: context.loop.runId,
                         iteration: context.loop.iteration,
                         calls: nested.executorCalls(read<ToolCall[]>(context, "actions"), context.loop.decisions, agents),
@@ -830,7 +853,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                         state: viewOf(context),
                         maxOutputChars: config.maxToolOutputChars,
                         ...(context.loop.round?.tools ? { offered: context.loop.round.tools } : {}),
-                      }),
+                      }, toolsOwnerOf(self, childId("toolProviders"))),
                       onDone: [
                         ...(agents.size > 0
                           ? [
@@ -969,40 +992,29 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
   const machine: typeof chart = agents.size > 0
     ? chart.provide({ actors: Object.fromEntries([...agents].map(([tool, { spec }]) => [nested.nestedAgentSrc(tool), nestedAgentLogic(spec.machine as AnyStateMachine)])) as never })
     : chart;
-  registries.set(machine.config, registry);
-  stateAccesses.set(machine.config, access);
-  resolvedConfigs.set(machine.config, config);
-  if (outputPlan) outputPlans.set(machine.config, outputPlan);
+  // One runtime object per machine (machines/agent-runtime.ts): what the chart needs besides itself.
+  attachRuntime(machine, { config, access, outputPlan, tools: registry });
   return machine;
 }
 
 /** Each machine's structured-output plan, when it has `output` (model-based tests script final outputs from it). */
-const outputPlans = new WeakMap<object, OutputPlan>();
-
 export function outputPlanOf(machine: { config: object }): OutputPlan | undefined {
-  return outputPlans.get(machine.config);
+  return runtimeOf(machine)?.outputPlan;
 }
 
 /** Each machine's resolved config (model-based tests read maxIterations, the token budget and toolChoice). */
-const resolvedConfigs = new WeakMap<object, ReActConfig>();
-
 export function reactConfigOf(machine: { config: object }): ReActConfig | undefined {
-  return resolvedConfigs.get(machine.config);
+  return runtimeOf(machine)?.config;
 }
 
 /** How each machine reads its state (restoring a snapshot checks the saved state against its schema). */
-const stateAccesses = new WeakMap<object, StateAccess>();
-
 export function stateAccessOf(machine: { config: object }): StateAccess | undefined {
-  return stateAccesses.get(machine.config);
+  return runtimeOf(machine)?.access;
 }
-
-/** Each machine's tool registry, keyed by its config (shared by the machines `provide()` derives). */
-const registries = new WeakMap<object, ToolRegistry>();
 
 /** Resolves when every tool provider used by a run has closed (after the run reached a final state or was stopped). */
 export function toolProvidersClosed(machine: { config: object }, runId: string): Promise<void> {
-  return registries.get(machine.config)?.closed(runId) ?? Promise.resolve();
+  return runtimeOf(machine)?.tools.closed(runId) ?? Promise.resolve();
 }
 
 export type ReactMachine = ReturnType<typeof createReactMachine>;

@@ -83,7 +83,14 @@ export class InvariantChecker {
   constructor(
     private readonly access: StateAccess,
     private readonly config: ReActConfig,
+    /** The chart runs no guard actor (an agent without constraints): every call is expected to be allowed. */
+    private readonly unguarded = false,
   ) {}
+
+  /** The verdict the test expects for a call of the current batch. */
+  private expectedStatus(callId: string): CallDecision["status"] | undefined {
+    return this.expected.get(callId)?.status ?? (this.unguarded ? "allowed" : undefined);
+  }
 
   /** The verdicts the guard step is expected to give for the batch about to be decided. */
   expectDecisions(decisions: readonly CallDecision[]): void {
@@ -206,7 +213,7 @@ export class InvariantChecker {
         continue;
       }
       if (decision.status !== "allowed" && decision.status !== "approved") continue;
-      const expected = this.expected.get(call.id)?.status;
+      const expected = this.expectedStatus(call.id);
       if (decision.status === "allowed" && expected !== "allowed") {
         this.fail("onlyAuthorizedCallsRun", `call ${call.id} (${call.name}) would run as "allowed" but the guard verdict expected for it is ${expected ?? "none"}`);
         continue;
@@ -225,7 +232,7 @@ export class InvariantChecker {
     const current = snapshot.context.loop.delegation?.current;
     if (!current) return;
     const decision = snapshot.context.loop.decisions.find((d) => d.callId === current.callId);
-    const expected = this.expected.get(current.callId)?.status;
+    const expected = this.expectedStatus(current.callId);
     const ok = (decision?.status === "allowed" && expected === "allowed") || (decision?.status === "approved" && this.approved.has(current.callId));
     if (!ok) {
       this.fail("onlyAuthorizedCallsRun", `the nested agent for call ${current.callId} (${current.name}) started although the call is ${decision?.status ?? "undecided"}`);

@@ -44,7 +44,19 @@ export interface ModelSetup {
   readonly catalogue: EventCatalogue;
   readonly chart: Chart;
   readonly stepper: PureStepper;
+  /** The chart invokes no guard actor (no constraints): Preflight allows every call by itself. */
+  readonly unguarded: boolean;
   key(snapshot: AgentSnapshot): string;
+}
+
+interface InvokingNode {
+  invoke: readonly { src: unknown }[];
+  states: Record<string, InvokingNode>;
+}
+
+/** Whether some state of the chart invokes the `guard` actor, read from the machine's definition. */
+function invokesGuard(node: InvokingNode): boolean {
+  return node.invoke.some((def) => def.src === "guard") || Object.values(node.states).some(invokesGuard);
 }
 
 /** The traversal ran past `limit` model edges. */
@@ -62,6 +74,7 @@ export function createSetup(machine: ReactMachine, access: StateAccess, config: 
     catalogue,
     chart: readChart(machine),
     stepper: new PureStepper(machine),
+    unguarded: !invokesGuard(machine.root as unknown as InvokingNode),
     key: (snapshot) => modelKey(snapshot, access, config),
   };
 }
@@ -81,7 +94,7 @@ export class ModelInconsistencyError extends JianmuError {
 /** Re-run a path purely from the start, checking invariants on every microstep. */
 export function runPure(setup: ModelSetup, candidate: Candidate): PureRun {
   const { events, keys } = candidate;
-  const checker = new InvariantChecker(setup.access, setup.config);
+  const checker = new InvariantChecker(setup.access, setup.config, setup.unguarded);
   const states = new Set<string>();
   const transitions = new Set<string>();
   const visit = (snapshot: AgentSnapshot) => {

@@ -1,10 +1,11 @@
-import { createActor, fromPromise } from "xstate";
+import { createActor, fromPromise, type EventObject } from "xstate";
 import type { ApprovalTimerInput, ApprovalTimerOutput } from "../actors/approval-timer.js";
 import type { ContextBuilder } from "../actors/context-builder.js";
 import type { PreflightInput, PreflightOutput } from "../actors/guard.js";
 import { createLLMActor, type LLMOutput } from "../actors/llm-step.js";
 import { ModelError, type ModelClient, type ModelRequest } from "../actors/model-client.js";
 import { createCompactionActor } from "../actors/compaction.js";
+import { fromReportingPromise, type ReportingPromiseArgs } from "../actors/reporting-promise.js";
 import type { AgentOutput } from "../machines/context.js";
 import type { AgentEmitted } from "../machines/events.js";
 import { toolProvidersClosed } from "../machines/react-machine.js";
@@ -111,9 +112,9 @@ class Gates {
   }
 }
 
-/** What xstate hands a `fromPromise` creator. */
-type PromiseArgs<TInput, TOutput> = Parameters<Parameters<typeof fromPromise<TOutput, TInput>>[0]>[0];
-type PromiseCreator<TInput, TOutput> = (args: PromiseArgs<TInput, TOutput>) => PromiseLike<TOutput>;
+/** What xstate hands a `fromPromise` creator, and a reporting step's creator its `report` (actors/reporting-promise.ts). */
+type PromiseArgs<TInput> = ReportingPromiseArgs<TInput, EventObject>;
+type PromiseCreator<TInput, TOutput> = (args: PromiseArgs<TInput>) => PromiseLike<TOutput>;
 
 /** The function behind `fromPromise` logic (xstate keeps it as the logic's `config`). */
 function promiseCreatorOf<TInput, TOutput>(logic: unknown, src: string): PromiseCreator<TInput, TOutput> {
@@ -125,7 +126,8 @@ function promiseCreatorOf<TInput, TOutput>(logic: unknown, src: string): Promise
 }
 
 function gated<TInput, TOutput>(gates: Gates, src: ActorSrc, run: PromiseCreator<TInput, TOutput>) {
-  return fromPromise<TOutput, TInput>(async (args) => {
+  // A reporting step, so a gated LLM or executor still reports its progress while it runs.
+  return fromReportingPromise<TOutput, TInput>(async (args) => {
     const how = await gates.wait(src, args.signal);
     if ("fail" in how) throw how.fail;
     return run(args);
@@ -196,7 +198,7 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
     } as never,
   });
 
-  const checker = new InvariantChecker(setup.access, setup.config);
+  const checker = new InvariantChecker(setup.access, setup.config, setup.unguarded);
   const emitted: AgentEmitted[] = [];
   const actor = createActor(live, {
     input: setup.input,

@@ -51,20 +51,26 @@ describe("the ReAct loop", () => {
 
   it("visits the LoopUntilSuccess states in order", async () => {
     const model = scriptedModel([{ toolCalls: [{ name: "multiply", arguments: { a: 2, b: 3 } }] }, { content: "6" }]);
-    const machine = createReactMachine({ modelClient: model, tools: [multiply] });
-    const { actor, done } = startAgent(machine, { messages: [human("2*3")] });
-    const seen: string[] = [];
-    actor.subscribe((snapshot) => {
-      const value = JSON.stringify(snapshot.value);
-      // Progress events (text deltas, tool progress) produce snapshots in the same state: keep changes only.
-      if (seen.at(-1) !== value) seen.push(value);
-    });
-    await done;
+    // A constraint: Preflight runs the guard actor, so the run rests there until it answers.
+    const machine = createReactMachine({ modelClient: model, tools: [multiply], constraints: [() => ({ decision: "allow" })] });
+    const seen = await statesVisited(machine);
     expect(seen).toEqual([
       '{"Evaluating":{"ChildRunning":"AgentLLM"}}',
       '{"Evaluating":{"ChildRunning":{"ToolExecutor":"Preflight"}}}',
       '{"Evaluating":{"ChildRunning":{"ToolExecutor":"Executing"}}}',
       // StateCondition → CheckBudget → Retry → Evaluating.CheckAbort are eventless: one macrostep.
+      '{"Evaluating":{"ChildRunning":"AgentLLM"}}',
+      '"Succeeded"',
+    ]);
+  });
+
+  it("passes through Preflight in the same macrostep when no constraint needs a guard actor", async () => {
+    const model = scriptedModel([{ toolCalls: [{ name: "multiply", arguments: { a: 2, b: 3 } }] }, { content: "6" }]);
+    const machine = createReactMachine({ modelClient: model, tools: [multiply] });
+    expect(await statesVisited(machine)).toEqual([
+      '{"Evaluating":{"ChildRunning":"AgentLLM"}}',
+      // AgentLLM done → Preflight (every call allowed, no actor) → Executing: one macrostep.
+      '{"Evaluating":{"ChildRunning":{"ToolExecutor":"Executing"}}}',
       '{"Evaluating":{"ChildRunning":"AgentLLM"}}',
       '"Succeeded"',
     ]);
@@ -129,3 +135,15 @@ describe("the ReAct loop", () => {
     expect(output.messages[2]).toMatchObject({ toolCallId: "call_1_0", content: "4" });
   });
 });
+
+/** The state values a 2*3 run goes through, one entry per change (progress snapshots in the same state are skipped). */
+async function statesVisited(machine: ReturnType<typeof createReactMachine>): Promise<string[]> {
+  const { actor, done } = startAgent(machine, { messages: [human("2*3")] });
+  const seen: string[] = [];
+  actor.subscribe((snapshot) => {
+    const value = JSON.stringify(snapshot.value);
+    if (seen.at(-1) !== value) seen.push(value);
+  });
+  await done;
+  return seen;
+}

@@ -63,6 +63,9 @@ describe("model-based: every edge of the optional states, replayed live", () => 
     const machine = createReactMachine({
       modelClient: scriptedModel([]),
       tools,
+      // A constraint keeps the guard step and AwaitingApproval in this chart (an agent without one has
+      // neither); the paths script its verdicts, approval deadlines included.
+      constraints: [() => ({ decision: "allow" })],
       output: Answer,
       prepareRound,
       config: { maxIterations: 2, outputStrategy: "tool", outputRetries: 1, maxBudgetTokens: 1_000, context: { maxTokens: 1, strategy: "trim", keepLast: 0 } },

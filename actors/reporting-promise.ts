@@ -1,0 +1,62 @@
+import { fromCallback, type AnyActorRef, type EventObject, type PromiseActorLogic } from "xstate";
+
+/** What a reporting step gets: `fromPromise`'s arguments, plus `report` to tell the agent how it goes. */
+export interface ReportingPromiseArgs<TInput, TReport extends EventObject> {
+  input: TInput;
+  signal: AbortSignal;
+  self: AnyActorRef;
+  system: AnyActorRef["system"];
+  emit: (event: EventObject) => void;
+  /**
+   * Send an event to the agent that invoked this step (XState's public `sendBack`). Absent when the
+   * creator runs under plain `fromPromise` (e.g. a test wraps it): then report nothing while it runs.
+   */
+  report?: (event: TReport) => void;
+}
+
+export type ReportingPromiseCreator<TOutput, TInput, TReport extends EventObject> = (args: ReportingPromiseArgs<TInput, TReport>) => PromiseLike<TOutput>;
+
+/** The step's own events: its promise settled. Only the step sends them, to itself. */
+const SETTLED = "jianmu.step.settled";
+type Settled<TOutput> = { type: typeof SETTLED; ok: true; output: TOutput } | { type: typeof SETTLED; ok: false; error: unknown };
+
+/**
+ * Like `fromPromise` (same snapshot, same persisted form, same `xstate.done.actor.*` /
+ * `xstate.error.actor.*` outcome, same cancellation: stopping it aborts `signal`), but the creator
+ * can also `report` progress to the invoking agent while it runs. Built on `fromCallback`, whose
+ * `sendBack` is XState's public way to reach the parent, instead of reading the parent from
+ * XState's internals. `logic.config` is the creator, as for `fromPromise`.
+ */
+export function fromReportingPromise<TOutput, TInput, TReport extends EventObject = EventObject>(
+  creator: ReportingPromiseCreator<TOutput, TInput, TReport>,
+): PromiseActorLogic<TOutput, TInput> {
+  const callback = fromCallback<EventObject, TInput>(({ input, self, system, emit, sendBack }) => {
+    // One controller per request, released with it: stopping the step before it settles aborts it.
+    const controller = new AbortController();
+    let settled = false;
+    const settle = (event: Settled<TOutput>) => {
+      settled = true;
+      if (self.getSnapshot().status === "active") self.send(event);
+    };
+    new Promise<TOutput>((resolve) => resolve(creator({ input, signal: controller.signal, self, system, emit, report: sendBack }))).then(
+      (output) => settle({ type: SETTLED, ok: true, output }),
+      (error: unknown) => settle({ type: SETTLED, ok: false, error }),
+    );
+    return () => {
+      if (!settled) controller.abort();
+    };
+  });
+  const logic = {
+    ...callback,
+    config: creator,
+    transition: (snapshot: Parameters<typeof callback.transition>[0], event: EventObject, scope: Parameters<typeof callback.transition>[2]) => {
+      if (snapshot.status !== "active" || event.type !== SETTLED) return callback.transition(snapshot, event, scope);
+      const outcome = event as Settled<TOutput>;
+      return outcome.ok
+        ? { ...snapshot, status: "done" as const, output: outcome.output, input: undefined }
+        : { ...snapshot, status: "error" as const, error: outcome.error, input: undefined };
+    },
+  };
+  // The snapshots are fromPromise's (status, output, error, input): the chart types its outcomes as for fromPromise.
+  return logic as unknown as PromiseActorLogic<TOutput, TInput>;
+}
