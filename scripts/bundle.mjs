@@ -88,6 +88,9 @@ await build({
   cwd: ROOT, // each module's `// dist/<path>.js` comment in the output is relative to it
   platform: "node",
   external: isExternal,
+  // Required by includeDependenciesRecursively: false below (rolldown would set it anyway): an entry
+  // file may export more than its module; each entry still exports exactly its module's names here.
+  preserveEntrySignatures: "allow-extension",
   logLevel: "warn",
   output: {
     dir: OUT,
