@@ -37,7 +37,12 @@ export interface RecordingSummary {
   endedAt: number;
 }
 
-/** The parts of an actor ref the recorder reads (XState's public type exposes fewer). */
+/**
+ * The parts of an actor ref the recorder reads (XState's public type exposes fewer). `_parent` is the
+ * one XState internal jianmu still reads, here only: the `@xstate.actor` inspection event names no
+ * parent, and the recording must hold the actor tree at that point, in the order the live inspector
+ * saw it (the Stately inspector's own adapter reads the same field). Without it, lines lose `parent`.
+ */
 interface ActorRefInternals {
   sessionId: string;
   id?: string;
