@@ -1,7 +1,7 @@
 import { activeStateIds, allStates, type Chart, type ChartTransition } from "./chart.js";
 import { applyDiff } from "./context-diff.js";
 import { isPlainObject, type Plain } from "./plain.js";
-import { readRecording } from "./recording-reader.js";
+import { parentsOf, readRecording } from "./recording-reader.js";
 import type { EmitLine, MicrostepLine, RecordingHeader, SnapshotLine } from "./recording-format.js";
 
 /** Everything the viewer shows, computed from a recording in one streaming pass. */
@@ -414,6 +414,7 @@ class TimelineBuilder {
 
 /** Read a recording and compute what the viewer shows. Streams the file; holds one root context. */
 export async function analyzeRecording(file: string): Promise<RunAnalysis> {
+  const parents = await parentsOf(file);
   const { header, lines } = await readRecording(file);
   const counter = new VisitCounter(header.chart);
   const timeline = new TimelineBuilder();
@@ -429,9 +430,9 @@ export async function analyzeRecording(file: string): Promise<RunAnalysis> {
     lastT = Math.max(lastT, line.t);
     switch (line.k) {
       case "actor":
-        if (root === undefined && line.machine && line.parent === undefined) root = line.actor;
+        if (root === undefined && line.machine && !parents.has(line.actor)) root = line.actor;
         actorIds.set(line.actor, line.id);
-        if (line.machine && line.src?.startsWith("agent.") && line.parent !== undefined) nestedActors.push({ id: line.id, src: line.src, parent: line.parent });
+        if (line.machine && line.src?.startsWith("agent.") && parents.has(line.actor)) nestedActors.push({ id: line.id, src: line.src, parent: parents.get(line.actor)! });
         break;
       case "event":
         if (line.actor === root) counter.macro += 1;

@@ -37,17 +37,11 @@ export interface RecordingSummary {
   endedAt: number;
 }
 
-/**
- * The parts of an actor ref the recorder reads (XState's public type exposes fewer). `_parent` is the
- * one XState internal jianmu still reads, here only: the `@xstate.actor` inspection event names no
- * parent, and the recording must hold the actor tree at that point, in the order the live inspector
- * saw it (the Stately inspector's own adapter reads the same field). Without it, lines lose `parent`.
- */
+/** The parts of an actor ref the recorder reads (XState's public type exposes fewer). */
 interface ActorRefInternals {
   sessionId: string;
   id?: string;
   src?: unknown;
-  _parent?: { sessionId: string };
   logic?: { id?: string; root?: unknown; config?: unknown };
   getSnapshot?: () => unknown;
 }
@@ -153,7 +147,6 @@ export class RunRecorder {
     this.line("actor", {
       actor: ref.sessionId,
       id: ref.id ?? ref.sessionId,
-      ...(ref._parent ? { parent: ref._parent.sessionId } : {}),
       root: rootId ?? ref.sessionId,
       ...(src !== undefined ? { src } : {}),
       machine: isMachine,

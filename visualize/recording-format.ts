@@ -41,6 +41,11 @@ export const ActorLineSchema = z.object({
   actor: z.string(),
   /** The actor's id (e.g. "ReActAgent.llm"); for the root it is its session id. */
   id: z.string(),
+  /**
+   * Written by recordings of format 1 made before jianmu stopped reading XState's internal parent link.
+   * Newer ones leave it out: the parent is the `source` of the actor's `xstate.init` event line
+   * (`parentsOf`), which readers use when this is absent.
+   */
   parent: z.string().optional(),
   root: z.string(),
   /** The logic's name: the invoke `src` or the machine id. */

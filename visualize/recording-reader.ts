@@ -70,3 +70,18 @@ export async function readRecording(path: string): Promise<RecordingContents> {
   }
   return { header: header.data, lines: lines() };
 }
+
+/**
+ * Each actor's parent, by session id: the sender (`source`) of its `xstate.init` event, which XState's
+ * inspection reports with the parent that started it. (Read in a pass of its own: an actor's line
+ * comes before its init event.)
+ */
+export async function parentsOf(path: string): Promise<Map<string, string>> {
+  const parents = new Map<string, string>();
+  const { lines } = await readRecording(path);
+  for await (const line of lines) {
+    if (line.k === "actor" && line.parent !== undefined) parents.set(line.actor, line.parent);
+    else if (line.k === "event" && line.event.type === "xstate.init" && line.source !== undefined && !parents.has(line.actor)) parents.set(line.actor, line.source);
+  }
+  return parents;
+}

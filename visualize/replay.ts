@@ -1,7 +1,7 @@
 import type { StatelyInspectionEvent, StatelySnapshotEvent } from "./stately-events.js";
 import { applyDiff } from "./context-diff.js";
 import type { Plain } from "./plain.js";
-import { readRecording } from "./recording-reader.js";
+import { parentsOf, readRecording } from "./recording-reader.js";
 import type { MicrostepTransition, RecordLine } from "./recording-format.js";
 
 /** `_version` of replayed events: the @statelyai/inspect release whose event format they follow. */
@@ -36,6 +36,7 @@ export interface ReplaySummary {
  * and is not replayed. Contexts are as redacted as the recording.
  */
 export async function replayRecording(file: string, target: ReplayTarget): Promise<ReplaySummary> {
+  const parents = await parentsOf(file);
   const { header, lines } = await readRecording(file);
   const isAdapter = typeof target === "object" && "send" in target && typeof target.send === "function";
   const deliver: (event: ReplayedEvent) => void = isAdapter
@@ -57,12 +58,13 @@ export async function replayRecording(file: string, target: ReplayTarget): Promi
     switch (line.k) {
       case "actor": {
         const name = line.id === line.actor ? (line.src ?? line.id) : line.id;
-        const isRoot = line.machine && line.parent === undefined && line.src === header.machineId;
+        const parent = parents.get(line.actor);
+        const isRoot = line.machine && parent === undefined && line.src === header.machineId;
         emit({
           type: "@xstate.actor",
           name,
           sessionId: line.actor,
-          parentId: line.parent,
+          parentId: parent,
           rootId: line.root,
           definition: isRoot ? header.definition : JSON.stringify({ id: name }),
           snapshot: { status: "active" },
