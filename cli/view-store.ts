@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type { Guard } from "../actors/guard.js";
 import { ModelError, type ModelClient } from "../actors/model-client.js";
 import { createReactMachine } from "../machines/react-machine.js";
 import { RunQueueError } from "../queue/errors.js";
@@ -16,6 +17,9 @@ const noModel: ModelClient = {
   complete: () => Promise.reject(new ModelError("a stored run is only viewed", { kind: "aborted" })),
 };
 
+/** Never consulted (the machine is only drawn); its presence puts the guard's states in the chart. */
+const viewOnlyGuard: Guard = () => ({ decision: "allow" });
+
 /**
  * `jianmu view --store <s> <runId>`: the run viewer of a stored run, from its last checkpoint (state,
  * messages, output). A stored run keeps no telemetry, so the timeline holds that one moment; record a
@@ -24,7 +28,9 @@ const noModel: ModelClient = {
 export async function viewStoredRun(store: RunStore, runId: string, outPath: string | undefined, cwd: string): Promise<{ outPath: string; bytes: number; status: string }> {
   const record = await store.load(runId);
   if (!record) throw new RunQueueError("unknown_run", `view: run ${runId} has no checkpoint in this store yet (see jianmu runs --store ...)`);
-  const machine = createReactMachine({ name: record.machine, modelClient: noModel, configFile: false });
+  // The stored run's own options are not known here: draw the chart of an agent with constraints,
+  // which has every state a parked run can be in (AwaitingApproval exists only where a guard can hold a call).
+  const machine = createReactMachine({ name: record.machine, modelClient: noModel, configFile: false, constraints: [viewOnlyGuard] });
   const root = `${runId}:0`;
   const startedAt = record.savedAt;
   const header: RecordingHeader = {
