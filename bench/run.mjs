@@ -92,7 +92,7 @@ async function coldImport({ reps }) {
     const { subjects } = await measureImport({ reps });
     // The report reads { ms, heapMB } per subject; heap is already over an empty process's.
     const figures = ({ ms, cpuMs, heapBytes }) => ({ ms, cpuMs, heapMB: heapBytes / (1024 * 1024) });
-    return { result: { reps, empty: figures(subjects.empty), peers: figures(subjects.peers), jianmu: figures(subjects.jianmu) } };
+    return { result: { reps, empty: figures(subjects.empty), peers: figures(subjects.peers), base: figures(subjects.floor), jianmu: figures(subjects.jianmu) } };
   } catch (error) {
     return { error: String(error?.stack ?? error) };
   }
