@@ -15,7 +15,7 @@ import { builtOnce } from "../tools/built-once.js";
  * An `ErrorInfo` as a `tools.failed` event may carry it: a missing name becomes "Error", unknown
  * fields are dropped. What comes out is an `ErrorInfo` (actors/errors.ts), as a snapshot keeps it.
  */
-const ReportedErrorSchema = ErrorInfoSchema.extend({ name: z.string().default("Error") });
+const ReportedErrorSchema = builtOnce(() => ErrorInfoSchema.extend({ name: z.string().default("Error") }));
 
 /**
  * Lists already checked. Every run of a machine without providers gets the same frozen-in-practice
@@ -40,7 +40,7 @@ export function isToolList(tools: unknown): boolean {
 /** A `tools.failed` event's error as it may be kept, or undefined when it does not fit. */
 export function errorInfoOf(error: unknown): ErrorInfo | undefined {
   try {
-    const parsed = ReportedErrorSchema.safeParse(error);
+    const parsed = ReportedErrorSchema().safeParse(error);
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

@@ -1,18 +1,11 @@
+import { storedJson } from "../machines/checkpoints/store.js";
 import { AgentOutputSchema, type AgentOutput } from "../machines/context.js";
 import { RunQueueError } from "./errors.js";
 import type { QueueSignal } from "./run-store.js";
 
 /** A stored output (JSON text or already parsed) is checked before it is handed back: a damaged one is an error naming the run. */
 function checkedOutput(stored: unknown, runId: string): AgentOutput {
-  let value = stored;
-  if (typeof stored === "string") {
-    try {
-      value = JSON.parse(stored);
-    } catch {
-      value = undefined;
-    }
-  }
-  const checked = AgentOutputSchema.safeParse(value);
+  const checked = AgentOutputSchema.safeParse(storedJson(stored));
   if (checked.success) return checked.data;
   const issue = checked.error.issues[0];
   const where = issue && issue.path.length > 0 ? ` (output.${issue.path.join(".")}: ${issue.message})` : "";

@@ -62,20 +62,25 @@ export interface StoredJournalRow {
 }
 
 /**
+ * A stored JSON value as a store hands it back: text (SQLite, memory) is parsed, a value PostgreSQL
+ * already parsed passes as it is, and text that is not JSON becomes undefined (for the caller's schema to refuse).
+ */
+export function storedJson(stored: unknown): unknown {
+  if (typeof stored !== "string") return stored;
+  try {
+    return JSON.parse(stored);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Every store reads its journal back through this: a completed outcome is checked against its schema,
  * and a damaged one is a `CheckpointError` naming the call and `where` it is kept, never a half-read entry.
  */
 export function journalEntryOf(row: StoredJournalRow, key: JournalKey, where: string): JournalEntry {
   if (row.state === "started") return { state: "started", name: row.name };
-  let outcome = row.outcome;
-  if (typeof outcome === "string") {
-    try {
-      outcome = JSON.parse(outcome);
-    } catch {
-      outcome = undefined;
-    }
-  }
-  const checked = ToolOutcomeSchema.safeParse(outcome);
+  const checked = ToolOutcomeSchema.safeParse(storedJson(row.outcome));
   if (!checked.success) throw new CheckpointError(key.runId, `tool journal in ${where}: the outcome of call ${key.callId} (iteration ${key.iteration}) is damaged`);
   return { state: "completed", outcome: checked.data };
 }
