@@ -18,6 +18,45 @@ const MAX_ITERATIONS = 50;
 /** Like jianmu's default config: no token budget, so the CheckAbort guard is evaluated and passes. */
 const MAX_BUDGET_TOKENS = undefined;
 
+/** Run a batch's calls with the floor's tool bodies, in parallel: their tool messages, in call order. */
+export const toolMessages = (toolBodies, calls) =>
+  Promise.all(
+    calls.map(async (call) => ({ role: "tool", tool_call_id: call.id, content: String(await toolBodies[call.function.name](JSON.parse(call.function.arguments))) })),
+  );
+
+/** The model's reply joins the conversation; no tool calls means done, with the reply as the answer. */
+export const applyReply = assign(({ context, event }) => {
+  const { content, toolCalls } = event.output;
+  const done = toolCalls.length === 0;
+  return {
+    rounds: context.rounds + 1,
+    actions: toolCalls,
+    done,
+    finalAnswer: done ? content : null,
+    messages: [...context.messages, { role: "assistant", content: content === "" ? null : content, ...(done ? {} : { tool_calls: toolCalls }) }],
+  };
+});
+
+/** The run fails with `reason`, keeping the failed actor's error. */
+export const terminate = (reason) => assign(({ event }) => ({ termination: { reason, error: String(event.error?.message ?? event.error) } }));
+
+/** A fresh run's context: the prompt's messages and the loop's bookkeeping. */
+export const chartContext = ({ input }) => ({
+  messages: input.messages,
+  tools: [],
+  iteration: 0,
+  rounds: 0,
+  totalTokens: 0,
+  actions: [],
+  decisions: [],
+  streamingOutput: "",
+  done: false,
+  finalAnswer: null,
+  termination: null,
+});
+
+export const chartOutput = ({ context }) => ({ status: context.termination ? "failed" : "succeeded", finalAnswer: context.finalAnswer, termination: context.termination });
+
 /**
  * @param {{
  *   name?: string,
@@ -28,7 +67,6 @@ const MAX_BUDGET_TOKENS = undefined;
  */
 export function createChartMachine({ name = "chart", complete, toolBodies, toolInfo }) {
   const target = (path) => `#${name}.${path}`;
-  const terminate = (reason) => assign(({ event }) => ({ termination: { reason, error: String(event.error?.message ?? event.error) } }));
 
   return setup({
     actors: {
@@ -40,29 +78,9 @@ export function createChartMachine({ name = "chart", complete, toolBodies, toolI
         };
       }),
       llm: fromPromise(({ input }) => complete(input.messages)),
-      toolExecutor: fromPromise(({ input }) =>
-        Promise.all(
-          input.calls.map(async (call) => ({
-            role: "tool",
-            tool_call_id: call.id,
-            content: String(await toolBodies[call.function.name](JSON.parse(call.function.arguments))),
-          })),
-        ),
-      ),
+      toolExecutor: fromPromise(({ input }) => toolMessages(toolBodies, input.calls)),
     },
-    actions: {
-      applyReply: assign(({ context, event }) => {
-        const { content, toolCalls } = event.output;
-        const done = toolCalls.length === 0;
-        return {
-          rounds: context.rounds + 1,
-          actions: toolCalls,
-          done,
-          finalAnswer: done ? content : null,
-          messages: [...context.messages, { role: "assistant", content: content === "" ? null : content, ...(done ? {} : { tool_calls: toolCalls }) }],
-        };
-      }),
-    },
+    actions: { applyReply },
     guards: {
       budgetSpent: ({ context }) => MAX_BUDGET_TOKENS !== undefined && context.totalTokens >= MAX_BUDGET_TOKENS,
       hasToolCalls: ({ event }) => event.output.toolCalls.length > 0,
@@ -71,19 +89,7 @@ export function createChartMachine({ name = "chart", complete, toolBodies, toolI
     },
   }).createMachine({
     id: name,
-    context: ({ input }) => ({
-      messages: input.messages,
-      tools: [],
-      iteration: 0,
-      rounds: 0,
-      totalTokens: 0,
-      actions: [],
-      decisions: [],
-      streamingOutput: "",
-      done: false,
-      finalAnswer: null,
-      termination: null,
-    }),
+    context: chartContext,
     initial: "Initialising",
     invoke: { id: `${name}.toolProviders`, src: "toolProviders" },
     states: {
@@ -152,7 +158,7 @@ export function createChartMachine({ name = "chart", complete, toolBodies, toolI
       Succeeded: { type: "final" },
       Failed: { type: "final" },
     },
-    output: ({ context }) => ({ status: context.termination ? "failed" : "succeeded", finalAnswer: context.finalAnswer, termination: context.termination }),
+    output: chartOutput,
   });
 }
 

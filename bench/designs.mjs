@@ -1,4 +1,5 @@
 import { assign, createActor, emit, enqueueActions, fromCallback, fromPromise, sendTo, setup, toPromise } from "xstate";
+import { applyReply, chartContext, chartOutput, terminate, toolMessages } from "./chart.mjs";
 import { createFloor, firstMessages, sdkCompletion } from "./contenders.mjs";
 import { interleaved, median, runPool, timed } from "./measure.mjs";
 import { startServer } from "./processes.mjs";
@@ -40,37 +41,9 @@ const THROUGHPUT_RUNS = 200;
 
 const toolInfo = ToolSet.empty().withTools(jianmuTools).info();
 
-const runTools = (calls) =>
-  Promise.all(
-    calls.map(async (call) => ({ role: "tool", tool_call_id: call.id, content: String(await toolBodies[call.function.name](JSON.parse(call.function.arguments))) })),
-  );
-
-const applyReply = assign(({ context, event }) => {
-  const { content, toolCalls } = event.output;
-  const done = toolCalls.length === 0;
-  return {
-    rounds: context.rounds + 1,
-    actions: toolCalls,
-    done,
-    finalAnswer: done ? content : null,
-    messages: [...context.messages, { role: "assistant", content: content === "" ? null : content, ...(done ? {} : { tool_calls: toolCalls }) }],
-  };
-});
+const runTools = (calls) => toolMessages(toolBodies, calls);
 const allowAll = assign({ decisions: ({ context }) => context.actions.map((call) => ({ callId: call.id, name: call.function.name, status: "allowed" })) });
 const applyOutcomes = assign({ messages: ({ context, event }) => [...context.messages, ...event.output] });
-const terminate = (reason) => assign(({ event }) => ({ termination: { reason, error: String(event.error?.message ?? event.error) } }));
-const initialContext = ({ input }) => ({
-  messages: input.messages,
-  tools: [],
-  iteration: 0,
-  rounds: 0,
-  actions: [],
-  decisions: [],
-  streamingOutput: "",
-  done: false,
-  finalAnswer: null,
-  termination: null,
-});
 
 /**
  * A long-lived effect actor: it waits for `<kind>.request` events, runs one request at a time with
@@ -217,7 +190,7 @@ function designMachine(design, complete) {
     },
   }).createMachine({
     id: name,
-    context: initialContext,
+    context: chartContext,
     initial: "Initialising",
     invoke: [
       { id: `${name}.toolProviders`, src: "toolProviders" },
@@ -239,7 +212,7 @@ function designMachine(design, complete) {
       Succeeded: { type: "final" },
       Failed: { type: "final" },
     },
-    output: ({ context }) => ({ status: context.termination ? "failed" : "succeeded", finalAnswer: context.finalAnswer, termination: context.termination }),
+    output: chartOutput,
   });
 }
 
@@ -250,7 +223,7 @@ function twoStateMachine(complete) {
     actions: { applyReply, applyOutcomes },
   }).createMachine({
     id: "twoStates",
-    context: initialContext,
+    context: chartContext,
     initial: "Thinking",
     states: {
       Thinking: {
