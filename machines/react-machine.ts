@@ -752,92 +752,95 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                         always: { target: "Executing", description: "Every call is allowed: run them.", actions: "allowEveryCall" },
                       }
                     : {
-                    description: "Runs the guards on every call of the batch: each is allowed, denied or waits for approval.",
-                    tags: [STATE_TAGS.stable],
-                    invoke: {
-                      id: childId("guard"),
-                      src: "guard",
-                      input: ({ context }) => ({
-                        calls: read<ToolCall[]>(context, "actions"),
-                        tools: context.loop.tools,
-                        state: viewOf(context),
-                        runId: context.loop.runId,
-                        iteration: context.loop.iteration,
-                        history: context.loop.history,
-                      }),
-                      onDone: [
-                        {
-                          guard: ({ event }) => event.output.decisions.some((d) => d.status === "pending"),
-                          target: "AwaitingApproval",
-                          description: "A guard asks for approval of at least one call.",
-                          actions: [assign(({ context, event }) => applyDecisions(context, event.output)), "announceDecisions"],
+                        description: "Runs the guards on every call of the batch: each is allowed, denied or waits for approval.",
+                        tags: [STATE_TAGS.stable],
+                        invoke: {
+                          id: childId("guard"),
+                          src: "guard",
+                          input: ({ context }) => ({
+                            calls: read<ToolCall[]>(context, "actions"),
+                            tools: context.loop.tools,
+                            state: viewOf(context),
+                            runId: context.loop.runId,
+                            iteration: context.loop.iteration,
+                            history: context.loop.history,
+                          }),
+                          onDone: [
+                            {
+                              guard: ({ event }) => event.output.decisions.some((d) => d.status === "pending"),
+                              target: "AwaitingApproval",
+                              description: "A guard asks for approval of at least one call.",
+                              actions: [assign(({ context, event }) => applyDecisions(context, event.output)), "announceDecisions"],
+                            },
+                            {
+                              target: "Executing",
+                              description: "Every call is allowed or denied: run the allowed ones.",
+                              actions: [assign(({ context, event }) => applyDecisions(context, event.output)), "announceDecisions"],
+                            },
+                          ],
+                          onError: { target: target("Failed"), description: "A guard threw: the run fails (internalError).", actions: { type: "terminate", params: { reason: "internalError" } } },
                         },
-                        {
-                          target: "Executing",
-                          description: "Every call is allowed or denied: run the allowed ones.",
-                          actions: [assign(({ context, event }) => applyDecisions(context, event.output)), "announceDecisions"],
-                        },
-                      ],
-                      onError: { target: target("Failed"), description: "A guard threw: the run fails (internalError).", actions: { type: "terminate", params: { reason: "internalError" } } },
-                    },
                       },
                   // Only a guard or a nested agent can make a call wait: without either, no state waits for approval.
-                  // (Typed as present, like `when`, so the chart's state values name it.)
-                  ...(approvals ? {
-                  AwaitingApproval: {
-                    description: "Waits for a person to approve (maybe with edited arguments) or reject each pending call, or for its deadline.",
-                    tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.approval],
-                    // Waiting for a nested agent's calls: back to where the nested agent runs once they are decided.
-                    always:
-                      agents.size > 0
-                        ? [
-                            ...(delegates ? [{ guard: "backToDelegating" as const, target: "Delegating", description: "The nested agent's calls are decided: back to it." }] : []),
-                            ...(handsOff ? [{ guard: "backToHandingOff" as const, target: "HandingOff", description: "The handoff target's calls are decided: back to it." }] : []),
-                            { guard: "nonePending" as const, target: "Executing", description: "Every call is decided: run the approved ones." },
-                          ]
-                        : { guard: "nonePending", target: "Executing", description: "Every call is decided: run the approved ones." },
-                    invoke: {
-                      id: childId("approvalTimer"),
-                      src: "approvalTimer",
-                      input: ({ context }) => {
-                        const deadlines = context.loop.decisions.flatMap((d) => (d.status === "pending" && d.deadline !== undefined ? [d.deadline] : []));
-                        return { deadline: deadlines.length > 0 ? Math.min(...deadlines) : null };
-                      },
-                      onDone: [
-                        {
-                          guard: ({ context, event }) =>
-                            context.loop.decisions.some(
-                              (d) => d.status === "pending" && d.onTimeout === "fail" && d.deadline !== undefined && d.deadline <= event.output.firedAt,
-                            ),
-                          target: target("Failed"),
-                          description: "A deadline passed for a call whose onTimeout is fail: the run fails (approvalTimeout).",
-                          actions: { type: "terminate", params: { reason: "approvalTimeout" } },
-                        },
-                        {
-                          // Re-entering restarts the timer for the next deadline, if any.
-                          target: "AwaitingApproval",
-                          description: "A deadline passed: those calls are rejected; wait on for the rest.",
-                          reenter: true,
-                          actions: ["announceExpired", assign(({ context, event }) => expireApprovals(context, event.output.firedAt))],
-                        },
-                      ],
-                    },
-                    on:
-                      agents.size > 0
-                        ? {
-                            "guard.approve": [{ guard: "forNestedAgent", actions: "forwardToNestedAgent" }, { actions: "decideByCommand" }],
-                            "guard.reject": [{ guard: "forNestedAgent", actions: "forwardToNestedAgent" }, { actions: "decideByCommand" }],
-                            "agent.status": { actions: "mirrorNestedAgent" },
-                            // After a restore the providers start while the run waits here: apply what was held.
-                            "tools.ready": { actions: "releaseHeldCommands" },
-                          }
-                        : {
-                            "guard.approve": { actions: "decideByCommand" },
-                            "guard.reject": { actions: "decideByCommand" },
-                            "tools.ready": { actions: "releaseHeldCommands" },
+                  // (Typed as present, like `when`, so the chart's state values name it; not `when` itself, whose
+                  // const type parameter would take away the inline guards' event types.)
+                  ...(approvals
+                    ? {
+                        AwaitingApproval: {
+                          description: "Waits for a person to approve (maybe with edited arguments) or reject each pending call, or for its deadline.",
+                          tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.approval],
+                          // Waiting for a nested agent's calls: back to where the nested agent runs once they are decided.
+                          always:
+                            agents.size > 0
+                              ? [
+                                  ...(delegates ? [{ guard: "backToDelegating" as const, target: "Delegating", description: "The nested agent's calls are decided: back to it." }] : []),
+                                  ...(handsOff ? [{ guard: "backToHandingOff" as const, target: "HandingOff", description: "The handoff target's calls are decided: back to it." }] : []),
+                                  { guard: "nonePending" as const, target: "Executing", description: "Every call is decided: run the approved ones." },
+                                ]
+                              : { guard: "nonePending", target: "Executing", description: "Every call is decided: run the approved ones." },
+                          invoke: {
+                            id: childId("approvalTimer"),
+                            src: "approvalTimer",
+                            input: ({ context }) => {
+                              const deadlines = context.loop.decisions.flatMap((d) => (d.status === "pending" && d.deadline !== undefined ? [d.deadline] : []));
+                              return { deadline: deadlines.length > 0 ? Math.min(...deadlines) : null };
+                            },
+                            onDone: [
+                              {
+                                guard: ({ context, event }) =>
+                                  context.loop.decisions.some(
+                                    (d) => d.status === "pending" && d.onTimeout === "fail" && d.deadline !== undefined && d.deadline <= event.output.firedAt,
+                                  ),
+                                target: target("Failed"),
+                                description: "A deadline passed for a call whose onTimeout is fail: the run fails (approvalTimeout).",
+                                actions: { type: "terminate", params: { reason: "approvalTimeout" } },
+                              },
+                              {
+                                // Re-entering restarts the timer for the next deadline, if any.
+                                target: "AwaitingApproval",
+                                description: "A deadline passed: those calls are rejected; wait on for the rest.",
+                                reenter: true,
+                                actions: ["announceExpired", assign(({ context, event }) => expireApprovals(context, event.output.firedAt))],
+                              },
+                            ],
                           },
-                  },
-                  } : ({} as never)),
+                          on:
+                            agents.size > 0
+                              ? {
+                                  "guard.approve": [{ guard: "forNestedAgent", actions: "forwardToNestedAgent" }, { actions: "decideByCommand" }],
+                                  "guard.reject": [{ guard: "forNestedAgent", actions: "forwardToNestedAgent" }, { actions: "decideByCommand" }],
+                                  "agent.status": { actions: "mirrorNestedAgent" },
+                                  // After a restore the providers start while the run waits here: apply what was held.
+                                  "tools.ready": { actions: "releaseHeldCommands" },
+                                }
+                              : {
+                                  "guard.approve": { actions: "decideByCommand" },
+                                  "guard.reject": { actions: "decideByCommand" },
+                                  "tools.ready": { actions: "releaseHeldCommands" },
+                                },
+                        },
+                      }
+                    : ({} as never)),
                   Executing: {
                     description: "Runs the approved calls (in parallel or in sequence, as config.toolExecution says) and records their outcomes.",
                     tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint],
