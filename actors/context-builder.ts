@@ -32,12 +32,25 @@ export const REACT_PROTOCOL = [
   "When you have the answer, reply with it in plain text and call no tool: that ends the task.",
 ].join("\n");
 
-/** An agent's tool list is one unchanging array per run: its description is written once. */
-const describeOnce = perToolList(describeTools);
+/**
+ * An agent's tool list is one unchanging array per run (and for static tools, the same array for
+ * every run of the machine), so its prompt per persona is written once and shared: not a new
+ * string of a couple of kilobytes per round, held by every run in flight.
+ */
+const promptsOf = perToolList(() => new Map<string, string>());
+
+/** Enough for the personas a prompt-per-round `prepareRound` may cycle through; past it, prompts are built each time. */
+const MAX_PERSONAS_PER_TOOL_LIST = 16;
+
+function systemPromptFor(tools: readonly ToolInfo[], persona: string): string {
+  const prompts = promptsOf(tools);
+  let prompt = prompts.get(persona);
+  if (prompt === undefined) {
+    prompt = [persona, REACT_PROTOCOL, `Available tools:\n${describeTools(tools)}`].join("\n\n");
+    if (prompts.size < MAX_PERSONAS_PER_TOOL_LIST) prompts.set(persona, prompt);
+  }
+  return prompt;
+}
 
 /** The default preset: persona (or `systemPrompt`) + protocol + tool descriptions, then the history. */
-export const defaultContextBuilder: ContextBuilder = (input) => {
-  const persona = input.systemPrompt ?? DEFAULT_PERSONA;
-  const prompt = [persona, REACT_PROTOCOL, `Available tools:\n${describeOnce(input.tools)}`].join("\n\n");
-  return [system(prompt), ...input.messages];
-};
+export const defaultContextBuilder: ContextBuilder = (input) => [system(systemPromptFor(input.tools, input.systemPrompt ?? DEFAULT_PERSONA)), ...input.messages];

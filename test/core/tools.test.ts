@@ -116,6 +116,21 @@ describe("context builder", () => {
     expect(rest).toEqual([human("hi")]);
   });
 
+  it("prompts written once per tool list stay right for every persona, past the personas it keeps", () => {
+    const personas = Array.from({ length: 20 }, (_, i) => `Persona ${i}.`);
+    for (let round = 0; round < 2; round++) {
+      for (const persona of personas) {
+        const content = (defaultContextBuilder({ ...input, systemPrompt: persona }) as ReturnType<typeof system>[])[0]!.content;
+        expect(content.startsWith(`${persona}\n\n${REACT_PROTOCOL}`)).toBe(true);
+        expect(content).toContain("- multiply: Multiply two numbers");
+      }
+    }
+    const otherTools = [{ ...input.tools[0]!, name: "divide", description: "Divide two numbers" }];
+    const other = (defaultContextBuilder({ ...input, tools: otherTools }) as ReturnType<typeof system>[])[0]!.content;
+    expect(other).toContain("- divide: Divide two numbers");
+    expect(other).not.toContain("multiply");
+  });
+
   it("config.systemPrompt replaces the persona but keeps the protocol and tools", async () => {
     const model = scriptedModel([{ content: "ok" }]);
     await runAgent(createReactMachine({ modelClient: model, tools: [multiply], config: { systemPrompt: "You are a pirate." } }), { messages: [human("hi")] });
