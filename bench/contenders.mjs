@@ -21,15 +21,20 @@ const FLOOR_SYSTEM_PROMPT = defaultContextBuilder({ agent: "floor", iteration: 0
 const FLOOR_TOOLS = toolset.schemas();
 
 /**
+ * The SDK client every contender uses. The same retry policy as jianmu's model client (2 per call):
+ * it costs nothing while the server answers; on a loaded machine a pooled keep-alive connection the
+ * server has just closed fails once, and without a retry that one failure would end a floor run that
+ * jianmu survives. `fetch` replaces the network (inproc.mjs answers from memory).
+ */
+const sdkClient = ({ baseURL, fetch }) => new OpenAI({ baseURL, apiKey: API_KEY, maxRetries: 2, ...(fetch ? { fetch } : {}) });
+
+/**
  * One model call as the floor makes it: the raw SDK request with the shared prompt and tools,
  * streamed or not, reduced to the reply's text and tool calls. The chart's `llm` actor makes the
  * very same call.
  */
-export function sdkCompletion({ baseURL, model, stream }) {
-  // The same retry policy as jianmu's model client (2 per call). It costs nothing while the server
-  // answers; on a loaded machine a pooled keep-alive connection the server has just closed fails
-  // once, and without a retry that one failure would end a floor run that jianmu survives.
-  const client = new OpenAI({ baseURL, apiKey: API_KEY, maxRetries: 2 });
+export function sdkCompletion({ baseURL, model, stream, fetch }) {
+  const client = sdkClient({ baseURL, fetch });
   return async function complete(messages) {
     const body = { model, messages, tools: FLOOR_TOOLS, stream };
     if (!stream) {
@@ -61,8 +66,8 @@ export const firstMessages = (prompt) => [
 ];
 
 /** The floor: a minimal hand-written ReAct loop on the `openai` SDK. No validation, no events, no state. */
-export function createFloor({ baseURL, model, stream }) {
-  const complete = sdkCompletion({ baseURL, model, stream });
+export function createFloor({ baseURL, model, stream, fetch }) {
+  const complete = sdkCompletion({ baseURL, model, stream, fetch });
   return {
     name: "floor",
     async run(prompt = BENCH_PROMPT) {
@@ -90,8 +95,8 @@ export function createFloor({ baseURL, model, stream }) {
  * `toPromise`) around the floor's SDK call and tool bodies. It shows how much of jianmu's cost
  * over the floor is the interpreter itself.
  */
-export function createChart({ baseURL, model, stream }) {
-  const machine = createChartMachine({ complete: sdkCompletion({ baseURL, model, stream }), toolBodies, toolInfo: toolset.info() });
+export function createChart({ baseURL, model, stream, fetch }) {
+  const machine = createChartMachine({ complete: sdkCompletion({ baseURL, model, stream, fetch }), toolBodies, toolInfo: toolset.info() });
   return {
     name: "chart",
     machine,
@@ -105,18 +110,21 @@ export function createChart({ baseURL, model, stream }) {
 
 /**
  * jianmu as a user runs it: `createReactMachine` with the real model client (retries on, its
- * default policy: 2 retries per call; the server never fails) and `runAgent`.
+ * default policy: 2 retries per call; the server never fails) and `runAgent`. `machineOptions` and
+ * `actors` (for `machine.provide`) let inproc.mjs swap one layer for a bare one.
  */
-export function createJianmu({ baseURL, model, stream, machineOptions = {} }) {
-  const modelClient = ModelClient.resolve({ baseURL, apiKey: API_KEY, model, stream, resilience: { maxRetries: 2 } });
-  const machine = createReactMachine({ modelClient, tools: jianmuTools, config: { maxIterations: 50 }, ...machineOptions });
+export function createJianmu({ baseURL, model, stream, fetch, machineOptions = {}, actors, name = "jianmu" }) {
+  const endpoint = fetch ? { client: sdkClient({ baseURL, fetch }) } : { baseURL, apiKey: API_KEY };
+  const modelClient = ModelClient.resolve({ ...endpoint, model, stream, resilience: { maxRetries: 2 } });
+  const built = createReactMachine({ modelClient, tools: jianmuTools, config: { maxIterations: 50 }, ...machineOptions });
+  const machine = actors ? built.provide({ actors }) : built;
   return {
-    name: "jianmu",
+    name,
     machine,
     async run(prompt = BENCH_PROMPT) {
       const output = await runAgent(machine, { messages: [human(prompt)] });
       if (output.status !== "succeeded") {
-        throw new Error(`jianmu: the run failed (${output.termination?.reason}): ${output.termination?.error?.message ?? ""}`);
+        throw new Error(`${name}: the run failed (${output.termination?.reason}): ${output.termination?.error?.message ?? ""}`);
       }
       return output.finalAnswer;
     },
