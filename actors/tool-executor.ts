@@ -8,6 +8,7 @@ import { failedOutcome, failureOf, succeededOutcome, truncateOutput, type ToolEr
 import { ProgressBatcher, type Progress } from "./progress.js";
 import type { ToolProgress } from "./tool-events.js";
 import { fromReportingPromise } from "./reporting-promise.js";
+import { cancellationOf, type StepCancellation } from "./step-cancellation.js";
 import type { ToolOwners } from "./tool-providers.js";
 import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
 import { JianmuError } from "../tools/jianmu-error.js";
@@ -97,9 +98,11 @@ class ToolTimeoutError extends JianmuError {
 }
 
 /**
- * The batch signal's single listener, passing an abort on to every call still running. One per
+ * The batch's single abort listener, passing an abort on to every call still running. One per
  * batch, not one per call: a batch of more than 10 parallel calls would otherwise make Node warn
- * of a listener leak (MaxListenersExceededWarning) on the batch signal.
+ * of a listener leak (MaxListenersExceededWarning) on the batch signal. It listens through the
+ * step's cancellation (step-cancellation.ts), so a batch whose tools never read `ctx.signal`
+ * makes no AbortSignal at all.
  */
 class BatchAborts {
   private readonly running = new Set<AbortController>();
@@ -107,30 +110,32 @@ class BatchAborts {
   readonly stopped: Promise<never>;
   private rejectStopped: (reason: unknown) => void = () => undefined;
   private readonly onAbort = () => {
-    for (const controller of this.running) controller.abort(this.signal.reason);
-    this.rejectStopped(this.signal.reason ?? new Error("aborted"));
+    const reason = this.cancellation.reason;
+    for (const controller of this.running) controller.abort(reason);
+    this.rejectStopped(reason ?? new Error("aborted"));
   };
+  readonly release: () => void;
 
-  constructor(readonly signal: AbortSignal) {
+  constructor(readonly cancellation: StepCancellation) {
     this.stopped = new Promise<never>((_, reject) => (this.rejectStopped = reject));
     this.stopped.catch(() => undefined);
-    signal.addEventListener("abort", this.onAbort, { once: true });
+    this.release = cancellation.onAbort(this.onAbort);
+  }
+
+  get aborted(): boolean {
+    return this.cancellation.aborted;
   }
 
   /** A controller for one call, aborted with the batch; `untrack` it when the call has ended. */
   track(): AbortController {
     const controller = new AbortController();
-    if (this.signal.aborted) controller.abort(this.signal.reason);
+    if (this.cancellation.aborted) controller.abort(this.cancellation.reason);
     this.running.add(controller);
     return controller;
   }
 
   untrack(controller: AbortController): void {
     this.running.delete(controller);
-  }
-
-  release(): void {
-    this.signal.removeEventListener("abort", this.onAbort);
   }
 }
 
@@ -153,7 +158,7 @@ async function runWithLimits(
   const own = () => (controller ??= batch.track());
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    if (batch.signal.aborted) throw batch.signal.reason ?? new Error("aborted");
+    if (batch.aborted) throw batch.cancellation.reason ?? new Error("aborted");
     const timeoutMs = tool.timeoutMs;
     let timedOut: Promise<never> | undefined;
     if (timeoutMs !== undefined) {
@@ -179,7 +184,7 @@ async function runWithLimits(
     };
     const running = Promise.resolve().then(() => {
       // Cancelled between validation and the call: do not start work nobody will read.
-      if (batch.signal.aborted) throw batch.signal.reason;
+      if (batch.aborted) throw batch.cancellation.reason;
       return runner(tool, args, ctx);
     });
     return await (timedOut ? Promise.race([running, timedOut]) : running);
@@ -217,7 +222,10 @@ interface ToolProgressEvent {
 export function createToolExecutorActor(deps: ExecutorDeps) {
   const runner = deps.runner ?? defaultRunner;
   const now = deps.now ?? Date.now;
-  return fromReportingPromise<ExecutorOutput, ExecutorInput, ToolProgressEvent>(async ({ input, signal, report: send }) => {
+  return fromReportingPromise<ExecutorOutput, ExecutorInput, ToolProgressEvent>(async (args) => {
+    const { input, report: send } = args;
+    // Not `args.signal`: reading it makes an AbortSignal, which most batches never need (step-cancellation.ts).
+    const signal = args.cancellation ?? cancellationOf(args.signal);
     // Once stopped (cancel, final state, actor.stop) the parent is gone: calls winding down report to no one.
     const progress = new ProgressBatcher<ToolProgress>((batch) => {
       if (!signal.aborted) send?.({ type: "tool.progress", progress: batch });
