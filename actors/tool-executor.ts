@@ -46,6 +46,8 @@ export interface ExecutorDeps {
    * names the agent actor's tools (`toolsOwnerOf`): two live actors of one run each have their own tools.
    */
   toolset(runId: string, owner?: string): Promise<ToolSet>;
+  /** The same tools when they are ready (undefined while providers start): saves awaiting `toolset` every round. */
+  toolsetNow?(runId: string, owner?: string): ToolSet | undefined;
   /** Whose tools each input was made for (`toolsOwnerOf`, marked by the agent's invoke input mapper). */
   owners?: ToolOwners;
   runner?: ToolRunner;
@@ -144,7 +146,8 @@ class BatchAborts {
  * behind, not waited for; the batch as a whole races the batch abort in the same way). The call's
  * own AbortController (so a tool's listeners never pile up on the batch signal) is made only when
  * the tool reads `ctx.signal` or has a timeout: most tools do neither, and a controller per call
- * is measurable.
+ * is measurable. `deferred`: start the tool on the next microtask, so that every call of a
+ * parallel batch is reported started before any tool body runs; a call run on its own starts at once.
  */
 async function runWithLimits(
   tool: Tool,
@@ -153,6 +156,7 @@ async function runWithLimits(
   state: Record<string, unknown>,
   batch: BatchAborts,
   runner: ToolRunner,
+  deferred: boolean,
 ): Promise<unknown> {
   let controller: AbortController | undefined;
   const own = () => (controller ??= batch.track());
@@ -166,8 +170,10 @@ async function runWithLimits(
       timedOut = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           const error = new ToolTimeoutError(`timed out after ${timeoutMs} ms`);
-          callController.abort(error);
+          // Rejected before the abort: a tool that settles as soon as its signal aborts must not
+          // win the race against its own timeout.
           reject(error);
+          callController.abort(error);
         }, timeoutMs);
       });
     }
@@ -182,11 +188,14 @@ async function runWithLimits(
         return (view ??= readOnlyView(state));
       },
     };
-    const running = Promise.resolve().then(() => {
-      // Cancelled between validation and the call: do not start work nobody will read.
-      if (batch.aborted) throw batch.cancellation.reason;
-      return runner(tool, args, ctx);
-    });
+    const running = deferred
+      ? Promise.resolve().then(() => {
+          // Cancelled between validation and the call: do not start work nobody will read.
+          if (batch.aborted) throw batch.cancellation.reason;
+          return runner(tool, args, ctx);
+        })
+      : // Checked for an abort just above, with nothing awaited since. A synchronous throw is caught as a rejection would be.
+        runner(tool, args, ctx);
     return await (timedOut ? Promise.race([running, timedOut]) : running);
   } finally {
     if (timer) clearTimeout(timer);
@@ -231,7 +240,9 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       if (!signal.aborted) send?.({ type: "tool.progress", progress: batch });
     }, now);
     const report = (event: ToolProgress) => progress.push(event);
-    const toolset = await deps.toolset(input.runId, deps.owners?.claim(input));
+    const owner = deps.owners?.claim(input);
+    // Tools that are ready are taken as they are: awaiting a settled promise costs a turn every round.
+    const toolset = deps.toolsetNow?.(input.runId, owner) ?? (await deps.toolset(input.runId, owner));
     const batch = new BatchAborts(signal);
     const decisionOf = new Map(input.decisions.map((d) => [d.callId, d]));
     /** Tell the agent how a call ended (after the journal has it). */
@@ -245,16 +256,14 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       return outcome;
     };
 
+    // The same for every call of the batch: made once, not per call.
+    const journal = deps.journal;
+    const lookup = (name: string) => toolset.get(name);
+    const toolNames = () => toolset.list().map((t) => t.name);
+
     /** Acts on the call's plan (actors/call-plan.ts): runs, journals and reports; the decisions are the plan's. */
     const runOne = async (call: ToolCall): Promise<ToolOutcome> => {
-      const journal = deps.journal;
-      const facts = {
-        call,
-        decision: decisionOf.get(call.id),
-        lookup: (name: string) => toolset.get(name),
-        toolNames: () => toolset.list().map((t) => t.name),
-        offered: input.offered,
-      };
+      const facts = { call, decision: decisionOf.get(call.id), lookup, toolNames, offered: input.offered };
       const first = planCall(journal ? { ...facts, journal: "unread" } : facts);
       if (first.kind === "answer") return first.outcome;
       report({ type: "tool.call.started", callId: call.id, name: call.name, arguments: first.arguments });
@@ -272,10 +281,11 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
         }
         plan = planCall({ ...facts, journal: view });
       }
-      /** Journal the outcome before anyone sees it, then report it. */
+      /** Journal the outcome before anyone sees it, then report it (at once when no journal is kept: nothing to wait for). */
       const finish = async (outcome: ToolOutcome): Promise<ToolOutcome> => {
+        if (!journal) return reportOutcome(outcome);
         try {
-          await journal?.completed(key, outcome);
+          await journal.completed(key, outcome);
         } catch {
           // The outcome is real and the run goes on with it; only a crash before the next
           // checkpoint would now turn this call into an unknown outcome.
@@ -314,7 +324,7 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       }
       let outcome: ToolOutcome;
       try {
-        const value = await runWithLimits(tool, args, call, input.state, batch, runner);
+        const value = await runWithLimits(tool, args, call, input.state, batch, runner, parallel);
         const rendered = renderResult(value);
         if (rendered.problem !== undefined) {
           return finish(failedOutcome(call, "invalid_output", `${call.name} ran, but ${rendered.problem}`, now() - started));
