@@ -142,12 +142,63 @@ class BatchAborts {
 }
 
 /**
+ * A call's `ctx`. `signal` and `state` are made on first read: the call's own AbortController (so
+ * a tool's listeners never pile up on the batch signal) only when the tool reads `ctx.signal` or
+ * has a timeout, the read-only view only when it looks at the state; most tools do neither, and
+ * each costs microseconds. Both are own, enumerable properties, as in a plain object (a runner may
+ * spread `ctx`), read through getters shared by every call: an object literal with its own getters
+ * costs V8 close to 1 µs to build, per call.
+ */
+class CallContext implements ToolContext {
+  static readonly #lazy: PropertyDescriptorMap = {
+    signal: {
+      get(this: CallContext): AbortSignal {
+        return this.own().signal;
+      },
+      enumerable: true,
+      configurable: true,
+    },
+    state: {
+      get(this: CallContext): ToolContext["state"] {
+        return (this.#view ??= readOnlyView(this.#runState));
+      },
+      enumerable: true,
+      configurable: true,
+    },
+  };
+  declare readonly signal: AbortSignal;
+  declare readonly state: ToolContext["state"];
+  #controller: AbortController | undefined;
+  #view: ToolContext["state"] | undefined;
+  readonly #runState: Record<string, unknown>;
+  readonly #batch: BatchAborts;
+
+  constructor(
+    readonly callId: string,
+    runState: Record<string, unknown>,
+    batch: BatchAborts,
+  ) {
+    this.#runState = runState;
+    this.#batch = batch;
+    Object.defineProperties(this, CallContext.#lazy);
+  }
+
+  /** The call's own controller, aborted with the batch; made on first need. */
+  own(): AbortController {
+    return (this.#controller ??= this.#batch.track());
+  }
+
+  /** The call has ended: its controller (if it was made) no longer follows the batch. */
+  release(): void {
+    if (this.#controller) this.#batch.untrack(this.#controller);
+  }
+}
+
+/**
  * Run one call, stopped by its timeout if it has one (a tool that ignores its signal is left
- * behind, not waited for; the batch as a whole races the batch abort in the same way). The call's
- * own AbortController (so a tool's listeners never pile up on the batch signal) is made only when
- * the tool reads `ctx.signal` or has a timeout: most tools do neither, and a controller per call
- * is measurable. `deferred`: start the tool on the next microtask, so that every call of a
- * parallel batch is reported started before any tool body runs; a call run on its own starts at once.
+ * behind, not waited for; the batch as a whole races the batch abort in the same way).
+ * `deferred`: start the tool on the next microtask, so that every call of a parallel batch is
+ * reported started before any tool body runs; a call run on its own starts at once.
  */
 async function runWithLimits(
   tool: Tool,
@@ -158,15 +209,14 @@ async function runWithLimits(
   runner: ToolRunner,
   deferred: boolean,
 ): Promise<unknown> {
-  let controller: AbortController | undefined;
-  const own = () => (controller ??= batch.track());
+  const ctx = new CallContext(call.id, state, batch);
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     if (batch.aborted) throw batch.cancellation.reason ?? new Error("aborted");
     const timeoutMs = tool.timeoutMs;
     let timedOut: Promise<never> | undefined;
     if (timeoutMs !== undefined) {
-      const callController = own();
+      const callController = ctx.own();
       timedOut = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           const error = new ToolTimeoutError(`timed out after ${timeoutMs} ms`);
@@ -177,17 +227,6 @@ async function runWithLimits(
         }, timeoutMs);
       });
     }
-    let view: ToolContext["state"] | undefined;
-    const ctx: ToolContext = {
-      get signal() {
-        return own().signal;
-      },
-      callId: call.id,
-      // Built on first read: most tools never look at the state.
-      get state() {
-        return (view ??= readOnlyView(state));
-      },
-    };
     const running = deferred
       ? Promise.resolve().then(() => {
           // Cancelled between validation and the call: do not start work nobody will read.
@@ -199,7 +238,7 @@ async function runWithLimits(
     return await (timedOut ? Promise.race([running, timedOut]) : running);
   } finally {
     if (timer) clearTimeout(timer);
-    if (controller) batch.untrack(controller);
+    ctx.release();
   }
 }
 
