@@ -321,15 +321,18 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
         plan = planCall({ ...facts, journal: view });
       }
       /** Journal the outcome before anyone sees it, then report it (at once when no journal is kept: nothing to wait for). */
-      const finish = async (outcome: ToolOutcome): Promise<ToolOutcome> => {
+      // Not an async function: returning its promise from runOne would cost two more microtask turns.
+      const finish = (outcome: ToolOutcome): ToolOutcome | Promise<ToolOutcome> => {
         if (!journal) return reportOutcome(outcome);
-        try {
-          await journal.completed(key, outcome);
-        } catch {
-          // The outcome is real and the run goes on with it; only a crash before the next
-          // checkpoint would now turn this call into an unknown outcome.
-        }
-        return reportOutcome(outcome);
+        return (async () => {
+          try {
+            await journal.completed(key, outcome);
+          } catch {
+            // The outcome is real and the run goes on with it; only a crash before the next
+            // checkpoint would now turn this call into an unknown outcome.
+          }
+          return reportOutcome(outcome);
+        })();
       };
       switch (plan.kind) {
         // Decided by the decision alone, so answered above; kept for the type's sake.
