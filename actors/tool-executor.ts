@@ -273,16 +273,16 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
   return fromReportingPromise<ExecutorOutput, ExecutorInput, ToolProgressEvent>(async (args) => {
     const { input, report: send } = args;
     // Not `args.signal`: reading it makes an AbortSignal, which most batches never need (step-cancellation.ts).
-    const signal = args.cancellation ?? cancellationOf(args.signal);
+    const cancellation = args.cancellation ?? cancellationOf(args.signal);
     // Once stopped (cancel, final state, actor.stop) the parent is gone: calls winding down report to no one.
     const progress = new ProgressBatcher<ToolProgress>((batch) => {
-      if (!signal.aborted) send?.({ type: "tool.progress", progress: batch });
+      if (!cancellation.aborted) send?.({ type: "tool.progress", progress: batch });
     }, now);
     const report = (event: ToolProgress) => progress.push(event);
     const owner = deps.owners?.claim(input);
     // Tools that are ready are taken as they are: awaiting a settled promise costs a turn every round.
     const toolset = deps.toolsetNow?.(input.runId, owner) ?? (await deps.toolset(input.runId, owner));
-    const batch = new BatchAborts(signal);
+    const batch = new BatchAborts(cancellation);
     const decisionOf = new Map(input.decisions.map((d) => [d.callId, d]));
     /** Tell the agent how a call ended (after the journal has it). */
     const reportOutcome = (outcome: ToolOutcome): ToolOutcome => {
@@ -375,7 +375,7 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       } catch (error) {
         if (isTimeout(error)) outcome = failedOutcome(call, "timeout", `${call.name} ${error.message}`, now() - started);
         // Not journaled: the run is being stopped, and whether the tool got to act is unknown.
-        else if (signal.aborted) return fail("aborted", `${call.name} was cancelled`);
+        else if (cancellation.aborted) return fail("aborted", `${call.name} was cancelled`);
         // An error message is an observation too: cut it like an output so it cannot blow the context.
         else outcome = failedOutcome(call, "threw", truncateOutput(`${call.name} failed: ${errorText(error)}`, input.maxOutputChars), now() - started);
       }
@@ -391,7 +391,7 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       const outcomes: ToolOutcome[] = [];
       for (const call of input.calls) {
         // Stopped mid-batch: the calls not yet begun are not begun (nor journaled as started).
-        if (signal.aborted) break;
+        if (cancellation.aborted) break;
         outcomes.push(await runOne(call));
       }
       return outcomes;
