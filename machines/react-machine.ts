@@ -296,6 +296,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
       guard: createPreflightActor(options.constraints ?? [], now),
       toolExecutor: createToolExecutorActor({
         toolset: (runId, owner) => registry.toolset(runId, owner),
+        toolsetNow: (runId, owner) => registry.toolsetNow(runId, owner),
         owners: toolOwners,
         ...(options.toolRunner ? { runner: options.toolRunner } : {}),
         ...(options.journal ? { journal: options.journal } : {}),
