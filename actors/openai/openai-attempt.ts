@@ -4,6 +4,7 @@ import type { ModelTurn } from "../model-client.js";
 import { readCompletion } from "./completion-read.js";
 import { AttemptError, classifyFailure } from "./model-failure.js";
 import { describeWireIssue, parseChunk, parseCompletion } from "./openai-wire-schemas.js";
+import { RequestAbort } from "./request-abort.js";
 import { StreamMerger, type TurnParts } from "./stream-merge.js";
 
 export interface AttemptInput {
@@ -20,15 +21,16 @@ export interface AttemptInput {
 }
 
 /**
- * One HTTP request through the SDK, with its own AbortController: the caller's signal and the
- * attempt's timer both abort it, and it is released when the attempt ends. (A fresh controller
- * per request matters: the SDK adds an abort listener to whatever signal it is given and never
- * removes it, so handing it a long-lived signal would leak one listener per request.)
+ * One HTTP request through the SDK, with its own abort handle (`RequestAbort`, an AbortController
+ * without the costly AbortSignal): the caller's signal and the attempt's timer both abort it, and it
+ * is released when the attempt ends. (A fresh handle per request matters: the SDK adds an abort
+ * listener to whatever signal it is given and never removes it, so handing it a long-lived signal
+ * would leak one listener per request.)
  * The timeout covers the whole attempt, streamed body included, not just the response headers.
  */
 export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn> {
   const { signal } = input;
-  const controller = new AbortController();
+  const controller = new RequestAbort();
   let abortReason: "caller" | "timeout" | undefined;
   const onCallerAbort = () => {
     abortReason ??= "caller";
@@ -49,7 +51,7 @@ export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn>
   let bodyRead = false;
   try {
     // The SDK must not retry on its own: retries, their events and the toolChoice rule are ours.
-    const requestOptions = { signal: controller.signal, maxRetries: 0 };
+    const requestOptions = { signal: controller.asSignal(), maxRetries: 0 };
     let parts: TurnParts;
     // The body is built by us (it may carry fields the SDK's types do not know, like `top_k`).
     if (input.stream) {
