@@ -1,4 +1,5 @@
 import { fromCallback, type AnyActorRef, type EventObject, type PromiseActorLogic } from "xstate";
+import { StepCancellation, type Cancellation } from "./cancellation.js";
 
 /** What a reporting step gets: `fromPromise`'s arguments, plus `report` to tell the agent how it goes. */
 export interface ReportingPromiseArgs<TInput, TReport extends EventObject> {
@@ -12,6 +13,11 @@ export interface ReportingPromiseArgs<TInput, TReport extends EventObject> {
    * creator runs under plain `fromPromise` (e.g. a test wraps it): then report nothing while it runs.
    */
   report?: (event: TReport) => void;
+  /**
+   * The same cancellation as `signal`, without building an AbortSignal (see `Cancellation`): read
+   * only this, and `signal` is never built. Absent under plain `fromPromise`, like `report`.
+   */
+  cancellation?: Cancellation;
 }
 
 export type ReportingPromiseCreator<TOutput, TInput, TReport extends EventObject> = (args: ReportingPromiseArgs<TInput, TReport>) => PromiseLike<TOutput>;
@@ -31,19 +37,31 @@ export function fromReportingPromise<TOutput, TInput, TReport extends EventObjec
   creator: ReportingPromiseCreator<TOutput, TInput, TReport>,
 ): PromiseActorLogic<TOutput, TInput> {
   const callback = fromCallback<EventObject, TInput>(({ input, self, system, emit, sendBack }) => {
-    // One controller per request, released with it: stopping the step before it settles aborts it.
-    const controller = new AbortController();
+    // One cancellation per request, released with it: stopping the step before it settles aborts it.
+    // Its AbortSignal is built only when the creator reads `signal` (jianmu's LLM step does not).
+    const cancellation = new StepCancellation();
     let settled = false;
     const settle = (event: Settled<TOutput>) => {
       settled = true;
       if (self.getSnapshot().status === "active") self.send(event);
     };
-    new Promise<TOutput>((resolve) => resolve(creator({ input, signal: controller.signal, self, system, emit, report: sendBack }))).then(
+    const args: ReportingPromiseArgs<TInput, TReport> = {
+      input,
+      get signal() {
+        return cancellation.signal;
+      },
+      self,
+      system,
+      emit,
+      report: sendBack,
+      cancellation,
+    };
+    new Promise<TOutput>((resolve) => resolve(creator(args))).then(
       (output) => settle({ type: SETTLED, ok: true, output }),
       (error: unknown) => settle({ type: SETTLED, ok: false, error }),
     );
     return () => {
-      if (!settled) controller.abort();
+      if (!settled) cancellation.abort();
     };
   });
   const logic = {
