@@ -5,7 +5,6 @@ import type { ModelTurn } from "../model-client.js";
 import { readCompletion } from "./completion-read.js";
 import { AttemptError, classifyFailure } from "./model-failure.js";
 import { describeWireIssue, parseChunk, parseCompletion } from "./openai-wire-schemas.js";
-import { startDeadline } from "./attempt-deadlines.js";
 import { RequestAbort } from "./request-abort.js";
 import { StreamMerger, type TurnParts } from "./stream-merge.js";
 
@@ -38,11 +37,10 @@ export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn>
     abortReason ??= "caller";
     controller.abort();
   };
-  // Not a setTimeout of its own: attempts share one timer per limit (see `startDeadline`).
-  const deadline = startDeadline(input.timeoutMs, () => {
+  const timer = setTimeout(() => {
     abortReason ??= "timeout";
     controller.abort();
-  });
+  }, input.timeoutMs);
   if (cancellation) {
     if (cancellation.aborted) onCallerAbort();
     else cancellation.addAbortListener(onCallerAbort);
@@ -113,7 +111,7 @@ export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn>
     const context = abortReason === undefined ? { timeoutMs: input.timeoutMs, delivered } : { timeoutMs: input.timeoutMs, delivered, abortReason };
     throw new AttemptError(classifyFailure(error, context));
   } finally {
-    deadline.cancel();
+    clearTimeout(timer);
     cancellation?.removeAbortListener(onCallerAbort);
     // Frees the connection if we stopped reading early (bad chunk, listener error).
     if (!bodyRead) controller.abort();
