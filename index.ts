@@ -64,6 +64,7 @@ export type { AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, U
 export { ModelError, ZERO_USAGE, addUsage } from "./actors/model-client.js";
 export { JianmuError, isJianmuError } from "./tools/jianmu-error.js";
 export type { ModelCallEvent, ModelCallOptions, ModelRequest, ModelTurn, ToolChoice, Usage } from "./actors/model-client.js";
+export type { Cancellation } from "./actors/cancellation.js";
 export { ResilienceSchema, FallbackSchema } from "./actors/resilience-config.js";
 export type { Fallback, Resilience, ResilienceInput } from "./actors/resilience-config.js";
 export { DEFAULT_PERSONA, REACT_PROTOCOL, defaultContextBuilder } from "./actors/context-builder.js";

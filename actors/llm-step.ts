@@ -1,7 +1,8 @@
 import type { ToolInfo } from "../tools/tool.js";
 import { functionSchemas, perToolList } from "../tools/toolset.js";
 import type { Resilience } from "./resilience-config.js";
-import { defaultContextBuilder, type ContextBuilder } from "./context-builder.js";
+import { defaultContextBuilder, type ContextBuilder, type ContextInput } from "./context-builder.js";
+import { cancellationOf } from "./cancellation.js";
 import { answerDanglingCalls, type Message } from "./messages.js";
 import { isSaneUsage, saneUsage, type ModelCallEvent, type ModelClient, type ModelRequest, type ModelTurn, type ToolChoice } from "./model-client.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
@@ -70,14 +71,26 @@ const schemasOf = perToolList(functionSchemas);
 
 /** Assemble the request the model client receives. Exported so custom LLM actors can reuse it. */
 export async function buildModelRequest(input: LLMInput, contextBuilder: ContextBuilder = defaultContextBuilder): Promise<ModelRequest> {
-  const messages = await contextBuilder({
+  return requestFor(input, await contextBuilder(contextInputOf(input)));
+}
+
+function contextInputOf(input: LLMInput): ContextInput {
+  return {
     agent: input.agent,
     iteration: input.iteration,
     messages: input.messages,
     state: input.state,
     tools: input.tools,
     ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
-  });
+  };
+}
+
+/**
+ * The request for the prompt a context builder made. Apart from `buildModelRequest` so the LLM step
+ * can skip the await (a promise and a microtask hop per round) when the builder answers at once,
+ * as the default one does.
+ */
+function requestFor(input: LLMInput, messages: Message[]): ModelRequest {
   const request: ModelRequest = { messages: answerDanglingCalls(messages), tools: schemasOf(input.tools), extraParams: input.extraParams };
   const { model, temperature, maxTokens, topP, topK, timeoutMs } = input.sampling;
   if (model !== undefined) request.model = model;
@@ -97,17 +110,27 @@ export async function buildModelRequest(input: LLMInput, contextBuilder: Context
  */
 export function createLLMActor(deps: LLMActorDeps) {
   const now = deps.now ?? Date.now;
-  return fromReportingPromise<LLMOutput, LLMInput, LLMProgressEvent>(async ({ input, signal, report }) => {
+  return fromReportingPromise<LLMOutput, LLMInput, LLMProgressEvent>(async (args) => {
+    const { input, report } = args;
+    // The step's signal is not read unless a model client asks for it: building one costs more
+    // than the rest of the call's overhead (see `Cancellation`). Under plain fromPromise there is
+    // only the signal.
+    const cancellation = args.cancellation ?? cancellationOf(args.signal);
     // Once stopped (cancel, actor.stop) the parent is gone: late attempt events report to no one.
     const progress = new ProgressBatcher<LLMProgress>((batch) => {
-      if (!signal.aborted) report?.({ type: "llm.progress", progress: batch });
+      if (!cancellation.aborted) report?.({ type: "llm.progress", progress: batch });
     }, now);
     try {
-      const request = await buildModelRequest(input, deps.contextBuilder);
+      const built = (deps.contextBuilder ?? defaultContextBuilder)(contextInputOf(input));
+      const request = requestFor(input, Array.isArray(built) ? built : await built);
       if (deps.resilience !== undefined) request.resilience = deps.resilience;
       const wanted = input.streamArguments;
       let turn = await deps.modelClient.complete(request, {
-        signal,
+        // A getter: only a client that does not know `cancellation` builds the signal.
+        get signal() {
+          return cancellation.signal;
+        },
+        cancellation,
         onEvent: (event) => progress.push(event),
         ...(wanted !== undefined
           ? { onToolArguments: (call: { name: string; arguments: string }) => call.name === wanted && progress.push({ type: "tool.arguments", name: call.name, arguments: call.arguments }) }

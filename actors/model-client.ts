@@ -4,6 +4,7 @@ import type { Resilience } from "./resilience-config.js";
 import type { ModelCallEvent } from "./model-events.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 import type { Usage } from "./usage.js";
+import type { Cancellation } from "./cancellation.js";
 
 export type { Usage } from "./usage.js";
 
@@ -114,6 +115,11 @@ export type { ModelCallEvent } from "./model-events.js";
 export interface ModelCallOptions {
   /** Cancels the HTTP request (the LLM actor passes its own signal). */
   signal?: AbortSignal;
+  /**
+   * The same cancellation as `signal`, cheaper (see `Cancellation`): a client that knows it uses it
+   * and leaves `signal` unread, so the LLM step's signal is never built. Clients may ignore it.
+   */
+  cancellation?: Cancellation;
   onEvent?: (event: ModelCallEvent) => void;
   /**
    * A streamed tool call's arguments so far, after each fragment (the LLM step asks for them only

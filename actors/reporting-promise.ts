@@ -1,5 +1,5 @@
 import { fromCallback, type AnyActorRef, type EventObject, type PromiseActorLogic } from "xstate";
-import { LazyCancellation, type StepCancellation } from "./step-cancellation.js";
+import { LazyCancellation, type Cancellation } from "./cancellation.js";
 
 /** What a reporting step gets: `fromPromise`'s arguments, plus `report` to tell the agent how it goes. */
 export interface ReportingPromiseArgs<TInput, TReport extends EventObject> {
@@ -15,9 +15,9 @@ export interface ReportingPromiseArgs<TInput, TReport extends EventObject> {
   report?: (event: TReport) => void;
   /**
    * The step's stop, also readable without making `signal` (made on first read: see
-   * step-cancellation.ts). Absent under plain `fromPromise`: then read `signal`.
+   * cancellation.ts). Absent under plain `fromPromise`: then read `signal`.
    */
-  cancellation?: StepCancellation;
+  cancellation?: Cancellation;
 }
 
 export type ReportingPromiseCreator<TOutput, TInput, TReport extends EventObject> = (args: ReportingPromiseArgs<TInput, TReport>) => PromiseLike<TOutput>;
@@ -28,7 +28,7 @@ export type ReportingPromiseCreator<TOutput, TInput, TReport extends EventObject
  * would cost V8 about 0.7 µs to build on every step; defining a shared accessor costs a seventh of that.
  */
 const SIGNAL_ON_READ: PropertyDescriptor = {
-  get(this: { cancellation: StepCancellation }): AbortSignal {
+  get(this: { cancellation: Cancellation }): AbortSignal {
     return this.cancellation.signal;
   },
   enumerable: true,
@@ -51,7 +51,7 @@ export function fromReportingPromise<TOutput, TInput, TReport extends EventObjec
 ): PromiseActorLogic<TOutput, TInput> {
   const callback = fromCallback<EventObject, TInput>(({ input, self, system, emit, sendBack }) => {
     // One controller per request, released with it: stopping the step before it settles aborts it.
-    // Made only if the creator reads `signal` (or on a stop): see step-cancellation.ts.
+    // Made only if the creator reads `signal` (or on a stop): see cancellation.ts.
     const cancellation = new LazyCancellation();
     let settled = false;
     const settle = (event: Settled<TOutput>) => {

@@ -8,7 +8,7 @@ import { failedOutcome, failureOf, succeededOutcome, truncateOutput, type ToolEr
 import { ProgressBatcher, type Progress } from "./progress.js";
 import type { ToolProgress } from "./tool-events.js";
 import { fromReportingPromise } from "./reporting-promise.js";
-import { cancellationOf, type StepCancellation } from "./step-cancellation.js";
+import { cancellationOf, type Cancellation } from "./cancellation.js";
 import type { ToolOwners } from "./tool-providers.js";
 import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
 import { JianmuError } from "../tools/jianmu-error.js";
@@ -103,7 +103,7 @@ class ToolTimeoutError extends JianmuError {
  * The batch's single abort listener, passing an abort on to every call still running. One per
  * batch, not one per call: a batch of more than 10 parallel calls would otherwise make Node warn
  * of a listener leak (MaxListenersExceededWarning) on the batch signal. It listens through the
- * step's cancellation (step-cancellation.ts), so a batch whose tools never read `ctx.signal`
+ * step's cancellation (cancellation.ts), so a batch whose tools never read `ctx.signal`
  * makes no AbortSignal at all.
  */
 class BatchAborts {
@@ -118,7 +118,7 @@ class BatchAborts {
   };
   readonly release: () => void;
 
-  constructor(readonly cancellation: StepCancellation) {
+  constructor(readonly cancellation: Cancellation) {
     this.stopped = new Promise<never>((_, reject) => (this.rejectStopped = reject));
     this.stopped.catch(() => undefined);
     this.release = cancellation.onAbort(this.onAbort);
@@ -272,7 +272,7 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
   const now = deps.now ?? Date.now;
   return fromReportingPromise<ExecutorOutput, ExecutorInput, ToolProgressEvent>(async (args) => {
     const { input, report: send } = args;
-    // Not `args.signal`: reading it makes an AbortSignal, which most batches never need (step-cancellation.ts).
+    // Not `args.signal`: reading it makes an AbortSignal, which most batches never need (cancellation.ts).
     const cancellation = args.cancellation ?? cancellationOf(args.signal);
     // Once stopped (cancel, final state, actor.stop) the parent is gone: calls winding down report to no one.
     const progress = new ProgressBatcher<ToolProgress>((batch) => {

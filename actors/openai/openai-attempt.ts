@@ -1,5 +1,6 @@
 import type OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import type { Cancellation } from "../cancellation.js";
 import type { ModelTurn } from "../model-client.js";
 import { readCompletion } from "./completion-read.js";
 import { AttemptError, classifyFailure } from "./model-failure.js";
@@ -13,21 +14,23 @@ export interface AttemptInput {
   timeoutMs: number;
   /** The model the turn is reported as (the target's, which may be a fallback). */
   model: string;
-  /** The caller's signal; aborting it cancels the HTTP request at once. */
-  signal?: AbortSignal | undefined;
+  /** The caller's cancellation; cancelling cancels the HTTP request at once. */
+  cancellation?: Cancellation | undefined;
   onText: (delta: string) => void;
   onToolArguments?: ((call: { index: number; name: string; arguments: string }) => void) | undefined;
 }
 
 /**
- * One HTTP request through the SDK, with its own AbortController: the caller's signal and the
- * attempt's timer both abort it, and it is released when the attempt ends. (A fresh controller
- * per request matters: the SDK adds an abort listener to whatever signal it is given and never
- * removes it, so handing it a long-lived signal would leak one listener per request.)
+ * One HTTP request through the SDK, with its own AbortController: the caller's cancellation and the
+ * attempt's timer both abort it, and it is released when the attempt ends. (A fresh controller per
+ * request matters: the SDK adds an abort listener to whatever signal it is given and never removes
+ * it, so handing it a long-lived signal would leak one listener per request. It is a real one: the
+ * SDK's contract takes an AbortSignal, and anything that only looks like one would work only as long
+ * as the SDK never hands it on to `fetch`.)
  * The timeout covers the whole attempt, streamed body included, not just the response headers.
  */
 export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn> {
-  const { signal } = input;
+  const { cancellation } = input;
   const controller = new AbortController();
   let abortReason: "caller" | "timeout" | undefined;
   const onCallerAbort = () => {
@@ -38,9 +41,10 @@ export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn>
     abortReason ??= "timeout";
     controller.abort();
   }, input.timeoutMs);
-  if (signal) {
-    if (signal.aborted) onCallerAbort();
-    else signal.addEventListener("abort", onCallerAbort, { once: true });
+  let stopListening: (() => void) | undefined;
+  if (cancellation) {
+    if (cancellation.aborted) onCallerAbort();
+    else stopListening = cancellation.onAbort(onCallerAbort);
   }
   // Only a stream needs one (a whole answer is read in one piece), so only a stream makes one.
   let merger: StreamMerger | undefined;
@@ -109,7 +113,7 @@ export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn>
     throw new AttemptError(classifyFailure(error, context));
   } finally {
     clearTimeout(timer);
-    signal?.removeEventListener("abort", onCallerAbort);
+    stopListening?.();
     // Frees the connection if we stopped reading early (bad chunk, listener error).
     if (!bodyRead) controller.abort();
   }

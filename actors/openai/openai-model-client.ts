@@ -19,6 +19,7 @@ import { AttemptError } from "./model-failure.js";
 import { loadedCallPath, loadCallPath, type CallPath } from "./openai-sdk.js";
 import { publicEndpoint, secretRedactor, urlSecrets } from "./redact.js";
 import { ResilienceSchema, type Resilience } from "../resilience-config.js";
+import { cancellationOf } from "../cancellation.js";
 import { abortableSleep, callWithResilience, emitSafely, monotonicNow, type ResilienceRuntime, type ResilientCall } from "./resilience.js";
 
 export type { ModelClientOptions } from "./model-client-options.js";
@@ -146,7 +147,9 @@ class OpenAIModelClient implements ModelClient {
     const fallbacks = override ? override.fallbacks : this.fallbacks;
     const primary = this.primaryOnly(model);
     const targets = fallbacks.length === 0 ? primary : [primary[0], ...this.fallbackTargets(fallbacks, model)];
-    const { signal, onEvent } = options;
+    const onEvent = options.onEvent;
+    // `options.signal` only when no cheaper `cancellation` comes with it: reading it may build it.
+    const cancellation = options.cancellation ?? (options.signal !== undefined ? cancellationOf(options.signal) : undefined);
     const stream = this.stream;
     const timeoutMs = request.timeoutMs ?? this.timeoutMs;
     // Each streamed delta becomes an event; without a listener there is nobody to build it for.
@@ -155,7 +158,7 @@ class OpenAIModelClient implements ModelClient {
       targets,
       policy: override ?? this.policy,
       runtime: this.runtime,
-      signal,
+      cancellation,
       onEvent,
       // Redaction only runs on a failure, so a call's own secrets are gathered then, not on every call.
       redact: override ? this.lazyRedactor(fallbacks) : this.knownRedactor,
@@ -165,7 +168,7 @@ class OpenAIModelClient implements ModelClient {
         }
         // Built from the same request every time: retries and fallbacks send the same toolChoice.
         const body = buildRequestBody(request, target.model, stream, target.tuning);
-        return attemptCompletion({ client: target.client, body, stream, timeoutMs, model: target.model, signal, onText, onToolArguments: options.onToolArguments });
+        return attemptCompletion({ client: target.client, body, stream, timeoutMs, model: target.model, cancellation, onText, onToolArguments: options.onToolArguments });
       },
     };
   }

@@ -2,6 +2,7 @@ import { ModelError, type ModelAttemptFailure, type ModelCallEvent, type ModelTu
 import { AttemptError, classifyFailure, type AttemptFailure } from "./model-failure.js";
 import { RETRYABLE, type Resilience } from "../resilience-config.js";
 import { redactedError } from "./redact.js";
+import type { Cancellation } from "../cancellation.js";
 
 /** Clock, randomness and waiting, injectable so tests neither sleep for real nor depend on luck. */
 export interface ResilienceRuntime {
@@ -80,7 +81,8 @@ export interface ResilientCall<T extends AttemptTarget, R extends AttemptResult>
   targets: readonly T[];
   policy: Resilience;
   runtime: ResilienceRuntime;
-  signal?: AbortSignal | undefined;
+  /** The caller's cancellation (its AbortSignal, or the LLM step's cheaper stand-in). */
+  cancellation?: Cancellation | undefined;
   /** The caller's listener; without one no event is built at all. */
   onEvent?: ((event: ModelCallEvent) => void) | undefined;
   /** Applied to every message that leaves the call. */
@@ -111,7 +113,7 @@ export async function callWithResilience<T extends AttemptTarget, R extends Atte
     const target = targets[targetIndex] as T;
     const hasNextTarget = targetIndex < targets.length - 1;
     for (let retryIndex = 0; ; retryIndex++) {
-      if (call.signal?.aborted) throw cancelled(target, failures.map((f) => f.record));
+      if (call.cancellation?.aborted) throw cancelled(target, failures.map((f) => f.record));
       attemptNo += 1;
       // Durations are only ever reported in events, so without a listener the clock is not read.
       const started = onEvent ? runtime.now() : 0;
@@ -179,7 +181,8 @@ export async function callWithResilience<T extends AttemptTarget, R extends Atte
       if (next === "none") throw finalError(failures, policy, redact);
       if (next === "fallback") break;
       try {
-        await runtime.sleep(delay as number, call.signal);
+        // Only a retry waits, so only a retry builds the step's real signal.
+        await runtime.sleep(delay as number, call.cancellation?.signal);
       } catch {
         throw cancelled(target, failures.map((f) => f.record));
       }

@@ -1,24 +1,24 @@
 /**
- * How an invoked step learns that it was stopped, without paying for an AbortSignal it does not
- * need. In Node an AbortSignal is a transferable EventTarget: making one costs about 4 µs, and
- * adding and removing a listener about 2 µs more, on every round of every run, while most tool
- * batches never hand a signal to anything. So the step's AbortController is made only when
- * `signal` is first read (or when the step is stopped): asking `aborted` or registering `onAbort`
+ * How an invoked step (and the model call it makes) learns that it was stopped, without paying for
+ * an AbortSignal nobody needs. In Node 20 an AbortSignal is a transferable EventTarget: making one
+ * costs about 4 µs, and adding and removing a listener about 2 µs more, on every round of every run,
+ * while most steps never hand a signal to anything. So a step's AbortController is made only when
+ * `signal` is first read (or when the step is stopped); asking `aborted` or registering `onAbort`
  * makes none. It is still one controller per request, released with it.
  */
-export interface StepCancellation {
+export interface Cancellation {
   /** Whether the step was stopped. */
   readonly aborted: boolean;
   /** Why (the signal's reason); undefined while not stopped. */
   readonly reason: unknown;
-  /** The step's signal, made on first read (already aborted if the step was stopped before). */
+  /** The same cancellation as an AbortSignal, for APIs that need one (made on first read, already aborted if the step was stopped). */
   readonly signal: AbortSignal;
-  /** Calls `listener` once when the step is stopped; returns what removes it. */
+  /** Calls `listener` once when the step is stopped (never if it already was: check `aborted`); returns what removes it. */
   onAbort(listener: () => void): () => void;
 }
 
 /** The cancellation `fromReportingPromise` hands its creator: stopped by `abort()`. */
-export class LazyCancellation implements StepCancellation {
+export class LazyCancellation implements Cancellation {
   private controller: AbortController | undefined;
   private listeners: Set<() => void> | undefined;
   private stopped = false;
@@ -40,6 +40,7 @@ export class LazyCancellation implements StepCancellation {
   }
 
   onAbort(listener: () => void): () => void {
+    if (this.stopped) return () => undefined;
     (this.listeners ??= new Set()).add(listener);
     return () => this.listeners?.delete(listener);
   }
@@ -55,8 +56,8 @@ export class LazyCancellation implements StepCancellation {
   }
 }
 
-/** A cancellation read from a plain signal (a creator run under XState's `fromPromise`). */
-export function cancellationOf(signal: AbortSignal): StepCancellation {
+/** A caller's AbortSignal seen as a cancellation (its listener is removed by what `onAbort` returns). */
+export function cancellationOf(signal: AbortSignal): Cancellation {
   return {
     get aborted() {
       return signal.aborted;

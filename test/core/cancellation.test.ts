@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createActor } from "xstate";
 import { z } from "zod";
 import { human } from "../../actors/messages.js";
+import { LazyCancellation } from "../../actors/cancellation.js";
 import { fromReportingPromise, type ReportingPromiseArgs } from "../../actors/reporting-promise.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
@@ -10,7 +11,7 @@ import { defineTool } from "../../tools/tool.js";
 
 /*
  * A reporting step makes its AbortSignal only when something reads it, and a tool's ctx reads its
- * signal and state through shared getters (actors/step-cancellation.ts, actors/tool-executor.ts).
+ * signal and state through shared getters (actors/cancellation.ts, actors/tool-executor.ts).
  * Neither may change what a creator, a runner or a tool sees.
  */
 
@@ -97,5 +98,33 @@ describe("a tool's ctx", () => {
     expect(seen).toEqual([
       { keys: ["callId", "signal", "state"], isSignal: true, callId: "peek_1", messages: 2, writeError: "ctx.state is read-only: tools report results by returning them" },
     ]);
+  });
+});
+
+describe("LazyCancellation", () => {
+  it("runs each listener once, skips removed ones, makes no signal until read, and gives an aborted one when read late", () => {
+    const cancellation = new LazyCancellation();
+    const calls: string[] = [];
+    cancellation.onAbort(() => calls.push("kept"));
+    const remove = cancellation.onAbort(() => calls.push("removed"));
+    remove();
+    cancellation.abort();
+    cancellation.abort();
+    expect(calls).toEqual(["kept"]);
+    expect(cancellation.aborted).toBe(true);
+    expect(cancellation.signal.aborted).toBe(true);
+    expect(cancellation.reason).toBe(cancellation.signal.reason);
+  });
+
+  it("never calls a listener added after the stop, and aborts a signal read before it", () => {
+    const cancellation = new LazyCancellation();
+    const signal = cancellation.signal;
+    expect(signal.aborted).toBe(false);
+    expect(cancellation.reason).toBeUndefined();
+    cancellation.abort();
+    expect(signal.aborted).toBe(true);
+    let late = false;
+    cancellation.onAbort(() => (late = true))();
+    expect(late).toBe(false);
   });
 });
