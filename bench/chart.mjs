@@ -40,6 +40,35 @@ export const applyReply = assign(({ context, event }) => {
 /** The run fails with `reason`, keeping the failed actor's error. */
 export const terminate = (reason) => assign(({ event }) => ({ termination: { reason, error: String(event.error?.message ?? event.error) } }));
 
+/** The chart's named guards (design-charts.mjs uses them too). */
+export const chartGuards = {
+  budgetSpent: ({ context }) => MAX_BUDGET_TOKENS !== undefined && context.totalTokens >= MAX_BUDGET_TOKENS,
+  hasToolCalls: ({ event }) => event.output.toolCalls.length > 0,
+  isDone: ({ context }) => context.done,
+  iterationsLeft: ({ context }) => context.iteration < MAX_ITERATIONS,
+};
+
+/** The root's `toolProviders` actor for tools known up front: `tools.ready` once started, like jianmu's. */
+export const staticToolProviders = (toolInfo) =>
+  fromCallback(({ sendBack }) => {
+    let live = true;
+    queueMicrotask(() => live && sendBack({ type: "tools.ready", tools: toolInfo }));
+    return () => {
+      live = false;
+    };
+  });
+
+/** CheckBudget, Retry and the two final states, as every chart shape here has them (guard `iterationsLeft`). */
+export const loopEndStates = {
+  CheckBudget: {
+    entry: assign({ iteration: ({ context }) => context.iteration + 1 }),
+    always: [{ guard: "iterationsLeft", target: "Retry" }, { target: "Failed", actions: assign({ termination: { reason: "maxIterations" } }) }],
+  },
+  Retry: { always: "Evaluating" },
+  Succeeded: { type: "final" },
+  Failed: { type: "final" },
+};
+
 /** A fresh run's context: the prompt's messages and the loop's bookkeeping. */
 export const chartContext = ({ input }) => ({
   messages: input.messages,
@@ -70,23 +99,12 @@ export function createChartMachine({ name = "chart", complete, toolBodies, toolI
 
   return setup({
     actors: {
-      toolProviders: fromCallback(({ sendBack }) => {
-        let live = true;
-        queueMicrotask(() => live && sendBack({ type: "tools.ready", tools: toolInfo }));
-        return () => {
-          live = false;
-        };
-      }),
+      toolProviders: staticToolProviders(toolInfo),
       llm: fromPromise(({ input }) => complete(input.messages)),
       toolExecutor: fromPromise(({ input }) => toolMessages(toolBodies, input.calls)),
     },
     actions: { applyReply },
-    guards: {
-      budgetSpent: ({ context }) => MAX_BUDGET_TOKENS !== undefined && context.totalTokens >= MAX_BUDGET_TOKENS,
-      hasToolCalls: ({ event }) => event.output.toolCalls.length > 0,
-      isDone: ({ context }) => context.done,
-      iterationsLeft: ({ context }) => context.iteration < MAX_ITERATIONS,
-    },
+    guards: chartGuards,
   }).createMachine({
     id: name,
     context: chartContext,
@@ -150,13 +168,7 @@ export function createChartMachine({ name = "chart", complete, toolBodies, toolI
           },
         },
       },
-      CheckBudget: {
-        entry: assign({ iteration: ({ context }) => context.iteration + 1 }),
-        always: [{ guard: "iterationsLeft", target: "Retry" }, { target: "Failed", actions: assign({ termination: { reason: "maxIterations" } }) }],
-      },
-      Retry: { always: "Evaluating" },
-      Succeeded: { type: "final" },
-      Failed: { type: "final" },
+      ...loopEndStates,
     },
     output: chartOutput,
   });

@@ -1,6 +1,6 @@
 import { assign, emit, fromCallback, fromPromise, sendTo, setup } from "xstate";
 import { ToolSet } from "jianmu";
-import { applyReply, chartContext, chartOutput, terminate, toolMessages } from "./chart.mjs";
+import { applyReply, chartContext, chartGuards, chartOutput, loopEndStates, staticToolProviders, terminate, toolMessages } from "./chart.mjs";
 import { jianmuTools, toolBodies } from "./tools.mjs";
 
 /*
@@ -8,7 +8,6 @@ import { jianmuTools, toolBodies } from "./tools.mjs";
  * what each one is). Bare XState around a `complete(messages)` model call and the floor's tool bodies.
  */
 
-const MAX_ITERATIONS = 50;
 const toolInfo = ToolSet.empty().withTools(jianmuTools).info();
 
 const runTools = (calls) => toolMessages(toolBodies, calls);
@@ -139,25 +138,13 @@ export function designMachine(design, complete) {
 
   return setup({
     actors: {
-      toolProviders: fromCallback(({ sendBack }) => {
-        let live = true;
-        queueMicrotask(() => live && sendBack({ type: "tools.ready", tools: toolInfo }));
-        return () => {
-          live = false;
-        };
-      }),
+      toolProviders: staticToolProviders(toolInfo),
       llm: longLivedActors ? longLived("llm", (input) => complete(input.messages)) : fromPromise(({ input }) => complete(input.messages)),
       guard: fromPromise(async ({ input }) => ({ decisions: input.calls.map((call) => ({ callId: call.id, name: call.function.name, status: "allowed" })) })),
       toolExecutor: longLivedActors ? longLived("tools", (input) => runTools(input.calls)) : fromPromise(({ input }) => runTools(input.calls)),
     },
     actions: { applyReply, applyOutcomes, countIteration: assign({ iteration: ({ context }) => context.iteration + 1 }) },
-    guards: {
-      budgetSpent: () => false,
-      hasToolCalls: ({ event }) => event.output.toolCalls.length > 0,
-      doneNow: ({ event }) => event.output.toolCalls.length === 0,
-      isDone: ({ context }) => context.done,
-      iterationsLeft: ({ context }) => context.iteration < MAX_ITERATIONS,
-    },
+    guards: { ...chartGuards, doneNow: ({ event }) => event.output.toolCalls.length === 0 },
   }).createMachine({
     id: name,
     context: chartContext,
@@ -174,13 +161,7 @@ export function designMachine(design, complete) {
     states: {
       Initialising: { on: { "tools.ready": { target: "Evaluating", actions: assign({ tools: ({ event }) => event.tools }) } } },
       Evaluating: evaluating,
-      CheckBudget: {
-        entry: assign({ iteration: ({ context }) => context.iteration + 1 }),
-        always: [{ guard: "iterationsLeft", target: "Retry" }, { target: "Failed", actions: assign({ termination: { reason: "maxIterations" } }) }],
-      },
-      Retry: { always: "Evaluating" },
-      Succeeded: { type: "final" },
-      Failed: { type: "final" },
+      ...loopEndStates,
     },
     output: chartOutput,
   });
