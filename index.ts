@@ -8,23 +8,23 @@ import { resolveModelClient } from "./actors/openai/openai-model-client.js";
 export { createReactMachine, ACTOR_NAMES, MachineOptionsError, reactConfigOf, toolProvidersClosed } from "./machines/react-machine.js";
 export type { ReactMachine, ReactMachineOptions, ReactAgentRef } from "./machines/react-machine.js";
 export { runAgent } from "./machines/runner.js";
-export { pendingApprovals, PendingApprovalSchema } from "./machines/approvals.js";
-export { agentTool } from "./machines/agent-tool.js";
-export type { AgentToolOptions } from "./machines/agent-tool.js";
-export { handoff } from "./machines/handoff.js";
-export type { HandoffOptions } from "./machines/handoff.js";
-export type { ApprovalAnswer, PendingApproval } from "./machines/approvals.js";
+export { pendingApprovals, PendingApprovalSchema } from "./machines/contract/approvals.js";
+export { agentTool } from "./machines/composition/agent-tool.js";
+export type { AgentToolOptions } from "./machines/composition/agent-tool.js";
+export { handoff } from "./machines/composition/handoff.js";
+export type { HandoffOptions } from "./machines/composition/handoff.js";
+export type { ApprovalAnswer, PendingApproval } from "./machines/contract/approvals.js";
 export type { RunOptions, TracerLike } from "./machines/runner.js";
-export { AgentInputError, AgentOutputSchema } from "./machines/context.js";
-export type { AgentContext, AgentInput, AgentOutput, LoopContext } from "./machines/context.js";
-export { ReActConfig, ConfigError, loadConfig, readConfigFile, ToolChoiceSchema } from "./machines/config.js";
-export type { ReActConfigInput, LoadConfigOptions, JianmuFile } from "./machines/config.js";
-export { ContextLimitSchema, OutputStrategySchema } from "./machines/config.js";
-export type { ContextLimit, OutputStrategy } from "./machines/config.js";
-export { FINAL_RESULT_TOOL, OutputCheckSchema } from "./machines/output.js";
-export type { OutputCheck } from "./machines/output.js";
-export { RoundPlanSchema, RoundPlanError } from "./machines/prepare-round.js";
-export type { PrepareRound, RoundPlan, RoundView } from "./machines/prepare-round.js";
+export { AgentInputError, AgentOutputSchema } from "./machines/contract/context.js";
+export type { AgentContext, AgentInput, AgentOutput, LoopContext } from "./machines/contract/context.js";
+export { ReActConfig, ConfigError, loadConfig, readConfigFile, ToolChoiceSchema } from "./machines/contract/config.js";
+export type { ReActConfigInput, LoadConfigOptions, JianmuFile } from "./machines/contract/config.js";
+export { ContextLimitSchema, OutputStrategySchema } from "./machines/contract/config.js";
+export type { ContextLimit, OutputStrategy } from "./machines/contract/config.js";
+export { FINAL_RESULT_TOOL, OutputCheckSchema } from "./machines/chart/output.js";
+export type { OutputCheck } from "./machines/chart/output.js";
+export { RoundPlanSchema, RoundPlanError } from "./machines/chart/prepare-round.js";
+export type { PrepareRound, RoundPlan, RoundView } from "./machines/chart/prepare-round.js";
 export { compactableSpan, trimMessages, SUMMARY_PREFIX } from "./actors/compaction.js";
 export type { CompactionInput, CompactionOutput, CompactionStrategy } from "./actors/compaction.js";
 export {
@@ -38,11 +38,11 @@ export {
   runField,
   stateFields,
   stepField,
-} from "./machines/state.js";
-export type { FieldMeta, Lifetime, ReActField, ReActStateShape, StateKeys, StateSchema } from "./machines/state.js";
-export { StateAccess, StateError } from "./machines/state-access.js";
-export type { HostState } from "./machines/state-access.js";
-export { EMITTED_TYPES, AgentPathSchema } from "./machines/events.js";
+} from "./machines/contract/state.js";
+export type { FieldMeta, Lifetime, ReActField, ReActStateShape, StateKeys, StateSchema } from "./machines/contract/state.js";
+export { StateAccess, StateError } from "./machines/contract/state-access.js";
+export type { HostState } from "./machines/contract/state-access.js";
+export { EMITTED_TYPES, AgentPathSchema } from "./machines/contract/events.js";
 export type {
   AgentCommand,
   AgentEmitted,
@@ -57,7 +57,7 @@ export type {
   RejectEvent,
   Termination,
   TerminationReason,
-} from "./machines/events.js";
+} from "./machines/contract/events.js";
 
 export { ai, human, system, toolMessage, MessageSchema, ToolCallSchema } from "./actors/messages.js";
 export type { AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage } from "./actors/messages.js";
@@ -98,16 +98,16 @@ export { allowTools, denyTools, requireApproval, callBudget, rateLimit, GuardOpt
 export type { ToolListOptions, RequireApprovalOptions, CallBudgetOptions, RateLimitOptions } from "./actors/guards/index.js";
 
 // ---- durable runs (SQLite: `jianmu/sqlite`) ----
-export { persistAgent, restoreAgent, readPersisted, statePath, runStatusOf, SnapshotError, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from "./machines/persistence.js";
-export { STATE_TAGS, tagsAt, type StateTag } from "./machines/state-tags.js";
-export type { PersistedAgent, RunStatus, SnapshotProblem, SnapshotLimits } from "./machines/persistence.js";
-export { DEFAULT_SNAPSHOT_LIMITS } from "./machines/persistence.js";
-export { ApproveEventSchema, RejectEventSchema, CancelEventSchema, commandShapeProblem } from "./machines/commands.js";
-export { CheckpointError } from "./machines/checkpoints/store.js";
-export type { CheckpointStore, CheckpointSummary } from "./machines/checkpoints/store.js";
-export { MemoryCheckpointStore } from "./machines/checkpoints/memory-store.js";
-export { checkpointAgent } from "./machines/checkpoints/checkpoint-agent.js";
-export type { CheckpointHandle, CheckpointOptions } from "./machines/checkpoints/checkpoint-agent.js";
+export { persistAgent, restoreAgent, readPersisted, statePath, runStatusOf, SnapshotError, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from "./machines/persistence/persistence.js";
+export { STATE_TAGS, tagsAt, type StateTag } from "./machines/contract/state-tags.js";
+export type { PersistedAgent, RunStatus, SnapshotProblem, SnapshotLimits } from "./machines/persistence/persistence.js";
+export { DEFAULT_SNAPSHOT_LIMITS } from "./machines/persistence/persistence.js";
+export { ApproveEventSchema, RejectEventSchema, CancelEventSchema, commandShapeProblem } from "./machines/contract/commands.js";
+export { CheckpointError } from "./machines/persistence/checkpoints/store.js";
+export type { CheckpointStore, CheckpointSummary } from "./machines/persistence/checkpoints/store.js";
+export { MemoryCheckpointStore } from "./machines/persistence/checkpoints/memory-store.js";
+export { checkpointAgent } from "./machines/persistence/checkpoints/checkpoint-agent.js";
+export type { CheckpointHandle, CheckpointOptions } from "./machines/persistence/checkpoints/checkpoint-agent.js";
 export { MemoryToolJournal, ToolOutcomeSchema } from "./actors/tool-journal.js";
 export type { ToolJournal, JournalEntry, JournalKey } from "./actors/tool-journal.js";
 

@@ -20,6 +20,6 @@ export type { AgentTrace, TraceAgentOptions } from "./otel/trace-agent.js";
 export type { AgentPathEntry, TracedEvent } from "./otel/run-tracer.js";
 export { ATTR as TRACE_ATTRIBUTES, AWAITING_APPROVAL, OPERATION } from "./otel/semconv.js";
 export type { ApprovalSpanDecision, ToolSpanStatus } from "./otel/semconv.js";
-export { TraceLinkSchema } from "./machines/trace-link.js";
-export type { TraceLink } from "./machines/trace-link.js";
+export { TraceLinkSchema } from "./machines/persistence/trace-link.js";
+export type { TraceLink } from "./machines/persistence/trace-link.js";
 export { OptionalPeerMissingError } from "./tools/optional-peer.js";

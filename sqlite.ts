@@ -5,17 +5,17 @@
  * package better-sqlite3 (`npm install better-sqlite3`); `jianmu` itself never loads it.
  *
  * Everything that imports better-sqlite3 is loaded through `loadOptionalPeer` below, so a missing
- * package is one clear error: add new SQLite exports to `machines/checkpoints/sqlite-parts.ts`, not as a static import here.
+ * package is one clear error: add new SQLite exports to `machines/persistence/checkpoints/sqlite-parts.ts`, not as a static import here.
  */
 import { loadOptionalPeer } from "./tools/optional-peer.js";
-import type * as Sqlite from "./machines/checkpoints/sqlite-parts.js";
+import type * as Sqlite from "./machines/persistence/checkpoints/sqlite-parts.js";
 
-const sqlite: typeof Sqlite = await loadOptionalPeer({ entry: "jianmu/sqlite", packages: ["better-sqlite3"] }, () => import("./machines/checkpoints/sqlite-parts.js"));
+const sqlite: typeof Sqlite = await loadOptionalPeer({ entry: "jianmu/sqlite", packages: ["better-sqlite3"] }, () => import("./machines/persistence/checkpoints/sqlite-parts.js"));
 
 export const { SqliteCheckpointStore, SqliteRunStore } = sqlite;
 export type SqliteCheckpointStore = Sqlite.SqliteCheckpointStore;
 export type SqliteRunStore = Sqlite.SqliteRunStore;
-export type { SqliteCheckpointStoreOptions, SqliteRunStoreOptions } from "./machines/checkpoints/sqlite-parts.js";
+export type { SqliteCheckpointStoreOptions, SqliteRunStoreOptions } from "./machines/persistence/checkpoints/sqlite-parts.js";
 export { OptionalPeerMissingError } from "./tools/optional-peer.js";
 // The run queue's parts that need no SQLite: an in-memory store (tests, one process) and the worker.
 export { MemoryRunStore } from "./queue/memory-store.js";

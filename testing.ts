@@ -1,7 +1,7 @@
 /** Test doubles and helpers for your own tests of jianmu agents. */
 export { scriptedModel } from "./testing/scripted-model.js";
 export type { ScriptedModel, ScriptedResponse } from "./testing/scripted-model.js";
-export { agentEmittedSchema } from "./machines/emitted.js";
+export { agentEmittedSchema } from "./machines/contract/emitted.js";
 export { startOpenAIServer, replies, toSse, splitEvents } from "./testing/openai-server.js";
 export type { OpenAIServer, OpenAIServerOptions, Reply, Respond, ReceivedRequest, RequestOutcome } from "./testing/openai-server.js";
 export { textTurn, toolCallTurn, scriptedTurns, recordedTurns } from "./testing/turns.js";

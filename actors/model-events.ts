@@ -6,7 +6,7 @@ import { UsageSchema } from "./usage.js";
 /**
  * What a model client reports while one logical call runs (`ModelCallOptions.onEvent`): each
  * event's payload schema, keyed by its `type` (see event-table.ts). `ModelCallEvent` is inferred
- * from them, and the agent's emitted telemetry (machines/emitted.ts) is this table plus the fields
+ * from them, and the agent's emitted telemetry (machines/contract/emitted.ts) is this table plus the fields
  * the machine adds (agent, runId, iteration, timestamp), so the two cannot drift apart. Strict: a
  * field a client really sends must be declared here.
  */

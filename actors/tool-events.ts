@@ -5,7 +5,7 @@ import { TOOL_ERROR_KINDS } from "./tool-outcome.js";
 /**
  * What the tool executor reports while a batch runs: each event's payload schema, keyed by its
  * `type` (see event-table.ts). `ToolProgress` is inferred from them, and the agent's emitted
- * `tool.call.*` telemetry (machines/emitted.ts) is this table plus the fields the machine adds
+ * `tool.call.*` telemetry (machines/contract/emitted.ts) is this table plus the fields the machine adds
  * (agent, runId, iteration, timestamp). Strict: every field really sent is declared.
  */
 export const TOOL_PROGRESS_EVENTS = {

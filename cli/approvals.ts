@@ -1,5 +1,5 @@
 import { createInterface, type Interface } from "node:readline/promises";
-import type { AgentEmitted } from "../machines/events.js";
+import type { AgentEmitted } from "../machines/contract/events.js";
 import type { ReactAgentRef } from "../machines/react-machine.js";
 import type { Progress } from "./progress.js";
 

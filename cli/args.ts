@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { CONFIG_FILE, ReActConfig } from "../machines/config.js";
+import { CONFIG_FILE, ReActConfig } from "../machines/contract/config.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
 /** A command line that cannot be run as typed: one line naming the flag and the fix, exit code 2. */

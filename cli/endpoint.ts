@@ -1,4 +1,4 @@
-import { CONFIG_FILE, type JianmuFile } from "../machines/config.js";
+import { CONFIG_FILE, type JianmuFile } from "../machines/contract/config.js";
 
 /** Where the CLI's model calls go: a configured endpoint, or the offline replay of a recording. */
 export type Endpoint = { kind: "configured"; baseURL?: string; apiKey?: string; baseURLSource?: string } | { kind: "offline" };

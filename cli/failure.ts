@@ -1,6 +1,6 @@
-import { CONFIG_FILE } from "../machines/config.js";
-import type { AgentOutput } from "../machines/context.js";
-import type { TerminationReason } from "../machines/events.js";
+import { CONFIG_FILE } from "../machines/contract/config.js";
+import type { AgentOutput } from "../machines/contract/context.js";
+import type { TerminationReason } from "../machines/contract/events.js";
 
 /** The limits a run was given, for failure lines that name the limit and how to raise it. */
 export interface RunLimits {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError } from "../machines/config.js";
+import { ConfigError } from "../machines/contract/config.js";
 import { HELP, parseCli, UsageError, USAGE } from "./args.js";
 import { Interrupts, SIGINT, SIGTERM, STDOUT_CLOSED } from "./interrupts.js";
 import { packageRoot } from "./package-root.js";

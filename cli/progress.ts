@@ -1,5 +1,5 @@
-import type { AgentOutput } from "../machines/context.js";
-import type { AgentEmitted } from "../machines/events.js";
+import type { AgentOutput } from "../machines/contract/context.js";
+import type { AgentEmitted } from "../machines/contract/events.js";
 import { failureLine, type RunLimits } from "./failure.js";
 
 type Stream = NodeJS.WritableStream & { isTTY?: boolean };

@@ -17,26 +17,26 @@ import { createToolProvidersActor, ToolOwners, ToolRegistry, toolsOwnerOf } from
 import type { ToolProvider } from "../tools/provider.js";
 import type { Tool } from "../tools/tool.js";
 import { ToolSet } from "../tools/toolset.js";
-import { loadConfig, type ReActConfig, type ReActConfigInput } from "./config.js";
-import { errorTermination, initialContext, type AgentContext, type AgentInput, type AgentOutput } from "./context.js";
-import type { AgentEmitted, AgentEvent, ApproveEvent, EmittedBase, RejectEvent, TerminationReason } from "./events.js";
-import { ReActState, type StateSchema } from "./state.js";
-import { STATE_TAGS } from "./state-tags.js";
-import { StateAccess } from "./state-access.js";
-import { carriedProgress } from "./progress.js";
-import { commandShapeProblem, shownCallId } from "./commands.js";
-import { HeldCommands } from "./held-commands.js";
-import { errorInfoOf, isNestedStatus, isStartedCall, isToolList } from "./event-payloads.js";
-import { acceptOutput, FINAL_RESULT_TOOL, planOutput, recordOutputCheck, rejectOutput, type OutputPlan } from "./output.js";
-import { parsePartialJson } from "./partial-json.js";
-import { planRound, type PrepareRound } from "./prepare-round.js";
-import { RoundRequest } from "./round-request.js";
-import { applyDecisions, applyOutcomes, applyReply, decideCall, expireApprovals, recordStarted } from "./transitions.js";
-import { agentToolsOf } from "./agent-tool-spec.js";
-import * as nested from "./delegation.js";
-import { nestedAgentLogic } from "./nested-agent.js";
+import { loadConfig, type ReActConfig, type ReActConfigInput } from "./contract/config.js";
+import { errorTermination, initialContext, type AgentContext, type AgentInput, type AgentOutput } from "./contract/context.js";
+import type { AgentEmitted, AgentEvent, ApproveEvent, EmittedBase, RejectEvent, TerminationReason } from "./contract/events.js";
+import { ReActState, type StateSchema } from "./contract/state.js";
+import { STATE_TAGS } from "./contract/state-tags.js";
+import { StateAccess } from "./contract/state-access.js";
+import { carriedProgress } from "./chart/progress.js";
+import { commandShapeProblem, shownCallId } from "./contract/commands.js";
+import { HeldCommands } from "./chart/held-commands.js";
+import { errorInfoOf, isNestedStatus, isStartedCall, isToolList } from "./contract/event-payloads.js";
+import { acceptOutput, FINAL_RESULT_TOOL, planOutput, recordOutputCheck, rejectOutput, type OutputPlan } from "./chart/output.js";
+import { parsePartialJson } from "./chart/partial-json.js";
+import { planRound, type PrepareRound } from "./chart/prepare-round.js";
+import { RoundRequest } from "./chart/round-request.js";
+import { applyDecisions, applyOutcomes, applyReply, decideCall, expireApprovals, recordStarted } from "./chart/transitions.js";
+import { agentToolsOf } from "./chart/agent-tool-spec.js";
+import * as nested from "./chart/delegation.js";
+import { nestedAgentLogic } from "./chart/nested-agent.js";
 import { JianmuError } from "../tools/jianmu-error.js";
-import { attachRuntime, runtimeOf } from "./agent-runtime.js";
+import { attachRuntime, runtimeOf } from "./chart/agent-runtime.js";
 
 export interface ReactMachineOptions<C = unknown, O extends z.ZodType = z.ZodType> {
   /** Machine id (default "ReActAgent"); invoked actor ids are prefixed with it. */
@@ -153,7 +153,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
   const providers = options.toolProviders ?? [];
   const registry = new ToolRegistry(ToolSet.empty().withTools(options.tools ?? []), providers.length > 0);
   const childId = (actor: keyof typeof ACTOR_NAMES) => `${name}.${actor}`;
-  // Agent tools and handoffs run as a nested agent, one at a time, under this id (machines/delegation.ts).
+  // Agent tools and handoffs run as a nested agent, one at a time, under this id (machines/chart/delegation.ts).
   const agents = agentToolsOf(options.tools ?? []);
   const delegates = [...agents.values()].some(({ spec }) => spec.kind === "agent");
   const handsOff = [...agents.values()].some(({ spec }) => spec.kind === "handoff");
@@ -582,7 +582,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
       })),
     },
     guards: {
-      /** A user command fits its schema (machines/commands.ts); anything else is refused, not applied. */
+      /** A user command fits its schema (machines/contract/commands.ts); anything else is refused, not applied. */
       wellFormedCommand: ({ event }) =>
         (event.type !== "agent.cancel" && event.type !== "guard.approve" && event.type !== "guard.reject") || commandShapeProblem(event) === undefined,
       isDone: ({ context }) => read<boolean>(context, "done") === true,
@@ -883,7 +883,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                     },
                     on: { "tool.progress": { actions: "reportToolProgress" } },
                   },
-                  // Agent tools of the batch run one at a time as a nested agent (machines/delegation.ts).
+                  // Agent tools of the batch run one at a time as a nested agent (machines/chart/delegation.ts).
                   // (Cast: optional states must not change the chart's inferred state value type.)
                   ...((delegates
                     ? {
@@ -996,7 +996,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
   const machine: typeof chart = agents.size > 0
     ? chart.provide({ actors: Object.fromEntries([...agents].map(([tool, { spec }]) => [nested.nestedAgentSrc(tool), nestedAgentLogic(spec.machine as AnyStateMachine)])) as never })
     : chart;
-  // One runtime object per machine (machines/agent-runtime.ts): what the chart needs besides itself.
+  // One runtime object per machine (machines/chart/agent-runtime.ts): what the chart needs besides itself.
   attachRuntime(machine, { config, access, outputPlan, tools: registry });
   return machine;
 }

@@ -1,9 +1,9 @@
 import { createActor, type InspectionEvent, type Observer, type OutputFrom, type Snapshot } from "xstate";
-import { checkpointAgent } from "./checkpoints/checkpoint-agent.js";
-import type { CheckpointStore } from "./checkpoints/store.js";
-import { pendingApprovals, type ApprovalAnswer, type PendingApproval } from "./approvals.js";
-import type { AgentContext, AgentInput, AgentOutput } from "./context.js";
-import type { AgentEmitted } from "./events.js";
+import { checkpointAgent } from "./persistence/checkpoints/checkpoint-agent.js";
+import type { CheckpointStore } from "./persistence/checkpoints/store.js";
+import { pendingApprovals, type ApprovalAnswer, type PendingApproval } from "./contract/approvals.js";
+import type { AgentContext, AgentInput, AgentOutput } from "./contract/context.js";
+import type { AgentEmitted } from "./contract/events.js";
 import { toolProvidersClosed, type ReactMachine } from "./react-machine.js";
 
 export interface RunOptions {

@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from "@opentelemetry/api";
-import type { AgentEmitted, AgentPath } from "../machines/events.js";
+import type { AgentEmitted, AgentPath } from "../machines/contract/events.js";
 import type { Message } from "../actors/messages.js";
-import type { PendingApproval } from "../machines/approvals.js";
+import type { PendingApproval } from "../machines/contract/approvals.js";
 import { inputMessages, outputMessages } from "./content.js";
 import { ATTR, AWAITING_APPROVAL, OPERATION, PROVIDER, type ApprovalSpanDecision, type ToolSpanStatus } from "./semconv.js";
 

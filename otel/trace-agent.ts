@@ -1,11 +1,11 @@
 import { context as otelContext, diag, isSpanContextValid, type Context, type Link, type Span, type Tracer } from "@opentelemetry/api";
 import type { Actor } from "xstate";
 import { secretRedactor } from "../actors/openai/redact.js";
-import { pendingApprovals } from "../machines/approvals.js";
-import type { AgentContext } from "../machines/context.js";
+import { pendingApprovals } from "../machines/contract/approvals.js";
+import type { AgentContext } from "../machines/contract/context.js";
 import type { Message } from "../actors/messages.js";
 import { stateAccessOf, type ReactMachine } from "../machines/react-machine.js";
-import { rememberTraceLink, traceLinkOf, type TraceLink } from "../machines/trace-link.js";
+import { rememberTraceLink, traceLinkOf, type TraceLink } from "../machines/persistence/trace-link.js";
 import { RunTracer, type TracedEvent } from "./run-tracer.js";
 import { ATTR } from "./semconv.js";
 import { JianmuError } from "../tools/jianmu-error.js";

@@ -1,6 +1,6 @@
 import type { ToolJournal } from "../actors/tool-journal.js";
-import { CheckpointError, type CheckpointStore, type CheckpointSummary } from "../machines/checkpoints/store.js";
-import type { AgentOutput } from "../machines/context.js";
+import { CheckpointError, type CheckpointStore, type CheckpointSummary } from "../machines/persistence/checkpoints/store.js";
+import type { AgentOutput } from "../machines/contract/context.js";
 import type { ClaimedRun, InboxEvent, ListOptions, RunCommand, RunStatusInfo, RunSummary, SubmitRequest } from "./schemas.js";
 
 type MaybePromise<T> = T | Promise<T>;

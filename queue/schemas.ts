@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { MessageSchema } from "../actors/messages.js";
-import { PendingApprovalSchema, pendingApprovals, type PendingApproval } from "../machines/approvals.js";
-import type { AgentContext } from "../machines/context.js";
+import { PendingApprovalSchema, pendingApprovals, type PendingApproval } from "../machines/contract/approvals.js";
+import type { AgentContext } from "../machines/contract/context.js";
 
 /**
  * The run queue's records at its boundaries (what callers pass in, what stores hand back). Every type

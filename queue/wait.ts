@@ -1,5 +1,5 @@
-import { storedJson } from "../machines/checkpoints/store.js";
-import { AgentOutputSchema, type AgentOutput } from "../machines/context.js";
+import { storedJson } from "../machines/persistence/checkpoints/store.js";
+import { AgentOutputSchema, type AgentOutput } from "../machines/contract/context.js";
 import { RunQueueError } from "./errors.js";
 import type { QueueSignal } from "./run-store.js";
 

@@ -1,4 +1,4 @@
-import type { AgentEmitted } from "../machines/events.js";
+import type { AgentEmitted } from "../machines/contract/events.js";
 
 /** What a worker reports through `onEvent`: its own lifecycle and, per run, the agent's telemetry. */
 export type WorkerEvent =

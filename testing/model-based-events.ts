@@ -6,9 +6,9 @@ import type { LLMInput } from "../actors/llm-step.js";
 import type { ToolCall } from "../actors/messages.js";
 import { ModelError, type Usage } from "../actors/model-client.js";
 import type { ExecutorInput } from "../actors/tool-executor.js";
-import type { ReActConfig } from "../machines/config.js";
-import type { StateAccess } from "../machines/state-access.js";
-import { STATE_TAGS } from "../machines/state-tags.js";
+import type { ReActConfig } from "../machines/contract/config.js";
+import type { StateAccess } from "../machines/contract/state-access.js";
+import { STATE_TAGS } from "../machines/contract/state-tags.js";
 import { decisionsUnder, predictOutcomes, PURE_CLOCK, scriptLabel, turnOf, type ModelTurnScript, type Policy, type PolicyDecision } from "./model-based-inputs.js";
 import { childInput, childrenOf, type AgentSnapshot } from "./model-based-pure.js";
 

@@ -4,11 +4,11 @@ import type { CallDecision } from "../actors/guard.js";
 import type { LLMInput } from "../actors/llm-step.js";
 import type { ModelRequest } from "../actors/model-client.js";
 import type { ExecutorInput } from "../actors/tool-executor.js";
-import type { ReActConfig } from "../machines/config.js";
-import type { AgentOutput } from "../machines/context.js";
-import { TERMINATION_REASONS } from "../machines/events.js";
-import type { StateAccess } from "../machines/state-access.js";
-import { fieldMeta } from "../machines/state.js";
+import type { ReActConfig } from "../machines/contract/config.js";
+import type { AgentOutput } from "../machines/contract/context.js";
+import { TERMINATION_REASONS } from "../machines/contract/events.js";
+import type { StateAccess } from "../machines/contract/state-access.js";
+import { fieldMeta } from "../machines/contract/state.js";
 import { childInput, childrenOf, type AgentSnapshot, type Microstep } from "./model-based-pure.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 

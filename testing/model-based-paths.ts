@@ -1,9 +1,9 @@
 import type { AnyEventObject } from "xstate";
 import { getAdjacencyMap, getShortestPaths, type AdjacencyMap, type TraversalOptions } from "xstate/graph";
 import type { PreflightOutput } from "../actors/guard.js";
-import type { AgentInput } from "../machines/context.js";
-import type { ReActConfig } from "../machines/config.js";
-import type { StateAccess } from "../machines/state-access.js";
+import type { AgentInput } from "../machines/contract/context.js";
+import type { ReActConfig } from "../machines/contract/config.js";
+import type { StateAccess } from "../machines/contract/state-access.js";
 import type { ReactMachine } from "../machines/react-machine.js";
 import { readChart, type Chart } from "./model-based-chart.js";
 import { classifyEvent, EventCatalogue, modelKey, serializeEvent, type EventKind } from "./model-based-events.js";

@@ -1,5 +1,5 @@
 import { createEmptyActor, type ActorLogic, type AnyActorRef, type AnyActorScope, type AnyEventObject, type AnyTransitionDefinition, type SnapshotFrom } from "xstate";
-import type { AgentInput } from "../machines/context.js";
+import type { AgentInput } from "../machines/contract/context.js";
 import type { ReactMachine } from "../machines/react-machine.js";
 
 /**

@@ -53,9 +53,9 @@
 import type { AnyEventObject } from "xstate";
 import { z } from "zod";
 import { human } from "../actors/messages.js";
-import type { AgentInput } from "../machines/context.js";
-import type { TerminationReason } from "../machines/events.js";
-import { FINAL_RESULT_TOOL } from "../machines/output.js";
+import type { AgentInput } from "../machines/contract/context.js";
+import type { TerminationReason } from "../machines/contract/events.js";
+import { FINAL_RESULT_TOOL } from "../machines/chart/output.js";
 import { outputPlanOf, reactConfigOf, stateAccessOf, type ReactMachine } from "../machines/react-machine.js";
 import { EventCatalogue, type EventKind } from "./model-based-events.js";
 import { exampleArguments, type ModelTurnScript, type Policy } from "./model-based-inputs.js";

@@ -1,5 +1,5 @@
 import type { AnyActorRef, AnyStateMachine, EventObject, InspectionEvent, Observer } from "xstate";
-import type { AgentInput, AgentOutput } from "../machines/context.js";
+import type { AgentInput, AgentOutput } from "../machines/contract/context.js";
 import type { ReactMachine } from "../machines/react-machine.js";
 import { runAgent, type RunOptions } from "../machines/runner.js";
 import { describeMachine, transitionIdsOf } from "./chart.js";

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { MessageSchema } from "../actors/messages.js";
-import { PendingApprovalSchema, type PendingApproval } from "../machines/approvals.js";
-import { AgentOutputSchema } from "../machines/agent-output.js";
-import { RunStatusSchema } from "../machines/run-status.js";
+import { PendingApprovalSchema, type PendingApproval } from "../machines/contract/approvals.js";
+import { AgentOutputSchema } from "../machines/contract/agent-output.js";
+import { RunStatusSchema } from "../machines/contract/run-status.js";
 import { UsageSchema } from "../actors/usage.js";
 
 /**
@@ -49,7 +49,7 @@ export type RunCommand = z.infer<typeof RunCommandSchema>;
 // ---- What a run looks like --------------------------------------------------------------------
 
 /** Where a run stands: the status its checkpoints are saved with. */
-export { RunStatusSchema, type RunStatus } from "../machines/run-status.js";
+export { RunStatusSchema, type RunStatus } from "../machines/contract/run-status.js";
 
 /** The statechart's state: XState's value and its dotted path. */
 export const ChartPositionSchema = z.object({

@@ -1,9 +1,9 @@
 import pg from "pg";
 import type { ToolOutcome } from "../../actors/tool-executor.js";
 import type { JournalEntry, JournalKey, ToolJournal } from "../../actors/tool-journal.js";
-import { checkRecordId, journalEntryOf, type CheckpointStore, type CheckpointSummary } from "../../machines/checkpoints/store.js";
-import type { AgentOutput } from "../../machines/context.js";
-import { readPersisted, type PersistedAgent, type RunStatus } from "../../machines/persistence.js";
+import { checkRecordId, journalEntryOf, type CheckpointStore, type CheckpointSummary } from "../../machines/persistence/checkpoints/store.js";
+import type { AgentOutput } from "../../machines/contract/context.js";
+import { readPersisted, type PersistedAgent, type RunStatus } from "../../machines/persistence/persistence.js";
 import { RunQueueError } from "../errors.js";
 import { Fences } from "../fences.js";
 import { queueOwned, type QueueSignal, type RunStore } from "../run-store.js";

@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { createActor, type AnyActorRef } from "xstate";
 import { human } from "../../actors/messages.js";
-import { agentTool } from "../../machines/agent-tool.js";
-import type { AgentEmitted } from "../../machines/events.js";
+import { agentTool } from "../../machines/composition/agent-tool.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { inspectAgent } from "../../visualize/inspector.js";
-import { checkpointAgent } from "../../machines/checkpoints/checkpoint-agent.js";
-import { MemoryCheckpointStore } from "../../machines/checkpoints/memory-store.js";
-import { statePath, type PersistedAgent } from "../../machines/persistence.js";
+import { checkpointAgent } from "../../machines/persistence/checkpoints/checkpoint-agent.js";
+import { MemoryCheckpointStore } from "../../machines/persistence/checkpoints/memory-store.js";
+import { statePath, type PersistedAgent } from "../../machines/persistence/persistence.js";
 import { add, multiply } from "../core/helpers.js";
 
 const usage = (promptTokens: number, completionTokens: number) => ({ promptTokens, completionTokens });
@@ -241,7 +241,7 @@ describe("agentTool and handoff: bad definitions", () => {
   const writer = createReactMachine({ name: "Writer", modelClient: scriptedModel([]), configFile: false });
 
   it("name the field and the fix", async () => {
-    const { handoff } = await import("../../machines/handoff.js");
+    const { handoff } = await import("../../machines/composition/handoff.js");
     expect(() => agentTool({} as never, { name: "ask", description: "Ask" })).toThrow(/tool "ask": machine must be an agent machine made by createReactMachine/);
     expect(() => agentTool(writer, undefined as never)).toThrow(/options must be an object \{ name, description/);
     expect(() => agentTool(writer, { name: "ask writer", description: "Ask" })).toThrow(/tool "ask writer": name must be 1-64 characters/);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { createActor } from "xstate";
 import { human } from "../../actors/messages.js";
-import { pendingApprovals } from "../../machines/approvals.js";
-import type { AgentEmitted } from "../../machines/events.js";
-import { handoff } from "../../machines/handoff.js";
-import { statePath } from "../../machines/persistence.js";
+import { pendingApprovals } from "../../machines/contract/approvals.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
+import { handoff } from "../../machines/composition/handoff.js";
+import { statePath } from "../../machines/persistence/persistence.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";

@@ -27,7 +27,7 @@ beforeAll(() => {
     cwd: root,
     encoding: "utf8",
   });
-  if (!existsSync(join(dist, "machines/agent-tool.js"))) throw new Error(`building jianmu for the child processes failed:\n${build.stdout}\n${build.stderr}`);
+  if (!existsSync(join(dist, "machines/composition/agent-tool.js"))) throw new Error(`building jianmu for the child processes failed:\n${build.stdout}\n${build.stderr}`);
 }, 180_000);
 
 afterAll(() => {

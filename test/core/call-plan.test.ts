@@ -3,7 +3,7 @@ import { z } from "zod";
 import { planCall, type CallFacts, type PlannedTool } from "../../actors/call-plan.js";
 import type { CallDecision, Guard } from "../../actors/guard.js";
 import { human, type ToolCall, type ToolMessage } from "../../actors/messages.js";
-import type { AgentEmitted } from "../../machines/events.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { predictOutcomes } from "../../testing/model-based-inputs.js";

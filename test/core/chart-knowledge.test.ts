@@ -3,12 +3,12 @@ import { createActor, waitFor } from "xstate";
 import { z } from "zod";
 import { requireApproval } from "../../actors/guards/index.js";
 import { human } from "../../actors/messages.js";
-import { agentTool } from "../../machines/agent-tool.js";
-import { momentOf, type AgentSnapshotLike } from "../../machines/checkpoints/moment.js";
-import { handoff } from "../../machines/handoff.js";
-import { persistAgent, runStatusOf } from "../../machines/persistence.js";
+import { agentTool } from "../../machines/composition/agent-tool.js";
+import { momentOf, type AgentSnapshotLike } from "../../machines/contract/moment.js";
+import { handoff } from "../../machines/composition/handoff.js";
+import { persistAgent, runStatusOf } from "../../machines/persistence/persistence.js";
 import { createReactMachine } from "../../machines/react-machine.js";
-import { STATE_TAGS, tagsAt } from "../../machines/state-tags.js";
+import { STATE_TAGS, tagsAt } from "../../machines/contract/state-tags.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { multiply } from "./helpers.js";
 

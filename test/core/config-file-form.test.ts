@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { z } from "zod";
-import { CONFIG_FILE, ConfigError, JianmuConfigSchema, loadConfig, ReActConfig, readConfigFile, type JianmuFile, type ReActConfigInput } from "../../machines/config.js";
-import { snakeCase } from "../../machines/config-file-form.js";
+import { CONFIG_FILE, ConfigError, JianmuConfigSchema, loadConfig, ReActConfig, readConfigFile, type JianmuFile, type ReActConfigInput } from "../../machines/contract/config.js";
+import { snakeCase } from "../../machines/contract/config-file-form.js";
 
 function fileWith(yaml: string): string {
   const path = join(mkdtempSync(join(tmpdir(), "jianmu-form-")), "jianmu.yaml");

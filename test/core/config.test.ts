@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, ReActConfig } from "../../machines/config.js";
+import { ConfigError, loadConfig, ReActConfig } from "../../machines/contract/config.js";
 
 function dirWith(yaml: string): string {
   const dir = mkdtempSync(join(tmpdir(), "jianmu-config-"));

@@ -3,8 +3,8 @@ import { z } from "zod";
 import type { Guard } from "../../actors/guard.js";
 import { human } from "../../actors/messages.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
-import { agentEmittedSchema, EMITTED_TYPES, type AgentEmitted } from "../../machines/events.js";
-import { handoff } from "../../machines/handoff.js";
+import { agentEmittedSchema, EMITTED_TYPES, type AgentEmitted } from "../../machines/contract/events.js";
+import { handoff } from "../../machines/composition/handoff.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
@@ -14,7 +14,7 @@ import { callTurn, fragmentedCallTurn, loopback, textTurn } from "../output/help
 import { add, multiply, nextEvent, startAgent } from "./helpers.js";
 
 /*
- * The table of emitted events (machines/emitted.ts) is only worth having if it is true. Real runs
+ * The table of emitted events (machines/contract/emitted.ts) is only worth having if it is true. Real runs
  * (the scripted model, and the `openai` SDK over HTTP to the loopback server with retries and a
  * fallback) emit their events; every one must parse against the table, whose schemas are strict,
  * and together the runs must emit every type the table lists. Nothing parses on the emit path

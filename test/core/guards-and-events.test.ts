@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { Guard } from "../../actors/guard.js";
 import type { LLMInput, LLMOutput } from "../../actors/llm-step.js";
 import { human, type ToolMessage } from "../../actors/messages.js";
-import type { AgentEmitted } from "../../machines/events.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";

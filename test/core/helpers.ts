@@ -1,8 +1,8 @@
 import { createActor } from "xstate";
 import { z } from "zod";
-import type { AgentEmitted } from "../../machines/events.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
-import type { AgentInput } from "../../machines/context.js";
+import type { AgentInput } from "../../machines/contract/context.js";
 import { defineTool } from "../../tools/tool.js";
 
 /** A tiny arithmetic tool: enough for loop tests without depending on the built-in calculator. */

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { human, MessageSchema } from "../../actors/messages.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
-import { ReActState, runField, stepField } from "../../machines/state.js";
+import { ReActState, runField, stepField } from "../../machines/contract/state.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { multiply } from "./helpers.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { human, type ToolMessage } from "../../actors/messages.js";
-import type { AgentEmitted } from "../../machines/events.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";

@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CONFIG_FILE, JianmuConfigSchema, loadConfig, ReActConfig, readConfigFile, type JianmuFile } from "../../machines/config.js";
-import { snakeCase } from "../../machines/config-file-form.js";
+import { CONFIG_FILE, JianmuConfigSchema, loadConfig, ReActConfig, readConfigFile, type JianmuFile } from "../../machines/contract/config.js";
+import { snakeCase } from "../../machines/contract/config-file-form.js";
 import { ROOT } from "../package/package-manifest.js";
 
 /** The pages that document jianmu.yaml say what the code derives from the one schema. */

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { requireApproval } from "../../actors/guards/index.js";
 import { human, type Message } from "../../actors/messages.js";
 import { createReactMachine } from "../../machines/react-machine.js";
-import type { AgentEmitted } from "../../machines/events.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
 import { scriptedModel, type ScriptedResponse } from "../../testing/scripted-model.js";
 import { defineTool } from "../../tools/tool.js";
 import { nextEvent, startAgent } from "../core/helpers.js";

@@ -5,7 +5,7 @@ import type { Guard } from "../../actors/guard.js";
 import { human, type Message } from "../../actors/messages.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
-import type { AgentEmitted } from "../../machines/events.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { defineTool } from "../../tools/tool.js";
 

@@ -1,7 +1,7 @@
 import { createActor } from "xstate";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { human } from "../../actors/messages.js";
-import type { AgentEmitted } from "../../machines/events.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
 import { createReactMachine, toolProvidersClosed } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";

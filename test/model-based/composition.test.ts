@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Guard } from "../../actors/guard.js";
-import { agentTool } from "../../machines/agent-tool.js";
-import { handoff } from "../../machines/handoff.js";
+import { agentTool } from "../../machines/composition/agent-tool.js";
+import { handoff } from "../../machines/composition/handoff.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { generateAgentPaths, type ModelTurnScript, type Policy } from "../../testing/model-based.js";
 import { scriptedModel } from "../../testing/scripted-model.js";

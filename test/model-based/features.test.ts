@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createReactMachine } from "../../machines/react-machine.js";
-import type { RoundView } from "../../machines/prepare-round.js";
+import type { RoundView } from "../../machines/chart/prepare-round.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { generateAgentPaths } from "../../testing/model-based.js";
 import { defineTool } from "../../tools/tool.js";

@@ -1,7 +1,7 @@
 import { ROOT_CONTEXT, SpanStatusCode } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
-import type { AgentEmitted } from "../../machines/events.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
 import { RunTracer, type AgentPathEntry, type TracedEvent } from "../../otel/run-tracer.js";
 import { isChildOf, memoryTracing, one } from "./helpers.js";
 

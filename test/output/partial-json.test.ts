@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { human } from "../../actors/messages.js";
-import { parsePartialJson } from "../../machines/partial-json.js";
+import { parsePartialJson } from "../../machines/chart/partial-json.js";
 import { fragmentedCallTurn, loopback, type Loopback } from "./helpers.js";
 
 describe("parsePartialJson", () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { createActor } from "xstate";
 import { human } from "../../actors/messages.js";
-import { checkpointAgent } from "../../machines/checkpoints/checkpoint-agent.js";
-import { MemoryCheckpointStore } from "../../machines/checkpoints/memory-store.js";
-import { CheckpointError, type CheckpointStore } from "../../machines/checkpoints/store.js";
+import { checkpointAgent } from "../../machines/persistence/checkpoints/checkpoint-agent.js";
+import { MemoryCheckpointStore } from "../../machines/persistence/checkpoints/memory-store.js";
+import { CheckpointError, type CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
 import { createReactMachine } from "../../machines/react-machine.js";
-import type { PersistedAgent } from "../../machines/persistence.js";
+import type { PersistedAgent } from "../../machines/persistence/persistence.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { approvalFor, awaitingApproval, countingTool, done, waitFor } from "./helpers.js";

@@ -33,7 +33,7 @@ beforeAll(() => {
     encoding: "utf8",
   });
   // Type errors are the typecheck's business (tsc still emits); a missing output is ours.
-  if (!existsSync(join(dist, "machines/checkpoints/sqlite-store.js"))) {
+  if (!existsSync(join(dist, "machines/persistence/checkpoints/sqlite-store.js"))) {
     throw new Error(`building jianmu for the child processes failed:\n${build.stdout}\n${build.stderr}`);
   }
 }, 120_000);

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createActor } from "xstate";
 import { human } from "../../actors/messages.js";
 import { createReactMachine } from "../../machines/react-machine.js";
-import { persistAgent, readPersisted, restoreAgent, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SnapshotError, statePath, type PersistedAgent } from "../../machines/persistence.js";
+import { persistAgent, readPersisted, restoreAgent, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, SnapshotError, statePath, type PersistedAgent } from "../../machines/persistence/persistence.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { approvalFor, awaitingApproval, countingTool, waitFor } from "./helpers.js";
 

@@ -1,7 +1,7 @@
 import { createActor } from "xstate";
 import { z } from "zod";
 import type { Guard } from "../../actors/guard.js";
-import type { AgentEmitted } from "../../machines/events.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import { defineTool, type Tool } from "../../tools/tool.js";
 

@@ -3,7 +3,7 @@ import { createActor } from "xstate";
 import { z } from "zod";
 import { human, type ToolMessage } from "../../actors/messages.js";
 import { createReactMachine, toolProvidersClosed } from "../../machines/react-machine.js";
-import { persistAgent, restoreAgent } from "../../machines/persistence.js";
+import { persistAgent, restoreAgent } from "../../machines/persistence/persistence.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import type { ToolProvider } from "../../tools/provider.js";

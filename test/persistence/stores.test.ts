@@ -7,11 +7,11 @@ import { createActor } from "xstate";
 import { human } from "../../actors/messages.js";
 import type { ToolOutcome } from "../../actors/tool-executor.js";
 import type { ToolJournal } from "../../actors/tool-journal.js";
-import { MemoryCheckpointStore } from "../../machines/checkpoints/memory-store.js";
-import { SqliteCheckpointStore } from "../../machines/checkpoints/sqlite-store.js";
-import { CheckpointError, type CheckpointStore } from "../../machines/checkpoints/store.js";
+import { MemoryCheckpointStore } from "../../machines/persistence/checkpoints/memory-store.js";
+import { SqliteCheckpointStore } from "../../machines/persistence/checkpoints/sqlite-store.js";
+import { CheckpointError, type CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
 import { createReactMachine } from "../../machines/react-machine.js";
-import { persistAgent, SnapshotError, type PersistedAgent } from "../../machines/persistence.js";
+import { persistAgent, SnapshotError, type PersistedAgent } from "../../machines/persistence/persistence.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { approvalFor, awaitingApproval, countingTool, done, waitFor } from "./helpers.js";
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { human, type ToolMessage } from "../../actors/messages.js";
-import { MemoryCheckpointStore } from "../../machines/checkpoints/memory-store.js";
-import type { AgentEmitted } from "../../machines/events.js";
-import { restoreAgent } from "../../machines/persistence.js";
+import { MemoryCheckpointStore } from "../../machines/persistence/checkpoints/memory-store.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
+import { restoreAgent } from "../../machines/persistence/persistence.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";

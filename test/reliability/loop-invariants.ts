@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type { AssistantMessage, Message } from "../../actors/messages.js";
-import type { AgentEmitted } from "../../machines/events.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
 import { expectedOutcome, isDeterministic, type ToolName } from "./loop-scenario.js";
 import type { Observation } from "./loop-driver.js";
 import { EDITED_ARGS } from "./loop-tools.js";

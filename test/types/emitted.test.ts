@@ -5,11 +5,11 @@ import type { CallDecision } from "../../actors/guard.js";
 import type { ModelCallEvent, ModelErrorKind, Usage } from "../../actors/model-client.js";
 import type { ToolErrorKind, ToolProgress } from "../../actors/tool-executor.js";
 import type { UsageSchema } from "../../actors/usage.js";
-import { EMITTED_EVENTS, EMITTED_TYPES, type AgentEmitted, type AgentEmittedType, type AgentPath, type EmittedBase, type TerminationReason } from "../../machines/events.js";
+import { EMITTED_EVENTS, EMITTED_TYPES, type AgentEmitted, type AgentEmittedType, type AgentPath, type EmittedBase, type TerminationReason } from "../../machines/contract/events.js";
 
 /*
  * The public types of the telemetry, pinned. They are inferred from the table of schemas in
- * machines/emitted.ts (and the actors' event schemas it builds on): a change to a schema that
+ * machines/contract/emitted.ts (and the actors' event schemas it builds on): a change to a schema that
  * changes what users get must change this file too. `npm run typecheck` checks the assertions;
  * vitest runs the runtime ones.
  */

@@ -22,14 +22,14 @@ import type {
   TerminationReason,
   ToolInfo,
 } from "../../index.js";
-import { AgentContextSchema, AgentInputSchema, AgentOutputSchema, LoopContextSchema } from "../../machines/context.js";
+import { AgentContextSchema, AgentInputSchema, AgentOutputSchema, LoopContextSchema } from "../../machines/contract/context.js";
 import { JournalEntrySchema, type JournalEntry } from "../../actors/tool-journal.js";
 import { UsageSchema } from "../../actors/usage.js";
-import { TERMINATION_REASONS } from "../../machines/events.js";
-import { PersistedAgentSchema, restoreAgent, SnapshotError, SNAPSHOT_FORMAT } from "../../machines/persistence.js";
+import { TERMINATION_REASONS } from "../../machines/contract/events.js";
+import { PersistedAgentSchema, restoreAgent, SnapshotError, SNAPSHOT_FORMAT } from "../../machines/persistence/persistence.js";
 import { createReactMachine } from "../../machines/react-machine.js";
-import { RunStatusSchema } from "../../machines/run-status.js";
-import { TerminationSchema } from "../../machines/termination.js";
+import { RunStatusSchema } from "../../machines/contract/run-status.js";
+import { TerminationSchema } from "../../machines/contract/termination.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { ToolInfoSchema } from "../../tools/tool.js";
 import type { RunStatus as WireRunStatus } from "../../web/protocol.js";

@@ -1,8 +1,8 @@
 import { createActor, type InspectionEvent } from "xstate";
 import { z } from "zod";
 import { human } from "../../actors/messages.js";
-import type { ReActConfigInput } from "../../machines/config.js";
-import type { AgentOutput } from "../../machines/context.js";
+import type { ReActConfigInput } from "../../machines/contract/config.js";
+import type { AgentOutput } from "../../machines/contract/context.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { defineTool } from "../../tools/tool.js";

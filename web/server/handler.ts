@@ -1,6 +1,6 @@
 import { loadOptionalPeer } from "../../tools/optional-peer.js";
 import { human, type Message } from "../../actors/messages.js";
-import type { CheckpointStore } from "../../machines/checkpoints/store.js";
+import type { CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import { RunCommandSchema, StartRunSchema, type CommandAccepted, type IdentifiedRunEvent, type RunCommand } from "../protocol.js";
 import { readJsonBody } from "./body.js";
@@ -65,7 +65,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     if (options.store === false) return undefined;
     if (options.store) return options.store;
     // Loaded on first use: an application that brings its own store never loads SQLite.
-    ownStore ??= loadOptionalPeer({ entry: "jianmu/http (its default SQLite store)", packages: ["better-sqlite3"] }, () => import("../../machines/checkpoints/sqlite-store.js")).then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH }));
+    ownStore ??= loadOptionalPeer({ entry: "jianmu/http (its default SQLite store)", packages: ["better-sqlite3"] }, () => import("../../machines/persistence/checkpoints/sqlite-store.js")).then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH }));
     return ownStore;
   };
   const runs = new RunRegistry({

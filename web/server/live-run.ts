@@ -1,8 +1,8 @@
 import { createActor, type Actor, type Snapshot } from "xstate";
-import type { AgentInput, AgentOutput } from "../../machines/context.js";
-import type { AgentEmitted } from "../../machines/events.js";
-import { checkpointAgent, type CheckpointHandle } from "../../machines/checkpoints/checkpoint-agent.js";
-import type { CheckpointStore } from "../../machines/checkpoints/store.js";
+import type { AgentInput, AgentOutput } from "../../machines/contract/context.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
+import { checkpointAgent, type CheckpointHandle } from "../../machines/persistence/checkpoints/checkpoint-agent.js";
+import type { CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import type { RunEvent, RunSnapshot } from "../protocol.js";
 import { RunLog } from "./run-log.js";

@@ -1,7 +1,7 @@
-import { AgentInputError, type AgentInput } from "../../machines/context.js";
-import { StateError } from "../../machines/state-access.js";
-import type { CheckpointStore } from "../../machines/checkpoints/store.js";
-import { restoreAgent, type PersistedAgent } from "../../machines/persistence.js";
+import { AgentInputError, type AgentInput } from "../../machines/contract/context.js";
+import { StateError } from "../../machines/contract/state-access.js";
+import type { CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
+import { restoreAgent, type PersistedAgent } from "../../machines/persistence/persistence.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import type { RunSnapshot } from "../protocol.js";
 import { HttpError } from "./errors.js";

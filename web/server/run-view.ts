@@ -1,10 +1,10 @@
 import type { Message } from "../../actors/messages.js";
 import type { Usage } from "../../actors/model-client.js";
-import { pendingApprovals } from "../../machines/approvals.js";
-import type { AgentContext, AgentOutput } from "../../machines/context.js";
-import { runStatusOf, statePath } from "../../machines/persistence.js";
+import { pendingApprovals } from "../../machines/contract/approvals.js";
+import type { AgentContext, AgentOutput } from "../../machines/contract/context.js";
+import { runStatusOf, statePath } from "../../machines/persistence/persistence.js";
 import { stateAccessOf, type ReactMachine } from "../../machines/react-machine.js";
-import { hasStateTag, STATE_TAGS } from "../../machines/state-tags.js";
+import { hasStateTag, STATE_TAGS } from "../../machines/contract/state-tags.js";
 import type { ChartPosition, RunOutputView, RunSnapshot } from "../protocol.js";
 
 /** What the handler reads from a live snapshot or a stored one (XState's persisted snapshot). */
