@@ -21,10 +21,13 @@ export { ReActConfig, ConfigError, loadConfig, readConfigFile, ToolChoiceSchema 
 export type { ReActConfigInput, LoadConfigOptions, JianmuFile } from "./machines/contract/config.js";
 export { ContextLimitSchema, OutputStrategySchema } from "./machines/contract/config.js";
 export type { ContextLimit, OutputStrategy } from "./machines/contract/config.js";
-export { FINAL_RESULT_TOOL, OutputCheckSchema } from "./machines/chart/output.js";
-export type { OutputCheck } from "./machines/chart/output.js";
-export { RoundPlanSchema, RoundPlanError } from "./machines/chart/prepare-round.js";
-export type { PrepareRound, RoundPlan, RoundView } from "./machines/chart/prepare-round.js";
+export { FINAL_RESULT_TOOL } from "./machines/chart/output.js";
+export { OutputCheckSchema } from "./machines/contract/output-check.js";
+export type { OutputCheck } from "./machines/contract/output-check.js";
+export { RoundPlanError } from "./machines/chart/prepare-round.js";
+export { RoundPlanSchema } from "./machines/contract/round-plan.js";
+export type { RoundPlan } from "./machines/contract/round-plan.js";
+export type { PrepareRound, RoundView } from "./machines/chart/prepare-round.js";
 export { compactableSpan, trimMessages, SUMMARY_PREFIX } from "./actors/compaction.js";
 export type { CompactionInput, CompactionOutput, CompactionStrategy } from "./actors/compaction.js";
 export {
