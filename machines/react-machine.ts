@@ -9,7 +9,7 @@ import { approvalStates } from "./chart/approval-piece.js";
 import { chartBuild } from "./chart/build.js";
 import { compactionStates } from "./chart/compaction-piece.js";
 import { delegationHooks, delegationStates, withNestedAgents } from "./chart/delegation-piece.js";
-import { loopRoot, loopStates, runOutput } from "./chart/loop-piece.js";
+import { loopRootOn, loopStates, runOutput } from "./chart/loop-piece.js";
 import { checkOptions, type ReactMachineOptions } from "./chart/machine-options.js";
 import type { OutputPlan } from "./chart/output.js";
 import { finalResultBranch, outputStates } from "./chart/output-piece.js";
@@ -49,7 +49,10 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
     description: "A ReAct agent: reason (the model) → call tools (guarded, maybe approved) → observe → repeat, until the state says done or a limit ends the run.",
     context: ({ input }) => initialContext(input, build.access, build.registry.staticInfo),
     initial: "Initialising",
-    ...loopRoot(build, { relay: nested.relay }),
+    // The tool providers live as long as the machine: started before the first model call, closed at the end.
+    invoke: { id: build.childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
+    // A nested agent's telemetry is relayed in whatever state the batch is.
+    on: loopRootOn({ on: nested.relay }),
     states: {
       Initialising: loop.Initialising,
       Evaluating: {

@@ -109,34 +109,30 @@ export function loopImplementation(build: ChartBuild) {
   };
 }
 
-/** The root's own parts: the tool providers for the machine's whole life, and what any state answers. */
-export function loopRoot(build: ChartBuild, { relay }: { relay: AgentOn }) {
-  return stateConfig({
-    invoke: { id: build.childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
-    on: {
-      "agent.cancel": [
-        { guard: "wellFormedCommand", target: ".Failed", description: "Cancelled: the run fails (cancelled), whatever it was doing.", actions: { type: "terminate", params: { reason: "cancelled" } } },
-        { actions: "refuseCommand" },
-      ],
-      // A nested agent's telemetry, re-emitted with its path (it may arrive in any state of the batch).
-      ...relay,
-      // AwaitingApproval handles these itself; anywhere else nothing waits for them.
-      "guard.approve": { actions: "refuseCommand" },
-      "guard.reject": { actions: "refuseCommand" },
-      "tools.failed": {
-        // Sent by the toolProviders actor; a malformed one from outside is ignored.
-        guard: ({ event }) => errorInfoOf(event.error) !== undefined,
-        target: ".Failed",
-        description: "A tool provider could not start: the run fails (toolProviderError).",
-        actions: assign({
-          loop: ({ context, event }) => ({
-            ...context.loop,
-            termination: errorTermination("toolProviderError", context.loop.iteration, errorInfoOf(event.error)),
-          }),
+/** What the root answers in any state: a cancel, a command nothing waits for, the tool providers failing; `on`: what other pieces add there. */
+export function loopRootOn({ on }: { on: AgentOn }): AgentOn {
+  return {
+    "agent.cancel": [
+      { guard: "wellFormedCommand", target: ".Failed", description: "Cancelled: the run fails (cancelled), whatever it was doing.", actions: { type: "terminate", params: { reason: "cancelled" } } },
+      { actions: "refuseCommand" },
+    ],
+    ...on,
+    // AwaitingApproval handles these itself; anywhere else nothing waits for them.
+    "guard.approve": { actions: "refuseCommand" },
+    "guard.reject": { actions: "refuseCommand" },
+    "tools.failed": {
+      // Sent by the toolProviders actor; a malformed one from outside is ignored.
+      guard: ({ event }) => errorInfoOf(event.error) !== undefined,
+      target: ".Failed",
+      description: "A tool provider could not start: the run fails (toolProviderError).",
+      actions: assign({
+        loop: ({ context, event }) => ({
+          ...context.loop,
+          termination: errorTermination("toolProviderError", context.loop.iteration, errorInfoOf(event.error)),
         }),
-      },
+      }),
     },
-  });
+  };
 }
 
 /** The loop's states, and the parts of Evaluating and ChildRunning that are not their children. */

@@ -70,10 +70,15 @@ export function defineGuards<P extends Record<string, Params>>(guards: { [K in k
 export type AgentStateConfig = Parameters<AgentSetup["createStateConfig"]>[0];
 
 /**
- * A piece's state config, checked against the whole setup and kept as written (`const`), so the
- * chart's state values, state schema and ids are inferred from it as from an inline config.
+ * A state as a piece hands it over: its config, checked, under a short type. Only the state's own
+ * children (`states`) shape the chart's inferred state value and schema, and a piece's state brings
+ * none (createReactMachine nests them), so the config's full type, which would spell out every inline
+ * function's argument types, is not carried along.
  */
-export function stateConfig<const T extends AgentStateConfig>(config: T): T {
+export type PieceState = Omit<AgentStateConfig, "id" | "states">;
+
+/** A piece's state config, checked against the whole setup where the piece writes it. */
+export function stateConfig<const T extends AgentStateConfig>(config: T): PieceState {
   return config;
 }
 
