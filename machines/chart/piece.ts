@@ -15,14 +15,14 @@ import type { AgentSetup } from "./agent-setup.js";
  * - its states, `xxxStates(build, exits)`: state configs made with `stateConfig`, which types them
  *   against the whole setup (action, guard and actor names are checked where they are written, and an
  *   invoked actor's `onDone` knows its output). A piece whose states exist only with an option returns
- *   `when(present, { ... })`, so an agent without it has none of them.
- * - what it adds to other pieces' states, as values typed here (`AgentOn`, `Branch`, `DoneBranch`),
- *   which createReactMachine hands to the state that takes them ("slots": the approval state takes
- *   the nested agents' way back, the model call takes the final-result branch).
+ *   `when(present, { ... })`, so an agent without the option has none of them.
+ * - what it adds to other pieces' states ("hooks"), as values typed here (`AgentOn`, `Branch`,
+ *   `DoneBranch`), which createReactMachine hands to the state that takes them: the approval state
+ *   takes the nested agents' way back, the model call the final-result branch.
  *
  * A piece never decides where it sits: the states it leads to come in as arguments (its exits), and
  * createReactMachine, which reads as the chart, puts the pieces in order. The pure context updates
- * a piece's actions apply live beside it (transitions.ts, output.ts, delegation.ts, prepare-round.ts),
+ * behind a piece's actions sit beside it (transitions.ts, output.ts, delegation.ts, prepare-round.ts),
  * testable without a machine.
  */
 
