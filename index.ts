@@ -59,8 +59,14 @@ export type {
   TerminationReason,
 } from "./machines/contract/events.js";
 
-export { ai, human, system, toolMessage, MessageSchema, ToolCallSchema } from "./actors/messages.js";
+export { ai, human, system, toolMessage, MessageSchema, ToolCallSchema, ContentPartSchema } from "./actors/messages.js";
 export type { AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage } from "./actors/messages.js";
+export type { ContentPart, FilePart, ImagePart, MediaPart, PartsContent, TextPart } from "./actors/messages.js";
+export { describeContent, textOf } from "./actors/content-parts.js";
+export { toolContent, isToolContent } from "./actors/tool-content.js";
+export type { ToolContent } from "./actors/tool-content.js";
+export { ContentPartError, UNSUPPORTED_CONTENT, defaultAccepts } from "./actors/content-capabilities.js";
+export type { Accepts, AcceptsOption } from "./actors/content-capabilities.js";
 export { ModelError, ZERO_USAGE, addUsage } from "./actors/model-client.js";
 export { JianmuError, isJianmuError } from "./tools/jianmu-error.js";
 export type { ModelCallEvent, ModelCallOptions, ModelRequest, ModelTurn, ToolChoice, Usage } from "./actors/model-client.js";
