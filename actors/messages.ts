@@ -71,17 +71,25 @@ export const FilePartSchema = z
   .object({
     type: z.literal("file"),
     ...mediaSourceFields,
-    mediaType: z.string().min(1, { error: "must be a media type such as application/pdf or audio/wav" }),
+    mediaType: z.string({ error: "must be a media type such as application/pdf or audio/wav" }).min(1, { error: "must be a media type such as application/pdf or audio/wav" }),
     filename: z.string().optional(),
   })
   .strict()
   .superRefine(checkMediaSource);
 export const ContentPartSchema = z.discriminatedUnion("type", [TextPartSchema, ImagePartSchema, FilePartSchema]);
-/** A user turn's or a tool result's content: text, or parts (at least one). */
-export const PartsContentSchema = z.union([
-  z.string(),
-  z.array(ContentPartSchema).min(1, { error: "needs at least one part; for text alone pass a string" }),
-]);
+/**
+ * A user turn's or a tool result's content: text, or parts (at least one). When parts are given
+ * and one is malformed, zod's union would only say "Invalid input"; the error names the part's
+ * field instead (`[1].mediaType: ...`).
+ */
+export const PartsContentSchema = z.union([z.string(), z.array(ContentPartSchema).min(1, { error: "needs at least one part; for text alone pass a string" })], {
+  error: (issue) => {
+    if (issue.code !== "invalid_union" || !Array.isArray(issue.input)) return "must be a string or an array of content parts";
+    const first = issue.errors[1]?.[0];
+    if (first === undefined) return undefined;
+    return `${first.path.map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`)).join("")}: ${first.message}`;
+  },
+});
 export type TextPart = z.infer<typeof TextPartSchema>;
 export type ImagePart = z.infer<typeof ImagePartSchema>;
 export type FilePart = z.infer<typeof FilePartSchema>;

@@ -75,6 +75,43 @@ export function toResponsesParts(parts: readonly ContentPart[], place: PartPlace
   return out;
 }
 
+const AUDIO_TYPES = { wav: "audio/wav", mp3: "audio/mpeg" } as const;
+
+/**
+ * The reverse of `toChatParts`, for a stored transcript or a recorded request: each part the
+ * Chat API defines becomes ours (a `file` part's data: URL keeps its media type); an unknown part
+ * type is kept as a text part naming it, not dropped without a trace.
+ */
+export function fromChatParts(parts: readonly Record<string, unknown>[]): ContentPart[] {
+  return parts.map((wire): ContentPart => {
+    const image = wire["image_url"] as { url?: unknown; detail?: unknown } | undefined;
+    const file = wire["file"] as { file_data?: unknown; filename?: unknown } | undefined;
+    const audio = wire["input_audio"] as { data?: unknown; format?: unknown } | undefined;
+    switch (wire["type"]) {
+      case "text":
+        return { type: "text", text: typeof wire["text"] === "string" ? wire["text"] : "" };
+      case "image_url":
+        if (typeof image?.url === "string") {
+          const detail = image.detail === "low" || image.detail === "high" || image.detail === "auto" ? image.detail : undefined;
+          return detail !== undefined ? { type: "image", url: image.url, detail } : { type: "image", url: image.url };
+        }
+        break;
+      case "file":
+        if (typeof file?.file_data === "string" && file.file_data.startsWith("data:")) {
+          const mediaType = /^data:([^;,]+)/.exec(file.file_data)?.[1] ?? "application/octet-stream";
+          return { type: "file", url: file.file_data, mediaType, ...(typeof file.filename === "string" ? { filename: file.filename } : {}) };
+        }
+        break;
+      case "input_audio":
+        if (typeof audio?.data === "string" && (audio.format === "wav" || audio.format === "mp3")) {
+          return { type: "file", data: audio.data, mediaType: AUDIO_TYPES[audio.format] };
+        }
+        break;
+    }
+    return { type: "text", text: `[${String(wire["type"])} part]` };
+  });
+}
+
 /** The part's content as a URL: its own (http or data:), or its bytes as a data: URL. */
 function sourceUrl(part: MediaPart, place: string): string {
   if (part.blob !== undefined) {

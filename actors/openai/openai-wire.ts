@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Message, PartsContent } from "../messages.js";
 import { describePart, hasMedia, partPlace } from "../content-parts.js";
-import { toChatParts, type ChatContentPart } from "./content-parts-wire.js";
+import { fromChatParts, toChatParts, type ChatContentPart } from "./content-parts-wire.js";
 import type { ModelRequest } from "../model-client.js";
 
 /** Per-endpoint differences in what the server accepts. */
@@ -187,8 +187,12 @@ export function fromWireMessages(messages: unknown): Message[] {
         case "system":
         case "developer":
           return { role: "system", content: contentText(message.content) ?? "" };
-        case "user":
-          return { role: "user", content: contentText(message.content) ?? "" };
+        case "user": {
+          const content = message.content;
+          // A user turn with images, documents or audio keeps them as parts; text alone stays a string.
+          const media = Array.isArray(content) && content.some((part) => part.type !== "text");
+          return { role: "user", content: media ? fromChatParts(content) : (contentText(content) ?? "") };
+        }
         case "assistant": {
           const calls = message.tool_calls ?? [];
           const content = contentText(message.content);
