@@ -114,6 +114,9 @@ export type { CheckpointStore, CheckpointSummary } from "./machines/persistence/
 export { MemoryCheckpointStore } from "./machines/persistence/checkpoints/memory-store.js";
 export { checkpointAgent } from "./machines/persistence/checkpoints/checkpoint-agent.js";
 export type { CheckpointHandle, CheckpointOptions } from "./machines/persistence/checkpoints/checkpoint-agent.js";
+export { loadCheckpoint } from "./machines/persistence/checkpoints/load-checkpoint.js";
+export { resolveBlobs, isBlobStore, MIN_BLOB_CHARS } from "./machines/persistence/blobs.js";
+export type { BlobStore, StoredBlob } from "./machines/persistence/blobs.js";
 export { MemoryToolJournal, ToolOutcomeSchema } from "./actors/tool-journal.js";
 export type { ToolJournal, JournalEntry, JournalKey } from "./actors/tool-journal.js";
 

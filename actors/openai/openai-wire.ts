@@ -188,10 +188,9 @@ export function fromWireMessages(messages: unknown): Message[] {
         case "developer":
           return { role: "system", content: contentText(message.content) ?? "" };
         case "user": {
+          // A user turn sent as parts stays parts (images, documents and audio among them).
           const content = message.content;
-          // A user turn with images, documents or audio keeps them as parts; text alone stays a string.
-          const media = Array.isArray(content) && content.some((part) => part.type !== "text");
-          return { role: "user", content: media ? fromChatParts(content) : (contentText(content) ?? "") };
+          return { role: "user", content: Array.isArray(content) && content.length > 0 ? fromChatParts(content) : (contentText(content) ?? "") };
         }
         case "assistant": {
           const calls = message.tool_calls ?? [];
