@@ -1,5 +1,5 @@
 import { base64Bytes, formatBytes } from "../tools/byte-size.js";
-import type { ContentPart, MediaPart, PartsContent } from "./messages.js";
+import type { MediaPart, PartsContent } from "./messages.js";
 
 /*
  * What the rest of the code asks of a message's content (messages.ts defines it): its text, its
@@ -45,12 +45,6 @@ function shortUrl(url: string): string {
   return url.length > 80 ? `${url.slice(0, 77)}...` : url;
 }
 
-/** The media parts of a content, in order (none for a string). */
-export function mediaPartsOf(content: PartsContent): MediaPart[] {
-  if (typeof content === "string") return [];
-  return content.filter((part): part is MediaPart => part.type !== "text");
-}
-
 /** True when the content has an image or a file. */
 export function hasMedia(content: PartsContent): boolean {
   if (typeof content === "string") return false;
@@ -60,11 +54,18 @@ export function hasMedia(content: PartsContent): boolean {
 
 const DATA_URL = /^data:([^;,]+)?((?:;[^;,]+)*?);base64,/i;
 
+/** Where a part's content may be: what `inlineData` reads (a `MediaPart`, or the same fields read from stored JSON). */
+export interface MediaSource {
+  data?: string | undefined;
+  url?: string | undefined;
+  mediaType?: string | undefined;
+}
+
 /**
  * The bytes a part carries itself, as base64 with their media type: its `data`, or a base64
  * `data:` URL given as `url`. Undefined for an http(s) URL, a stored blob, or a data: URL that is not base64.
  */
-export function inlineData(part: MediaPart): { data: string; mediaType: string } | undefined {
+export function inlineData(part: MediaSource): { data: string; mediaType: string } | undefined {
   if (part.data !== undefined) return { data: part.data, mediaType: part.mediaType ?? "application/octet-stream" };
   if (part.url === undefined || !part.url.startsWith("data:")) return undefined;
   const match = DATA_URL.exec(part.url.slice(0, 256));
@@ -83,5 +84,3 @@ export function dataUrlOf(part: MediaPart): string | undefined {
 export function partPlace(messageIndex: number, role: string, partIndex: number): string {
   return `messages[${messageIndex}] (${role}) part ${partIndex + 1}`;
 }
-
-export type { ContentPart, MediaPart, PartsContent };

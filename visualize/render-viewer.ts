@@ -1,5 +1,6 @@
 import type { Message, RunAnalysis, ViewerPart } from "./analysis.js";
 import { base64Bytes, formatBytes } from "../tools/byte-size.js";
+import { inlineData } from "../actors/content-parts.js";
 import { allStates } from "./chart.js";
 import { clip, esc, formatCount, formatMs } from "./html.js";
 import { layoutChart } from "./layout.js";
@@ -113,8 +114,9 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 function partBody(part: ViewerPart): string {
   if (part.type === "text") return messageBody(part.text);
-  const inline = part.data ?? (part.url?.startsWith("data:") ? part.url.slice(part.url.indexOf(",") + 1) : undefined);
-  const mediaType = part.mediaType ?? (part.url?.startsWith("data:") ? /^data:([^;,]+)/.exec(part.url)?.[1] : undefined);
+  const bytes = inlineData(part);
+  const inline = bytes?.data;
+  const mediaType = bytes?.mediaType ?? part.mediaType;
   const size = inline !== undefined ? formatBytes(base64Bytes(inline)) : undefined;
   const label = [part.filename, mediaType, size].filter((piece) => piece !== undefined).join(", ");
   if (part.type === "image" && inline !== undefined && mediaType !== undefined && SHOWN_IMAGE_TYPE.test(mediaType) && BASE64.test(inline)) {

@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import { BLOB_REF_PATTERN } from "../../actors/messages.js";
+import { inlineData, type MediaSource } from "../../actors/content-parts.js";
 import { CheckpointError } from "./checkpoints/store.js";
 
 /*
@@ -45,20 +46,14 @@ export const MIN_BLOB_CHARS = 4096;
 
 type Part = Record<string, unknown>;
 
-const DATA_URL_HEAD = /^data:([^;,]+)?(?:;[^;,]+)*?;base64,/i;
-
 /** The part's inline bytes when they are large enough to store apart, else undefined. */
 function largeInline(part: Part): StoredBlob | undefined {
-  if (part["type"] !== "image" && part["type"] !== "file") return undefined;
-  if (part["blob"] !== undefined) return undefined;
-  const mediaType = typeof part["mediaType"] === "string" ? part["mediaType"] : undefined;
+  if ((part["type"] !== "image" && part["type"] !== "file") || part["blob"] !== undefined) return undefined;
   const data = part["data"];
-  if (typeof data === "string") return data.length >= MIN_BLOB_CHARS && mediaType !== undefined && part["url"] === undefined ? { mediaType, data } : undefined;
   const url = part["url"];
-  if (typeof url !== "string" || url.length < MIN_BLOB_CHARS || !url.startsWith("data:")) return undefined;
-  const head = DATA_URL_HEAD.exec(url.slice(0, 256));
-  if (!head) return undefined;
-  return { mediaType: mediaType ?? head[1] ?? "application/octet-stream", data: url.slice(head[0].length) };
+  // `data` needs its media type beside it; a data: URL names its own (an http URL has no bytes here).
+  const large = typeof data === "string" ? data.length >= MIN_BLOB_CHARS && typeof part["mediaType"] === "string" && url === undefined : typeof url === "string" && url.length >= MIN_BLOB_CHARS;
+  return large ? inlineData(part as MediaSource) : undefined;
 }
 
 /** A part that refers to stored content (and carries none of its own). */

@@ -111,6 +111,18 @@ describe("checkpoint bytes with and without an image, over several rounds", () =
   });
 });
 
+describe("what is stored apart", () => {
+  it("a large data: URL too; it comes back as its bytes and media type", async () => {
+    const store = new MemoryCheckpointStore();
+    const bytes = randomBytes(6_000).toString("base64");
+    const output = await runAgent(createReactMachine({ modelClient: scriptedModel([{ content: "ok" }]), configFile: false }), { runId: "url", messages: [human([{ type: "image", url: `data:image/webp;base64,${bytes}` }])] }, { checkpoints: store });
+    expect(output.status).toBe("succeeded");
+    const saved = JSON.stringify(store.load("url"));
+    expect(saved).not.toContain(bytes);
+    expect(JSON.stringify(await loadCheckpoint(store, "url"))).toContain(`{"type":"image","mediaType":"image/webp","data":"${bytes}"}`);
+  });
+});
+
 describe("restoring a run whose checkpoint refers to stored images", () => {
   it("SQLite, a new store instance: loadCheckpoint puts the image back and the resumed request carries it over HTTP", async () => {
     const dir = mkdtempSync(join(tmpdir(), "jianmu-blobs-"));
