@@ -28,7 +28,7 @@ const mediaSourceFields = {
   url: z.string().optional(),
   /** The content itself as base64 (no `data:` prefix); `mediaType` says what it is. */
   data: z.string().optional(),
-  /** Content stored once per run (see `BLOB_REF_PATTERN`); resolved before a request is built. */
+  /** Content a checkpoint keeps once per run (see `BLOB_REF_PATTERN`); `loadCheckpoint` puts the bytes back as `data`. */
   blob: z.string().regex(BLOB_REF_PATTERN, { error: "must be sha256: and 64 lowercase hex digits (a stored blob's reference)" }).optional(),
   /** The IANA media type: image/png, application/pdf, audio/wav, ... */
   mediaType: z.string().min(1, { error: "must be a media type such as image/png" }).optional(),

@@ -22,8 +22,8 @@ progress, tool calls and prompts go to stderr.
 Options:
   --image <file | url>      an image to go with the task (png, jpg, gif, webp, or an http(s) URL); repeatable
   --file <file>             a document or recording to go with the task (pdf, wav, mp3); repeatable
-  --accepts <image,file,audio>  what the model takes besides text (default: known from the model's name;
-                            see docs/content-parts.md)
+  --accepts <kinds>         what the model takes besides text, of image,file,audio (default: known
+                            from the model's name, see docs/content-parts.md)
   --model <name>            model to use (default: ${CONFIG_FILE.pathOf("model")} in jianmu.yaml, $JIANMU_MODEL, gpt-4o-mini)
   --base-url <url>          OpenAI-compatible endpoint, http(s)://... (default: $OPENAI_BASE_URL, ${CONFIG_FILE.pathOf("baseURL")} in jianmu.yaml)
   --max-iterations <n>      loop iterations before giving up (default ${ReActConfig.shape.maxIterations.parse(undefined)})

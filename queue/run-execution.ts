@@ -225,7 +225,8 @@ export function executeRun(options: ExecutionOptions): Execution {
   const live = actor;
 
   // Saves go to the store (fenced by the token registered above); a stopping worker releases the run after the next one.
-  const checkpointWrites: CheckpointStore = {
+  // The store also keeps the run's large images and files once (machines/persistence/blobs.ts); its checkpoints refer to them.
+  const checkpointSink: CheckpointStore & BlobStore = {
     save: (id, record) => {
       const result = store.save(id, record);
       // Released at the start of a model call (an aborted call is simply made again), never mid-tool.
@@ -235,10 +236,6 @@ export function executeRun(options: ExecutionOptions): Execution {
     load: (id) => store.load(id),
     list: () => store.list(),
     delete: (id) => store.delete(id),
-  };
-  // The store keeps the run's large images and files once (machines/persistence/blobs.ts); its checkpoints refer to them.
-  const checkpointSink: CheckpointStore & BlobStore = {
-    ...checkpointWrites,
     putBlob: (id, sha256, blob) => store.putBlob(id, sha256, blob),
     getBlob: (id, sha256) => store.getBlob(id, sha256),
   };

@@ -118,7 +118,7 @@ function sourceUrl(part: MediaPart, place: string): string {
     throw new ContentPartError(
       place,
       `${place} refers to stored content (${part.blob}) that was not read back: a checkpoint keeps large images and files by reference; ` +
-        "load it with loadCheckpoint(store, runId) (or resolveBlobs(record, store)) before restoring the run",
+        "load it with loadCheckpoint(store, runId) (or resolveBlobs(record, store, runId)) before restoring the run",
     );
   }
   return dataUrlOf(part) ?? part.url!;

@@ -97,17 +97,25 @@ export class BlobCollector {
   private readonly refs = new WeakMap<object, string>();
   private readonly stored = new Set<string>();
   private fresh: { sha256: string; blob: StoredBlob }[] = [];
+  /** The last snapshot had parts stored apart: the next one is walked at once, not written twice. */
+  private holding = false;
 
   /**
-   * Cheap test on the snapshot's JSON text: without a `data` field or a `data:` URL there is
-   * nothing to store apart, and the snapshot is written as it is.
+   * The snapshot as JSON text, its large inline images and files as references. A run without any
+   * costs one text search: a snapshot without a `data` field or a `data:` URL is written as it is.
    */
-  mayHold(text: string): boolean {
-    return text.length >= MIN_BLOB_CHARS && (text.includes('"data":"') || text.includes('"url":"data:'));
+  text(snapshot: unknown): string {
+    if (!this.holding) {
+      const text = JSON.stringify(snapshot);
+      if (text.length < MIN_BLOB_CHARS || !(text.includes('"data":"') || text.includes('"url":"data:'))) return text;
+    }
+    const slim = this.slim(snapshot);
+    this.holding = slim !== snapshot;
+    return JSON.stringify(slim);
   }
 
   /** The snapshot with large inline parts replaced by references; the blobs not yet stored are kept for `take()`. */
-  slim<T>(snapshot: T): T {
+  private slim<T>(snapshot: T): T {
     return mapObjects(snapshot, (part) => {
       const inline = largeInline(part);
       if (inline === undefined) return undefined;

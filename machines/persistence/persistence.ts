@@ -122,11 +122,9 @@ export function persistAgent<M extends AnyStateMachine>(actor: Actor<M>, now: ()
   let snapshot: Record<string, unknown>;
   try {
     // A JSON round trip: what is returned is exactly what a store will give back.
-    const persisted = actor.getPersistedSnapshot();
-    let text = JSON.stringify(persisted);
     // Given a collector (a checkpoint store that keeps blobs), large images and files become references (blobs.ts).
-    if (blobs?.mayHold(text)) text = JSON.stringify(blobs.slim(persisted));
-    snapshot = JSON.parse(text) as Record<string, unknown>;
+    const persisted = actor.getPersistedSnapshot();
+    snapshot = JSON.parse(blobs ? blobs.text(persisted) : JSON.stringify(persisted)) as Record<string, unknown>;
   } catch (error) {
     throw new SnapshotError(
       "shape",
