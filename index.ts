@@ -62,8 +62,14 @@ export type {
   TerminationReason,
 } from "./machines/contract/events.js";
 
-export { ai, human, system, toolMessage, MessageSchema, ToolCallSchema } from "./actors/messages.js";
+export { ai, human, system, toolMessage, MessageSchema, ToolCallSchema, ContentPartSchema } from "./actors/messages.js";
 export type { AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage } from "./actors/messages.js";
+export type { ContentPart, FilePart, ImagePart, MediaPart, PartsContent, TextPart } from "./actors/messages.js";
+export { describeContent, textOf } from "./actors/content-parts.js";
+export { toolContent, isToolContent } from "./actors/tool-content.js";
+export type { ToolContent } from "./actors/tool-content.js";
+export { ContentPartError, UNSUPPORTED_CONTENT, defaultAccepts } from "./actors/content-capabilities.js";
+export type { Accepts, AcceptsOption } from "./actors/content-capabilities.js";
 export { ModelError, ZERO_USAGE, addUsage } from "./actors/model-client.js";
 export { JianmuError, isJianmuError } from "./tools/jianmu-error.js";
 export type { ModelCallEvent, ModelCallOptions, ModelRequest, ModelTurn, ToolChoice, Usage } from "./actors/model-client.js";
@@ -111,6 +117,9 @@ export type { CheckpointStore, CheckpointSummary } from "./machines/persistence/
 export { MemoryCheckpointStore } from "./machines/persistence/checkpoints/memory-store.js";
 export { checkpointAgent } from "./machines/persistence/checkpoints/checkpoint-agent.js";
 export type { CheckpointHandle, CheckpointOptions } from "./machines/persistence/checkpoints/checkpoint-agent.js";
+export { loadCheckpoint } from "./machines/persistence/checkpoints/load-checkpoint.js";
+export { resolveBlobs, isBlobStore, MIN_BLOB_CHARS } from "./machines/persistence/blobs.js";
+export type { BlobStore, StoredBlob } from "./machines/persistence/blobs.js";
 export { MemoryToolJournal, ToolOutcomeSchema } from "./actors/tool-journal.js";
 export type { ToolJournal, JournalEntry, JournalKey } from "./actors/tool-journal.js";
 

@@ -4,6 +4,8 @@ import { MemoryToolJournal, type JournalEntry, type JournalKey, type ToolJournal
 import { checkRecordId, type CheckpointStore, type CheckpointSummary } from "../machines/persistence/checkpoints/store.js";
 import type { AgentOutput } from "../machines/contract/context.js";
 import { readPersisted, type PersistedAgent, type RunStatus } from "../machines/persistence/persistence.js";
+import type { StoredBlob } from "../machines/persistence/blobs.js";
+import { MemoryBlobTable } from "../machines/persistence/checkpoints/memory-blobs.js";
 import { RunQueueError } from "./errors.js";
 import { Fences } from "./fences.js";
 import { queueOwned, type QueueSignal, type RunStore } from "./run-store.js";
@@ -49,6 +51,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   private readonly runs = new Map<string, MemoryRun>();
   private readonly inboxes = new Map<string, { id: number; key: string; command: string; applied: boolean }[]>();
   private readonly journal = new MemoryToolJournal();
+  private readonly blobs = new MemoryBlobTable();
   private readonly fences = new Fences();
   private readonly agents = new Set<string>();
   private readonly signals = new EventEmitter();
@@ -182,7 +185,18 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   delete(runId: string): boolean {
     this.journal.forget(runId);
     this.inboxes.delete(runId);
+    this.blobs.forget(runId);
     return this.runs.delete(runId);
+  }
+
+  // ---- BlobStore (not fenced: a blob is named by its content, so a late write of a lost run changes nothing) ----
+
+  putBlob(runId: string, sha256: string, blob: StoredBlob): void {
+    this.blobs.put(runId, sha256, blob);
+  }
+
+  getBlob(runId: string, sha256: string): StoredBlob | undefined {
+    return this.blobs.get(runId, sha256);
   }
 
   // ---- ToolJournal ----

@@ -1,6 +1,7 @@
 import type { ToolJournal } from "../actors/tool-journal.js";
 import { CheckpointError, type CheckpointStore, type CheckpointSummary } from "../machines/persistence/checkpoints/store.js";
 import type { AgentOutput } from "../machines/contract/context.js";
+import type { BlobStore } from "../machines/persistence/blobs.js";
 import type { ClaimedRun, InboxEvent, ListOptions, RunCommand, RunStatusInfo, RunSummary, SubmitRequest } from "./schemas.js";
 
 type MaybePromise<T> = T | Promise<T>;
@@ -15,10 +16,12 @@ export type QueueSignal = { kind: "runnable" } | { kind: "finished"; runId: stri
  * token with `fence()`, and from then on every checkpoint and journal write of that run carries the
  * token; a write that finds another token throws `FencedError` (after telling the fence's `onLost`).
  *
+ * Large images and files of a run's checkpoints are kept apart once (`BlobStore`, machines/persistence/blobs.ts).
+ *
  * Implementations: `MemoryRunStore` (tests, one process), `SqliteRunStore` (one machine, several
  * processes), `PostgresRunStore` (several machines).
  */
-export interface RunStore extends CheckpointStore, ToolJournal {
+export interface RunStore extends CheckpointStore, ToolJournal, BlobStore {
   /** Queue a run for an agent some worker knows; the same runId twice is one run. Resolves with the run id. */
   submit(request: SubmitRequest): Promise<string>;
   /** Record an approval, a rejection or a cancel for the run; true when recorded, false when the same decision was already recorded. */

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { ReactMachine } from "../machines/react-machine.js";
 import { errorText, RunQueueError } from "./errors.js";
 import { executeRun, type Execution } from "./run-execution.js";
+import { withStoredBlobs } from "./run-blobs.js";
 import type { RunStore } from "./run-store.js";
 import { AgentNameSchema, firstIssue } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
@@ -105,9 +106,10 @@ export function startWorker(options: WorkerOptions): Worker {
         if (free > 0) {
           const claimed = await store.claim({ owner: id, agents: names, limit: free, leaseMs });
           backoff = 100;
-          for (const run of claimed) {
-            if (executions.has(run.runId)) continue;
-            const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit });
+          for (const claimedRun of claimed) {
+            if (executions.has(claimedRun.runId)) continue;
+            const { run, problem } = await withStoredBlobs(claimedRun, store);
+            const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, ...(problem !== undefined ? { blobProblem: problem } : {}) });
             executions.set(run.runId, execution);
             void execution.done.then(() => {
               if (executions.get(run.runId) === execution) executions.delete(run.runId);

@@ -55,6 +55,18 @@ CREATE TABLE ${s}.agents (
   last_seen bigint NOT NULL
 );`,
   },
+  {
+    // Large images and files of a run's checkpoints, kept once per run and content (machines/persistence/blobs.ts).
+    version: 2,
+    sql: (s) => `
+CREATE TABLE ${s}.blobs (
+  run_id     text NOT NULL,
+  sha256     text NOT NULL,
+  media_type text NOT NULL,
+  data       bytea NOT NULL,
+  PRIMARY KEY (run_id, sha256)
+);`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -6,6 +6,7 @@ import type { AgentOutput } from "../../machines/contract/context.js";
 import { readPersisted, type PersistedAgent, type RunStatus } from "../../machines/persistence/persistence.js";
 import { RunQueueError } from "../errors.js";
 import { Fences } from "../fences.js";
+import type { BlobStore, StoredBlob } from "../../machines/persistence/blobs.js";
 import { queueOwned, type QueueSignal, type RunStore } from "../run-store.js";
 import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "../requests.js";
 import {
@@ -50,7 +51,7 @@ interface RunRow {
  * token, in the same statement; `LISTEN/NOTIFY` wakes workers and waiters, polling backs it up.
  * Also a `CheckpointStore` and `ToolJournal` for `runAgent({ checkpoints })` and `createReactMachine({ journal })`.
  */
-export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal {
+export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal, BlobStore {
   private readonly fences = new Fences();
   private readonly listener: NotificationListener | undefined;
   private readonly channel: string;
@@ -254,11 +255,29 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
   async delete(runId: string): Promise<boolean> {
     const { rows } = await this.query<{ deleted: number }>(
       `WITH j AS (DELETE FROM ${this.t("tool_journal")} WHERE run_id = $1 RETURNING 1),
+            b AS (DELETE FROM ${this.t("blobs")} WHERE run_id = $1 RETURNING 1),
             r AS (DELETE FROM ${this.t("runs")} WHERE run_id = $1 RETURNING 1)
        SELECT (SELECT count(*) FROM r)::int AS deleted`,
       [runId],
     );
     return rows[0]!.deleted > 0;
+  }
+
+  // ---- BlobStore (not fenced: a blob is named by its content, so a late write of a lost run changes nothing) ----
+
+  async putBlob(runId: string, sha256: string, blob: StoredBlob): Promise<void> {
+    await this.query(`INSERT INTO ${this.t("blobs")} (run_id, sha256, media_type, data) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, sha256) DO NOTHING`, [
+      runId,
+      sha256,
+      blob.mediaType,
+      Buffer.from(blob.data, "base64"),
+    ]);
+  }
+
+  async getBlob(runId: string, sha256: string): Promise<StoredBlob | undefined> {
+    const { rows } = await this.query<{ media_type: string; data: Buffer }>(`SELECT media_type, data FROM ${this.t("blobs")} WHERE run_id = $1 AND sha256 = $2`, [runId, sha256]);
+    const row = rows[0];
+    return row ? { mediaType: row.media_type, data: row.data.toString("base64") } : undefined;
   }
 
   // ---- ToolJournal -------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ import type { JournalEntry, JournalKey, ToolJournal } from "../../actors/tool-jo
 import { checkRecordId, journalEntryOf, type CheckpointStore, type CheckpointSummary } from "../../machines/persistence/checkpoints/store.js";
 import type { AgentOutput } from "../../machines/contract/context.js";
 import { readPersisted, type PersistedAgent, type RunStatus } from "../../machines/persistence/persistence.js";
+import type { StoredBlob } from "../../machines/persistence/blobs.js";
+import { SqliteBlobTable } from "../../machines/persistence/checkpoints/sqlite-blobs.js";
 import { errorText, RunQueueError } from "../errors.js";
 import { Fences } from "../fences.js";
 import { queueOwned, type QueueSignal, type RunStore } from "../run-store.js";
@@ -91,6 +93,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
   private readonly db: Database.Database;
   private readonly fences = new Fences();
   private readonly pollMs: number;
+  private readonly blobs: SqliteBlobTable;
 
   constructor(options: SqliteRunStoreOptions) {
     const parsed = OptionsSchema.safeParse(options);
@@ -118,6 +121,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
       this.db.close();
       throw new RunQueueError("schema", `SqliteRunStore: ${path}: ${errorText(error)}`, { cause: error });
     }
+    this.blobs = new SqliteBlobTable(this.db, "jianmu_queue_blobs");
   }
 
   private get open(): Database.Database {
@@ -249,8 +253,24 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     return db.transaction(() => {
       db.prepare(`DELETE FROM jianmu_queue_journal WHERE run_id = ?`).run(runId);
       db.prepare(`DELETE FROM jianmu_queue_inbox WHERE run_id = ?`).run(runId);
+      this.blobs.forget(runId);
       return db.prepare(`DELETE FROM jianmu_queue_runs WHERE run_id = ?`).run(runId).changes > 0;
     })();
+  }
+
+  // ---- BlobStore (not fenced: a blob is named by its content, so a late write of a lost run changes nothing) ----
+
+  putBlob(runId: string, sha256: string, blob: StoredBlob): void {
+    this.openBlobs.put(runId, sha256, blob);
+  }
+
+  getBlob(runId: string, sha256: string): StoredBlob | undefined {
+    return this.openBlobs.get(runId, sha256);
+  }
+
+  /** The blob table, once `open` has said the store is not closed. */
+  private get openBlobs(): SqliteBlobTable {
+    return this.open && this.blobs;
   }
 
   // ---- ToolJournal ----
