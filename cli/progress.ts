@@ -1,5 +1,6 @@
 import type { AgentOutput } from "../machines/contract/context.js";
 import type { AgentEmitted } from "../machines/contract/events.js";
+import type { Usage } from "../actors/usage.js";
 import { failureLine, type RunLimits } from "./failure.js";
 
 type Stream = NodeJS.WritableStream & { isTTY?: boolean };
@@ -30,6 +31,13 @@ function oneLine(text: string, max = 160): string {
 function toolError(name: string, error: string): string {
   const prefix = `${name} failed: `;
   return error.startsWith(prefix) ? error.slice(prefix.length) : error;
+}
+
+/** "N tokens (prompt P (X cached), completion C (R reasoning))": a detail only when the server reported it. */
+export function tokenSummary(usage: Usage): string {
+  const cached = usage.cachedPromptTokens !== undefined ? ` (${usage.cachedPromptTokens} cached)` : "";
+  const reasoning = usage.reasoningTokens !== undefined ? ` (${usage.reasoningTokens} reasoning)` : "";
+  return `${usage.totalTokens} tokens (prompt ${usage.promptTokens}${cached}, completion ${usage.completionTokens}${reasoning})`;
 }
 
 /** The innermost state name of a snapshot value, e.g. "AwaitingApproval". */
@@ -134,7 +142,7 @@ export class TextProgress {
     this.stopSpinner();
     this.endStream();
     const usage = output.usage;
-    const tokens = `${usage.totalTokens} tokens (prompt ${usage.promptTokens}, completion ${usage.completionTokens})`;
+    const tokens = tokenSummary(usage);
     if (output.status === "succeeded") {
       const answer = output.finalAnswer ?? "";
       // Already on screen when it streamed to a terminal stdout: not twice.

@@ -6,6 +6,13 @@ import { startOpenAIServer, type OpenAIServer, type Respond } from "../../testin
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "openai");
 
+/** The folders holding recordings of the Responses API (`POST /v1/responses`), see SOURCES.md. */
+export const RESPONSES_FOLDERS = ["pydantic-ai/test_openai_responses/", "vercel-ai/openai-responses/"] as const;
+
+export function isResponsesRecording(relative: string): boolean {
+  return RESPONSES_FOLDERS.some((folder) => relative.startsWith(folder));
+}
+
 export function fixture(relative: string): string {
   return join(FIXTURES, relative);
 }

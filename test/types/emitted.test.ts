@@ -117,6 +117,12 @@ describe("the emitted events' public types", () => {
 
   it("Usage is the schema's shape", () => {
     expectTypeOf<Usage>().toEqualTypeOf<z.infer<typeof UsageSchema>>();
-    expectTypeOf<Usage>().toEqualTypeOf<{ promptTokens: number; completionTokens: number; totalTokens: number }>();
+    expectTypeOf<Usage>().toEqualTypeOf<{
+      promptTokens: number;
+      completionTokens: number;
+      totalTokens: number;
+      reasoningTokens?: number | undefined;
+      cachedPromptTokens?: number | undefined;
+    }>();
   });
 });
