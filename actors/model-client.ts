@@ -5,6 +5,8 @@ import type { ModelCallEvent } from "./model-events.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 import { USAGE_DETAILS, type Usage } from "./usage.js";
 import type { Cancellation } from "./cancellation.js";
+import type { ModelRoute } from "./model-route.js";
+import type { ReasoningItems } from "./reasoning-items.js";
 
 export type { Usage } from "./usage.js";
 
@@ -104,6 +106,8 @@ export interface ModelRequest {
   extraParams?: Record<string, unknown>;
   /** Overrides the client's retry and fallback settings for this call (from `config.resilience`). */
   resilience?: Resilience;
+  /** Where the run's last call was answered (`ModelTurn.route`): with sticky fallbacks, this call starts there. */
+  route?: ModelRoute;
 }
 
 /** What the model answered, merged from a stream or read from a whole response. */
@@ -118,8 +122,12 @@ export interface ModelTurn {
   model: string;
   /** Set when the model refused; the text explains why. */
   refusal?: string;
-  /** Reasoning text some servers stream beside the answer (`reasoning_content`, `reasoning`). */
+  /** Reasoning text some servers stream beside the answer (`reasoning_content`, `reasoning`, a Responses reasoning summary). */
   reasoning?: string;
+  /** A reasoning model's reasoning items (Responses API), to be kept on the assistant message and sent back. */
+  reasoningItems?: ReasoningItems;
+  /** Which of the client's targets answered (the built-in client says; with fallbacks, the next call may start there). */
+  route?: ModelRoute;
   /** True when the server reported no token usage; `usage` is then all zeros. */
   usageMissing?: boolean;
   /** The model name the server reported (often a dated snapshot of the requested alias). */
@@ -152,6 +160,8 @@ export interface ModelCallOptions {
 export interface ModelClient {
   /** Names the endpoint and default model, for errors and logs. Never contains a key. */
   readonly description: string;
+  /** The model a request that names none goes to (the built-in client's `model` option), when the client has one. */
+  readonly model?: string | undefined;
   complete(request: ModelRequest, options?: ModelCallOptions): Promise<ModelTurn>;
 }
 

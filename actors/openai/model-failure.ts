@@ -33,6 +33,11 @@ export class AttemptError extends JianmuError {
   }
 }
 
+/** The server's reply cannot be read (malformed JSON, a wrong shape): sending the same request again will not fix it. */
+export function invalidResponse(message: string, delivered: boolean, cause?: unknown): AttemptError {
+  return new AttemptError({ category: "invalid_response", kind: "invalid-response", message, delivered, ...(cause !== undefined ? { cause } : {}) });
+}
+
 /** What the attempt knew when the error came: who aborted it, and whether output had gone out. */
 export interface FailureContext {
   abortReason?: "caller" | "timeout";
