@@ -164,8 +164,9 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
   const target = (path: string) => `#${name}.${path}`;
   /** No call of this agent's batch waits for a person, nor any call of the nested agent it runs. */
   const nothingWaits = (context: AgentContext) => !context.loop.decisions.some((d) => d.status === "pending") && !context.loop.delegation?.pending.length;
+  // "auto" decides from the model the requests go to: config.model, else the model client's own.
   const outputPlan = options.output
-    ? planOutput(options.output, { strategy: config.outputStrategy, model: config.model, toolNames: (options.tools ?? []).map((t) => t.name) })
+    ? planOutput(options.output, { strategy: config.outputStrategy, model: config.model ?? options.modelClient.model, toolNames: (options.tools ?? []).map((t) => t.name) })
     : undefined;
   const contextLimit = config.context;
   if (contextLimit) loadTokenizer();
@@ -223,6 +224,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
       extraParams: firstRound ? firstRoundParams : laterRoundParams,
     };
     if (firstRound && config.toolChoice !== undefined) input.toolChoice = config.toolChoice;
+    if (context.loop.modelRoute !== undefined) input.route = context.loop.modelRoute;
     return round.apply(input, context.loop.round);
   };
 
