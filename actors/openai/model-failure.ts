@@ -87,7 +87,8 @@ function fromApiError(error: APIError, delivered: boolean): AttemptFailure {
   if (code !== undefined && code !== null) failure.code = String(code);
   if (error.status !== undefined) {
     failure.status = error.status;
-    failure.category = categoryOfStatus(error.status);
+    // OpenAI answers an exhausted quota with 429 too, but waiting does not refill it: not retried.
+    failure.category = failure.code === "insufficient_quota" ? "client_error" : categoryOfStatus(error.status);
     const retryAfterMs = parseRetryAfter(error.headers);
     if (retryAfterMs !== undefined) failure.retryAfterMs = retryAfterMs;
     return failure;
