@@ -24,8 +24,11 @@ type StreamEvent = Record<string, unknown>;
  */
 export class ResponsesStreamReader {
   private readonly calls: CallSlot[] = [];
-  /** Finished items by output index (a Map: the index is the server's, and may be anything). */
-  private readonly done = new Map<number, OutputItem>();
+  /**
+   * Finished items by output index, as sent (a Map: the index is the server's, and may be anything).
+   * Read, and checked, only when the terminal event comes without its output.
+   */
+  private done: Map<number, unknown> | undefined;
   private final: ResponseObject | undefined;
   private eventCount = 0;
   private outputStarted = false;
@@ -96,8 +99,15 @@ export class ResponsesStreamReader {
 
   finish(): TurnParts {
     const final = this.final as ResponseObject;
-    if (final.output && final.output.length > 0) return readResponse(final, this.source);
-    return readResponse(final, this.source, [...this.done.entries()].sort((a, b) => a[0] - b[0]).map((entry) => entry[1]));
+    if ((final.output && final.output.length > 0) || this.done === undefined) return readResponse(final, this.source);
+    const items: OutputItem[] = [];
+    for (const [, raw] of [...this.done.entries()].sort((a, b) => a[0] - b[0])) {
+      const parsed = parseOutputItem(raw);
+      if (parsed === undefined) continue;
+      if (!parsed.success) throw invalidResponse(`a stream event is malformed: response.output_item.done.item.${describeWireIssue(parsed.error)}`, this.outputStarted);
+      items.push(parsed.data);
+    }
+    return readResponse(final, this.source, items);
   }
 
   private delta(event: StreamEvent): string {
@@ -140,10 +150,8 @@ export class ResponsesStreamReader {
   }
 
   private itemDone(event: StreamEvent): void {
-    const parsed = parseOutputItem(event["item"]);
-    if (parsed === undefined) return;
-    if (!parsed.success) throw invalidResponse(`a stream event is malformed: response.output_item.done.item.${describeWireIssue(parsed.error)}`, this.outputStarted);
-    this.done.set(indexOf(event, this.done.size), parsed.data);
+    this.done ??= new Map();
+    this.done.set(indexOf(event, this.done.size), event["item"]);
   }
 
   private terminal(event: StreamEvent): void {

@@ -1,6 +1,7 @@
-import type { Message } from "../messages.js";
+import type { AssistantMessage, Message, ToolCall } from "../messages.js";
 import type { ModelRequest, ToolChoice } from "../model-client.js";
 import { readableBy, type ReasoningItem } from "../reasoning-items.js";
+import type { FunctionSchema } from "../../tools/toolset.js";
 import { copyExtraParams, type EndpointTuning } from "./openai-wire.js";
 
 /** Where a request goes: its reasoning items are sent only when this is where they came from. */
@@ -30,6 +31,8 @@ export type ResponsesInputItem =
  * those that carry their encrypted content (an id alone would point at nothing).
  */
 export function toResponsesInput(messages: readonly Message[], target: RequestTarget, store: boolean): ResponsesInputItem[] {
+  // Plain loops, and no array per assistant turn unless it has reasoning to place: this runs over
+  // the whole history on every call.
   const input: ResponsesInputItem[] = [];
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i] as Message;
@@ -42,24 +45,38 @@ export function toResponsesInput(messages: readonly Message[], target: RequestTa
         input.push({ type: "function_call_output", call_id: message.toolCallId, output: message.content });
         break;
       case "assistant": {
-        const answers: ResponsesInputItem[] = [];
-        if (message.content) answers.push({ role: "assistant", content: message.content });
-        for (const call of message.toolCalls ?? []) answers.push({ type: "function_call", call_id: call.id, name: call.name, arguments: call.arguments });
         const reasoning = message.reasoningItems;
-        const kept = reasoning && readableBy(reasoning, target.endpoint, target.model) ? reasoning.items.filter((item) => store || item.encryptedContent !== undefined) : [];
-        if (kept.length === 0) {
-          for (const answer of answers) input.push(answer);
-          break;
-        }
-        for (let k = 0; k <= answers.length; k++) {
-          for (const item of kept) if (Math.min(item.after, answers.length) === k) input.push(reasoningInput(item));
-          if (k < answers.length) input.push(answers[k] as ResponsesInputItem);
-        }
+        const kept = reasoning !== undefined && readableBy(reasoning, target.endpoint, target.model) ? reasoning.items.filter((item) => store || item.encryptedContent !== undefined) : undefined;
+        if (kept === undefined || kept.length === 0) pushAnswers(input, message);
+        else input.push(...withReasoning(message, kept));
         break;
       }
     }
   }
   return input;
+}
+
+/** An assistant turn's own items: its text (if any), then a `function_call` item per call. */
+function pushAnswers(input: ResponsesInputItem[], message: AssistantMessage): void {
+  if (message.content) input.push({ role: "assistant", content: message.content });
+  const calls = message.toolCalls;
+  if (calls === undefined) return;
+  for (let c = 0; c < calls.length; c++) {
+    const call = calls[c] as ToolCall;
+    input.push({ type: "function_call", call_id: call.id, name: call.name, arguments: call.arguments });
+  }
+}
+
+/** An assistant turn's items with its reasoning items back in the places they had among them (`after`). */
+function withReasoning(message: AssistantMessage, kept: readonly ReasoningItem[]): ResponsesInputItem[] {
+  const answers: ResponsesInputItem[] = [];
+  pushAnswers(answers, message);
+  const out: ResponsesInputItem[] = [];
+  for (let k = 0; k <= answers.length; k++) {
+    for (const item of kept) if (Math.min(item.after, answers.length) === k) out.push(reasoningInput(item));
+    if (k < answers.length) out.push(answers[k] as ResponsesInputItem);
+  }
+  return out;
 }
 
 /** A reasoning item as the server wrote it (id, summary, encrypted content), to be read back. */
@@ -107,9 +124,7 @@ export function buildResponsesBody(request: ModelRequest, target: RequestTarget,
   body["model"] = target.model;
   const store = typeof body["store"] === "boolean" ? body["store"] : (tuning.store ?? false);
   body["input"] = toResponsesInput(request.messages, target, store);
-  if (request.tools.length > 0) {
-    body["tools"] = request.tools.map(({ function: fn }) => ({ type: "function", name: fn.name, description: fn.description, parameters: fn.parameters, strict: false }));
-  }
+  if (request.tools.length > 0) body["tools"] = responsesTools(request.tools);
   const toolChoice: ToolChoice | unknown = request.toolChoice ?? body["tool_choice"];
   if (toolChoice !== undefined) body["tool_choice"] = responsesToolChoice(toolChoice);
   if (request.temperature !== undefined) body["temperature"] = request.temperature;
@@ -127,3 +142,26 @@ export function buildResponsesBody(request: ModelRequest, target: RequestTarget,
 }
 
 const ENCRYPTED_REASONING = "reasoning.encrypted_content";
+
+/**
+ * The tools in the Responses API's form. A run's tool schemas are one unchanging array (the LLM step
+ * caches them per tool list), so each array is converted once, not on every call.
+ */
+const convertedTools = new WeakMap<readonly FunctionSchema[], ResponsesTool[]>();
+
+interface ResponsesTool {
+  type: "function";
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  strict: false;
+}
+
+function responsesTools(tools: readonly FunctionSchema[]): ResponsesTool[] {
+  let converted = convertedTools.get(tools);
+  if (converted === undefined) {
+    converted = tools.map(({ function: fn }) => ({ type: "function", name: fn.name, description: fn.description, parameters: fn.parameters, strict: false }));
+    convertedTools.set(tools, converted);
+  }
+  return converted;
+}

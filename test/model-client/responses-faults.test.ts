@@ -255,6 +255,18 @@ describe("Responses: the server's own failures and bad events", () => {
     const server = await serve(() => replies.sse([...streamed.slice(0, -1), empty].join("")));
     expect((await responsesClient(server).complete(REQUEST)).content).toBe(TEXT);
   });
+
+  it("...and one of those items of the wrong shape is an invalid response naming the field", async () => {
+    const server = await serve(() =>
+      events(
+        { type: "response.output_item.done", output_index: 0, item: { type: "function_call", call_id: "call_1", name: 7, arguments: "{}" } },
+        { type: "response.completed", response: { id: "r", status: "completed", output: [] } },
+      ),
+    );
+    const error = (await caught(() => responsesClient(server).complete(REQUEST))) as ModelError;
+    expect(error.kind).toBe("invalid-response");
+    expect(error.message).toContain("response.output_item.done.item.name");
+  });
 });
 
 describe("Responses: cancellation and secrets", () => {
