@@ -17,18 +17,14 @@
  */
 import { writeFileSync } from "node:fs";
 import { createFloor, createJianmu, createResponsesFloor } from "./contenders.mjs";
-import { interleaved, median, timed } from "./measure.mjs";
+import { cliOption, interleaved, median, timed } from "./measure.mjs";
 import { startServer } from "./processes.mjs";
 import { finalAnswer, taskModel } from "./task.mjs";
 
-function option(name, fallback) {
-  const at = process.argv.indexOf(`--${name}`);
-  return at === -1 ? fallback : process.argv[at + 1];
-}
 const smoke = process.argv.includes("--smoke");
-const reps = Number(option("reps", smoke ? 2 : 12));
-const runs = Number(option("runs", smoke ? 2 : 30));
-const task = { k: Number(option("rounds", 10)), p: Number(option("parallel", 1)), tool: "lookup", sleepMs: 0, hold: undefined };
+const reps = Number(cliOption("reps", smoke ? 2 : 12));
+const runs = Number(cliOption("runs", smoke ? 2 : 30));
+const task = { k: Number(cliOption("rounds", 10)), p: Number(cliOption("parallel", 1)), tool: "lookup", sleepMs: 0, hold: undefined };
 const stream = !process.argv.includes("--whole");
 const TARGET = 1.05;
 
@@ -100,5 +96,5 @@ for (const api of ["chat", "responses"]) {
 }
 console.log(`Responses ratio / Chat Completions ratio: wall ${x(result.responsesOverChat.wall)} (${verdict(result.responsesOverChat.wall)}), CPU ${x(result.responsesOverChat.cpu)} (${verdict(result.responsesOverChat.cpu)}); target ≤ ${TARGET}×`);
 if (serverLog.length > 0) console.log(`server stderr: ${serverLog.join(" | ")}`);
-const out = option("json", undefined);
+const out = cliOption("json", undefined);
 if (out) writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);

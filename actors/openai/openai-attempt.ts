@@ -107,38 +107,65 @@ export function attemptCompletion(input: AttemptInput): Promise<ModelTurn> {
   return guardedAttempt(input, readChatReply);
 }
 
-/** The body is built by us (it may carry fields the SDK's types do not know, like `top_k`). */
-async function readChatReply(input: AttemptInput, run: AttemptRun): Promise<TurnParts> {
-  if (!input.stream) return readWholeCompletion(input, run);
-  const merger = new StreamMerger(input.onText, input.onToolArguments, input.onReasoning);
-  run.delivered = () => merger.delivered;
-  const body = input.body as unknown as ChatCompletionCreateParamsStreaming;
-  const stream = await input.client.chat.completions.create(body, run.requestOptions);
+/** A reader of one API's stream, as `readStream` drives it. */
+export interface StreamReader {
+  /** One parsed SSE event of the SDK's; throws (`invalidResponse`, the server's failure) to end the attempt. */
+  push(raw: unknown): void;
+  /** Output reached the caller: a retry would repeat it. */
+  readonly delivered: boolean;
+  /** The stream's terminal item arrived (a finish_reason, `response.completed`). */
+  readonly finished: boolean;
+  /** Items read so far. */
+  readonly count: number;
+}
+
+/**
+ * Reads an SDK stream to its end through `reader`. The SDK parses each event with JSON.parse: a
+ * SyntaxError is the server's fault (a cut or plain-text line), not the connection's, and sending
+ * the same request again will not fix it. A body that ends before its terminal item (`awaited`) was
+ * cut off (a proxy closed it cleanly): a connection failure, retried.
+ */
+export async function readStream(run: AttemptRun, stream: AsyncIterable<unknown>, reader: StreamReader, names: { item: "chunk" | "event"; awaited: string }): Promise<void> {
+  run.delivered = () => reader.delivered;
   try {
-    for await (const raw of stream) {
-      const chunk = parseChunk(raw);
-      if (!chunk.success) throw invalidResponse(`a stream chunk is malformed: ${describeWireIssue(chunk.error)}`, merger.delivered);
-      merger.push(chunk.data);
-    }
+    for await (const raw of stream) reader.push(raw);
   } catch (error) {
-    // The SDK parses each event with JSON.parse: a SyntaxError is the server's fault (a cut or
-    // plain-text line), not the connection's, and sending the same request again will not fix it.
-    if (error instanceof SyntaxError) throw invalidResponse(`a stream chunk is not JSON (${error.message})`, merger.delivered, error);
+    if (error instanceof SyntaxError) throw invalidResponse(`a stream ${names.item} is not JSON (${error.message})`, reader.delivered, error);
     throw error;
   }
   // The SDK ends the iteration quietly when its request is aborted, so look at why it ended.
   if (run.abortReason !== undefined) throw new Error("aborted");
-  if (!merger.finished) {
-    // A body that ends without a finish_reason was cut off (a proxy closed it cleanly).
+  if (!reader.finished) {
     throw new AttemptError({
       category: "connection",
       kind: "stream",
-      message: merger.chunks === 0 ? "the stream ended before any chunk arrived" : `the stream ended after ${merger.chunks} chunks without a finish_reason`,
-      delivered: merger.delivered,
+      message: reader.count === 0 ? `the stream ended before any ${names.item} arrived` : `the stream ended after ${reader.count} ${names.item}s without ${names.awaited}`,
+      delivered: reader.delivered,
     });
   }
   run.bodyRead = true;
-  return merger.finish();
+}
+
+/** The Chat Completions merger, fed the SDK's chunks as they come: each is checked first (`parseChunk`). */
+class ChunkReader extends StreamMerger implements StreamReader {
+  override push(raw: unknown): void {
+    const chunk = parseChunk(raw);
+    if (!chunk.success) throw invalidResponse(`a stream chunk is malformed: ${describeWireIssue(chunk.error)}`, this.delivered);
+    super.push(chunk.data);
+  }
+
+  get count(): number {
+    return this.chunks;
+  }
+}
+
+/** The body is built by us (it may carry fields the SDK's types do not know, like `top_k`). */
+async function readChatReply(input: AttemptInput, run: AttemptRun): Promise<TurnParts> {
+  if (!input.stream) return readWholeCompletion(input, run);
+  const reader = new ChunkReader(input.onText, input.onToolArguments, input.onReasoning);
+  const body = input.body as unknown as ChatCompletionCreateParamsStreaming;
+  await readStream(run, await input.client.chat.completions.create(body, run.requestOptions), reader, { item: "chunk", awaited: "a finish_reason" });
+  return reader.finish();
 }
 
 async function readWholeCompletion(input: AttemptInput, run: AttemptRun): Promise<TurnParts> {

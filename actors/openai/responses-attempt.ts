@@ -1,7 +1,7 @@
 import type { ResponseCreateParamsNonStreaming, ResponseCreateParamsStreaming } from "openai/resources/responses/responses";
 import type { ModelTurn } from "../model-client.js";
-import { AttemptError, invalidResponse } from "./model-failure.js";
-import { createWhole, guardedAttempt, type AttemptInput, type AttemptRun } from "./openai-attempt.js";
+import { invalidResponse } from "./model-failure.js";
+import { createWhole, guardedAttempt, readStream, type AttemptInput, type AttemptRun } from "./openai-attempt.js";
 import { describeWireIssue } from "./openai-wire-schemas.js";
 import { readResponse, serverFailure } from "./responses-read.js";
 import { ResponsesStreamReader } from "./responses-stream.js";
@@ -29,27 +29,7 @@ async function readResponsesReply(input: AttemptInput, run: AttemptRun): Promise
     return turn;
   }
   const reader = new ResponsesStreamReader(source, input.onText, input.onReasoning, input.onToolArguments);
-  run.delivered = () => reader.delivered;
   const body = input.body as unknown as ResponseCreateParamsStreaming;
-  const stream = await input.client.responses.create(body, run.requestOptions);
-  try {
-    for await (const event of stream) reader.push(event);
-  } catch (error) {
-    // As on the Chat Completions path: a line that is not JSON is the server's fault, not the connection's.
-    if (error instanceof SyntaxError) throw invalidResponse(`a stream event is not JSON (${error.message})`, reader.delivered, error);
-    throw error;
-  }
-  // The SDK ends the iteration quietly when its request is aborted, so look at why it ended.
-  if (run.abortReason !== undefined) throw new Error("aborted");
-  if (!reader.finished) {
-    // A body that ends without its terminal event was cut off (a proxy closed it cleanly).
-    throw new AttemptError({
-      category: "connection",
-      kind: "stream",
-      message: reader.events === 0 ? "the stream ended before any event arrived" : `the stream ended after ${reader.events} events without response.completed`,
-      delivered: reader.delivered,
-    });
-  }
-  run.bodyRead = true;
+  await readStream(run, await input.client.responses.create(body, run.requestOptions), reader, { item: "event", awaited: "response.completed" });
   return reader.finish();
 }

@@ -1,4 +1,5 @@
 import { invalidResponse } from "./model-failure.js";
+import type { StreamReader } from "./openai-attempt.js";
 import { describeWireIssue } from "./openai-wire-schemas.js";
 import { readResponse, serverFailure, type ReplySource } from "./responses-read.js";
 import { parseOutputItem, parseResponseObject, type OutputItem, type ResponseObject } from "./responses-wire-schemas.js";
@@ -22,7 +23,7 @@ type StreamEvent = Record<string, unknown>;
  * falling back on the `output_item.done` items when a server leaves that response's output empty.
  * `response.failed` and `error` events end the attempt as the server's own failure.
  */
-export class ResponsesStreamReader {
+export class ResponsesStreamReader implements StreamReader {
   private readonly calls: CallSlot[] = [];
   /**
    * Finished items by output index, as sent (a Map: the index is the server's, and may be anything).
@@ -53,7 +54,7 @@ export class ResponsesStreamReader {
   }
 
   /** Events read so far. */
-  get events(): number {
+  get count(): number {
     return this.eventCount;
   }
 

@@ -1,4 +1,5 @@
-import { dirname, join } from "node:path";
+import { readdirSync, statSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ModelCallEvent, ModelClient } from "../../actors/model-client.js";
 import { resolveModelClient, type ModelClientOptions } from "../../actors/openai/openai-model-client.js";
@@ -11,6 +12,15 @@ export const RESPONSES_FOLDERS = ["pydantic-ai/test_openai_responses/", "vercel-
 
 export function isResponsesRecording(relative: string): boolean {
   return RESPONSES_FOLDERS.some((folder) => relative.startsWith(folder));
+}
+
+/** Every recording file under the fixtures folder (SOURCES.md aside), by its path relative to it. */
+export function recordingFiles(dir: string = FIXTURES): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return recordingFiles(path);
+    return name === "SOURCES.md" ? [] : [relative(FIXTURES, path)];
+  });
 }
 
 export function fixture(relative: string): string {

@@ -1,12 +1,10 @@
-import { readdirSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { human } from "../../actors/messages.js";
 import { ModelError, type ModelRequest, type ModelTurn, type Usage } from "../../actors/model-client.js";
 import { fromWireMessages } from "../../actors/openai/openai-wire.js";
 import type { FunctionSchema } from "../../tools/toolset.js";
 import { loadRecording, replayInteractions, type RecordedInteraction } from "../../testing/recordings.js";
-import { caught, clientFor, closeServers, eventLog, FIXTURES, fixture, isResponsesRecording, serve } from "./harness.js";
+import { caught, clientFor, closeServers, eventLog, fixture, isResponsesRecording, recordingFiles, serve } from "./harness.js";
 
 afterEach(closeServers);
 
@@ -329,17 +327,10 @@ const CASSETTES: Record<string, Expectation[]> = {
   ],
 };
 
-function allRecordingFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return allRecordingFiles(path);
-    return name === "SOURCES.md" ? [] : [relative(FIXTURES, path)];
-  });
-}
 
 it("covers every Chat Completions recording in the fixtures folder (responses-recordings.test.ts covers the Responses ones)", () => {
   const covered = [...Object.keys(SINGLE), ...Object.keys(CASSETTES)].sort();
-  expect(allRecordingFiles(FIXTURES).filter((file) => !isResponsesRecording(file)).sort()).toEqual(covered);
+  expect(recordingFiles().filter((file) => !isResponsesRecording(file)).sort()).toEqual(covered);
 });
 
 async function checkTurn(turn: ModelTurn, expected: TurnExpectation, deltas: string[]): Promise<void> {

@@ -1,10 +1,8 @@
-import { readdirSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { human } from "../../actors/messages.js";
 import { ModelError, type ModelTurn, type Usage } from "../../actors/model-client.js";
 import { loadRecording, replayInteractions, type LoadOptions, type RecordedInteraction } from "../../testing/recordings.js";
-import { caught, clientFor, closeServers, eventLog, FIXTURES, fixture, isResponsesRecording, serve } from "./harness.js";
+import { caught, clientFor, closeServers, eventLog, fixture, isResponsesRecording, recordingFiles, serve } from "./harness.js";
 
 /*
  * Every Responses API recording (test/fixtures/openai, SOURCES.md), each reply replayed over real
@@ -213,14 +211,7 @@ describe("Responses API recordings, replayed over HTTP through the openai SDK's 
   }
 });
 
-function allRecordingFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return allRecordingFiles(path);
-    return name === "SOURCES.md" ? [] : [relative(FIXTURES, path)];
-  });
-}
 
 it("covers every Responses API recording in the fixtures folder", () => {
-  expect(allRecordingFiles(FIXTURES).filter(isResponsesRecording).sort()).toEqual(Object.keys(EXPECTED).sort());
+  expect(recordingFiles().filter(isResponsesRecording).sort()).toEqual(Object.keys(EXPECTED).sort());
 });
