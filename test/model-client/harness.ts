@@ -1,7 +1,8 @@
 import { readdirSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ModelCallEvent, ModelClient } from "../../actors/model-client.js";
+import { expect } from "vitest";
+import { ModelError, type ModelCallEvent, type ModelClient } from "../../actors/model-client.js";
 import { resolveModelClient, type ModelClientOptions } from "../../actors/openai/openai-model-client.js";
 import { startOpenAIServer, type OpenAIServer, type Respond } from "../../testing/openai-server.js";
 
@@ -75,6 +76,25 @@ export async function caught(fn: () => Promise<unknown>): Promise<unknown> {
     return error;
   }
   throw new Error("expected the call to fail, but it succeeded");
+}
+
+/** What a recording's failure must come to, read off the file. */
+export interface ExpectedModelError {
+  kind: string;
+  status?: number;
+  code?: string;
+  messageContains: string[];
+}
+
+/** The call failed as a `ModelError` of that kind, status and code, whose message says where (endpoint and model). */
+export function checkError(error: unknown, expected: ExpectedModelError): void {
+  expect(error).toBeInstanceOf(ModelError);
+  const modelError = error as ModelError;
+  expect(modelError.kind).toBe(expected.kind);
+  expect(modelError.status).toBe(expected.status);
+  expect(modelError.code).toBe(expected.code);
+  for (const part of expected.messageContains) expect(modelError.message).toContain(part);
+  expect(modelError.message).toMatch(/http:\/\/127\.0\.0\.1:\d+\/v1 \(model [^)]+\)/);
 }
 
 /** The recorded requests' JSON bodies. */

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { human } from "../../actors/messages.js";
-import { ModelError, type ModelRequest, type ModelTurn, type Usage } from "../../actors/model-client.js";
+import type { ModelRequest, ModelTurn, Usage } from "../../actors/model-client.js";
 import { fromWireMessages } from "../../actors/openai/openai-wire.js";
 import type { FunctionSchema } from "../../tools/toolset.js";
 import { loadRecording, replayInteractions, type RecordedInteraction } from "../../testing/recordings.js";
-import { caught, clientFor, closeServers, eventLog, fixture, isResponsesRecording, recordingFiles, serve } from "./harness.js";
+import { caught, checkError, clientFor, closeServers, eventLog, fixture, isResponsesRecording, recordingFiles, serve, type ExpectedModelError } from "./harness.js";
 
 afterEach(closeServers);
 
@@ -22,7 +22,7 @@ interface TurnExpectation {
 }
 
 interface ErrorExpectation {
-  error: { kind: string; status?: number; code?: string; messageContains: string[]; requests?: number };
+  error: ExpectedModelError & { requests?: number };
 }
 
 type Expectation = TurnExpectation | ErrorExpectation;
@@ -360,16 +360,6 @@ async function checkTurn(turn: ModelTurn, expected: TurnExpectation, deltas: str
   if (expected.textDeltas !== undefined) expect(deltas).toHaveLength(expected.textDeltas);
 }
 
-function checkError(error: unknown, expected: ErrorExpectation["error"]): void {
-  expect(error).toBeInstanceOf(ModelError);
-  const modelError = error as ModelError;
-  expect(modelError.kind).toBe(expected.kind);
-  expect(modelError.status).toBe(expected.status);
-  expect(modelError.code).toBe(expected.code);
-  for (const part of expected.messageContains) expect(modelError.message).toContain(part);
-  // The message says where: endpoint and model.
-  expect(modelError.message).toMatch(/http:\/\/127\.0\.0\.1:\d+\/v1 \(model [^)]+\)/);
-}
 
 /** A request that reproduces what the recording client sent, so both sides can be compared. */
 function requestFromRecording(recorded: Record<string, unknown> | undefined): ModelRequest {

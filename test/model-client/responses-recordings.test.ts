@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { human } from "../../actors/messages.js";
-import { ModelError, type ModelTurn, type Usage } from "../../actors/model-client.js";
+import type { ModelTurn, Usage } from "../../actors/model-client.js";
 import { loadRecording, replayInteractions, type LoadOptions, type RecordedInteraction } from "../../testing/recordings.js";
-import { caught, clientFor, closeServers, eventLog, fixture, isResponsesRecording, recordingFiles, serve } from "./harness.js";
+import { caught, checkError, clientFor, closeServers, eventLog, fixture, isResponsesRecording, recordingFiles, serve, type ExpectedModelError } from "./harness.js";
 
 /*
  * Every Responses API recording (test/fixtures/openai, SOURCES.md), each reply replayed over real
@@ -28,7 +28,7 @@ interface TurnExpectation {
 }
 
 interface ErrorExpectation {
-  error: { kind: string; status?: number; code?: string; messageContains: string[] };
+  error: ExpectedModelError;
   load?: LoadOptions;
 }
 
@@ -168,15 +168,6 @@ function checkTurn(turn: ModelTurn, expected: TurnExpectation, log: ReturnType<t
   expect(log.ofType("model.call.completed")).toMatchObject([{ usage: turn.usage, finishReason: expected.finishReason }]);
 }
 
-function checkError(error: unknown, expected: ErrorExpectation["error"]): void {
-  expect(error).toBeInstanceOf(ModelError);
-  const modelError = error as ModelError;
-  expect(modelError.kind).toBe(expected.kind);
-  expect(modelError.status).toBe(expected.status);
-  expect(modelError.code).toBe(expected.code);
-  for (const part of expected.messageContains) expect(modelError.message).toContain(part);
-  expect(modelError.message).toMatch(/http:\/\/127\.0\.0\.1:\d+\/v1 \(model test-model\)/);
-}
 
 /** One logical call per interaction, each to a fresh server, as `api: "responses"` with the recorded streaming mode. */
 async function replay(interactions: readonly RecordedInteraction[], expectations: readonly Expectation[]): Promise<void> {
