@@ -162,14 +162,15 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
     if (ignored.length > 0) progress.note(`offline replay uses the recorded model and tools; ignoring ${ignored.join(", ")}`);
     config.model = recorded.model;
   } else {
+    const apiOptions = modelApiOptions(args, file);
     modelClient = modelClientFor({
       ...(endpoint.baseURL !== undefined ? { baseURL: endpoint.baseURL } : {}),
       ...(endpoint.apiKey !== undefined ? { apiKey: endpoint.apiKey } : {}),
       model: config.model ?? DEFAULT_MODEL,
       stream: file?.stream ?? true,
-      ...modelApiOptions(args, file),
+      ...apiOptions,
     });
-    progress.note(`model ${config.model ?? DEFAULT_MODEL} at ${endpoint.baseURL ?? "https://api.openai.com/v1"}${modelClient.description.includes("(Responses API)") ? " (Responses API)" : ""}`);
+    progress.note(`model ${config.model ?? DEFAULT_MODEL} at ${endpoint.baseURL ?? "https://api.openai.com/v1"}${apiOptions.api === "responses" ? " (Responses API)" : ""}`);
   }
 
   try {

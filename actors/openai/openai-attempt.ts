@@ -66,6 +66,7 @@ export async function guardedAttempt(input: AttemptInput, read: ReadReply): Prom
   const { cancellation } = input;
   const controller = new AbortController();
   const run: AttemptRun & { abortReason: AttemptRun["abortReason"] } = {
+    // The SDK must not retry on its own: retries, their events and the toolChoice rule are ours.
     requestOptions: { signal: controller.signal, maxRetries: 0 },
     abortReason: undefined,
     delivered: nothingDelivered,

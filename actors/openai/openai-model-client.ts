@@ -44,11 +44,11 @@ export function resolveModelClient(options: ModelClientOptions = {}): ModelClien
 
 class OpenAIModelClient implements ModelClient {
   readonly description: string;
+  /** The default model; `ModelRequest.model` overrides it per call. */
   readonly model: string | undefined;
   private readonly pool: ClientPool;
   private readonly primary: EndpointSpec;
   private readonly primaryClient: ParsedModelClientOptions["client"];
-  private readonly defaultModel: string | undefined;
   private readonly policy: Resilience;
   private readonly fallbacks: readonly FallbackSpec[];
   private readonly env: Record<string, string | undefined>;
@@ -96,8 +96,7 @@ class OpenAIModelClient implements ModelClient {
     if (options.api !== undefined) this.primary.api = options.api;
     if (options.reasoning !== undefined) this.primary.reasoning = options.reasoning;
     if (options.store !== undefined) this.primary.store = options.store;
-    this.defaultModel = fromEnv.model ?? options.model;
-    this.model = this.defaultModel;
+    this.model = fromEnv.model ?? options.model;
     this.policy = options.resilience ?? ResilienceSchema.parse({});
     this.fallbacks = options.fallbacks ?? this.policy.fallbacks;
     // A fallback whose key variable is missing is a configuration mistake: say so now, not mid-run.
@@ -124,7 +123,7 @@ class OpenAIModelClient implements ModelClient {
     this.knownRedactor = secretRedactor(this.knownSecrets);
     const extra = this.fallbacks.length > 0 ? ` (+${this.fallbacks.length} fallback${this.fallbacks.length > 1 ? "s" : ""})` : "";
     const api = this.primary.api === "responses" ? " (Responses API)" : "";
-    this.description = `OpenAI-compatible endpoint ${publicEndpoint(this.primary.baseURL)}${api}, model ${this.defaultModel ?? "(set per request)"}${extra}`;
+    this.description = `OpenAI-compatible endpoint ${publicEndpoint(this.primary.baseURL)}${api}, model ${this.model ?? "(set per request)"}${extra}`;
   }
 
   /**
@@ -143,7 +142,7 @@ class OpenAIModelClient implements ModelClient {
   }
 
   private prepareCall(path: CallPath, request: ModelRequest, options: ModelCallOptions): ResilientCall<CallTarget, ModelTurn> {
-    const model = request.model ?? this.defaultModel;
+    const model = request.model ?? this.model;
     if (model === undefined) {
       const endpoint = publicEndpoint(this.primary.baseURL);
       throw new ModelError(
