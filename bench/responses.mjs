@@ -13,13 +13,18 @@
  * A run is K rounds of P `lookup` calls, then the answer: K + 1 model calls, so "per call" is the
  * run's time divided by K + 1.
  *
- *   npm run build && node bench/responses.mjs [--reps 12] [--runs 30] [--rounds 10] [--parallel 1] [--whole] [--smoke] [--json out.json]
+ * `--memory` leaves the network out, as bench/inproc.mjs does: every contender's SDK client gets a
+ * `fetch` answering from memory with the server's very replies, so the SDK still builds, sends and
+ * parses every request and only the loops around it differ; steadier on a loaded machine.
+ *
+ *   npm run build && node bench/responses.mjs [--reps 12] [--runs 30] [--rounds 10] [--parallel 1] [--whole] [--memory] [--smoke] [--json out.json]
  */
 import { writeFileSync } from "node:fs";
 import { createFloor, createJianmu, createResponsesFloor } from "./contenders.mjs";
 import { cliOption, interleaved, median, timed } from "./measure.mjs";
 import { startServer } from "./processes.mjs";
-import { finalAnswer, taskModel } from "./task.mjs";
+import { scriptedReply, scriptedResponsesReply } from "./replies.mjs";
+import { finalAnswer, roundOf, taskModel } from "./task.mjs";
 
 const smoke = process.argv.includes("--smoke");
 const reps = Number(cliOption("reps", smoke ? 2 : 12));
@@ -28,11 +33,23 @@ const task = { k: Number(cliOption("rounds", 10)), p: Number(cliOption("parallel
 const stream = !process.argv.includes("--whole");
 const TARGET = 1.05;
 
-const serverLog = [];
-const server = startServer(serverLog);
-await server.ready;
-const baseURL = await server.restart();
+const memory = process.argv.includes("--memory");
 const model = taskModel(task);
+
+/** The bench server's answer to a request, without the server (`--memory`). */
+async function memoryFetch(url, init) {
+  const body = JSON.parse(init.body);
+  const responses = String(url).endsWith("/responses");
+  const reply = (responses ? scriptedResponsesReply : scriptedReply)(task, body.model, roundOf(String(url), body, task), body.stream === true);
+  const [text, type] = reply.kind === "json" ? [JSON.stringify(reply.body), "application/json"] : [reply.body, "text/event-stream"];
+  return new Response(text, { status: 200, headers: { "content-type": type } });
+}
+
+const serverLog = [];
+const server = memory ? undefined : startServer(serverLog);
+await server?.ready;
+const baseURL = server ? await server.restart() : "http://memory.invalid/v1";
+const fetch = memory ? memoryFetch : undefined;
 const expected = finalAnswer(task);
 const checked = (name, contender) => ({
   name,
@@ -42,10 +59,10 @@ const checked = (name, contender) => ({
   },
 });
 const contenders = {
-  "chat floor": checked("chat floor", createFloor({ baseURL, model, stream })),
-  "chat jianmu": checked("chat jianmu", createJianmu({ baseURL, model, stream })),
-  "responses floor": checked("responses floor", createResponsesFloor({ baseURL, model, stream })),
-  "responses jianmu": checked("responses jianmu", createJianmu({ baseURL, model, stream, api: "responses" })),
+  "chat floor": checked("chat floor", createFloor({ baseURL, model, stream, fetch })),
+  "chat jianmu": checked("chat jianmu", createJianmu({ baseURL, model, stream, fetch })),
+  "responses floor": checked("responses floor", createResponsesFloor({ baseURL, model, stream, fetch })),
+  "responses jianmu": checked("responses jianmu", createJianmu({ baseURL, model, stream, fetch, api: "responses" })),
 };
 const names = Object.keys(contenders);
 const figures = Object.fromEntries(names.map((name) => [name, { wallMs: [], cpuMs: [] }]));
@@ -62,7 +79,7 @@ try {
     }
   }
 } finally {
-  await server.stop();
+  await server?.stop();
 }
 
 const calls = task.k + 1;
@@ -73,7 +90,7 @@ const result = {
   node: process.version,
   reps,
   runsPerRep: runs,
-  task: { rounds: task.k, parallel: task.p, modelCallsPerRun: calls, stream },
+  task: { rounds: task.k, parallel: task.p, modelCallsPerRun: calls, stream, network: memory ? "none (in-memory fetch)" : "loopback server process" },
   medianMsPerCall: Object.fromEntries(names.map((name) => [name, { wall: perCall(name, "wallMs"), cpu: perCall(name, "cpuMs") }])),
   ratio: {
     chat: { wall: ratio("chat", "wallMs"), cpu: ratio("chat", "cpuMs") },
@@ -86,7 +103,7 @@ result.target = { responsesOverChat: TARGET };
 const ms = (n) => n.toFixed(3);
 const x = (n) => `${n.toFixed(3)}×`;
 const verdict = (n) => (n <= TARGET ? "PASS" : "FAIL");
-console.log(`Responses vs Chat Completions: ${task.k} rounds × ${task.p} call(s) + the answer (${calls} model calls a run), ${stream ? "streamed" : "whole responses"}, ${runs} runs × ${reps} repetitions`);
+console.log(`Responses vs Chat Completions: ${task.k} rounds × ${task.p} call(s) + the answer (${calls} model calls a run), ${stream ? "streamed" : "whole responses"}, ${memory ? "no network (in-memory fetch)" : "loopback server process"}, ${runs} runs × ${reps} repetitions`);
 console.log("| API | floor wall ms/call | jianmu wall ms/call | wall jianmu / floor | floor CPU ms/call | jianmu CPU ms/call | CPU jianmu / floor |");
 console.log("| --- | --- | --- | --- | --- | --- | --- |");
 for (const api of ["chat", "responses"]) {

@@ -1,6 +1,6 @@
 import { replies, startOpenAIServer } from "jianmu/testing";
 import { scriptedReply, scriptedResponsesReply } from "./replies.mjs";
-import { parseTaskModel } from "./task.mjs";
+import { parseTaskModel, roundOf } from "./task.mjs";
 
 /*
  * The scripted OpenAI-compatible server, in a process of its own (forked by run.mjs) so that its
@@ -46,13 +46,8 @@ function respond(request) {
   const body = request.body ?? {};
   const task = parseTaskModel(body.model);
   if (!task) return replies.error(400, `bench server: model ${JSON.stringify(body.model)} names no bench task`);
-  // Chat Completions: the round is the number of assistant messages so far; Responses: the number of
-  // function-call batches in the input.
-  const responses = request.path.endsWith("/responses");
-  const round = responses
-    ? (body.input ?? []).filter((item) => item.type === "function_call").length / task.p
-    : (body.messages ?? []).filter((message) => message.role === "assistant").length;
-  const reply = (responses ? scriptedResponsesReply : scriptedReply)(task, body.model, round, body.stream === true);
+  const round = roundOf(request.path, body, task);
+  const reply = (request.path.endsWith("/responses") ? scriptedResponsesReply : scriptedReply)(task, body.model, round, body.stream === true);
   if (task.hold !== round) return reply;
   return new Promise((resolve) => {
     parked.push(() => resolve(reply));
