@@ -76,6 +76,12 @@ export type { ModelCallEvent, ModelCallOptions, ModelRequest, ModelTurn, ToolCho
 export type { Cancellation } from "./actors/cancellation.js";
 export { ResilienceSchema, FallbackSchema } from "./actors/resilience-config.js";
 export type { Fallback, Resilience, ResilienceInput } from "./actors/resilience-config.js";
+export { ReasoningItemsSchema, ReasoningItemSchema } from "./actors/reasoning-items.js";
+export type { ReasoningItem, ReasoningItems } from "./actors/reasoning-items.js";
+export { ModelApiSchema, ReasoningOptionsSchema } from "./actors/model-api.js";
+export type { ModelApi, ReasoningOptions } from "./actors/model-api.js";
+export { ModelRouteSchema } from "./actors/model-route.js";
+export type { ModelRoute } from "./actors/model-route.js";
 export { DEFAULT_PERSONA, REACT_PROTOCOL, defaultContextBuilder } from "./actors/context-builder.js";
 export type { ContextBuilder, ContextInput } from "./actors/context-builder.js";
 export { buildModelRequest, createLLMActor } from "./actors/llm-step.js";

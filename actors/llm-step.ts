@@ -5,7 +5,9 @@ import { defaultContextBuilder, type ContextBuilder, type ContextInput } from ".
 import { cancellationOf } from "./cancellation.js";
 import { answerDanglingCalls, type Message } from "./messages.js";
 import { isSaneUsage, saneUsage, type ModelCallEvent, type ModelClient, type ModelRequest, type ModelTurn, type ToolChoice } from "./model-client.js";
+import { ModelRouteSchema, type ModelRoute } from "./model-route.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
+import { ReasoningItemsSchema } from "./reasoning-items.js";
 import { fromReportingPromise } from "./reporting-promise.js";
 
 /** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
@@ -33,6 +35,14 @@ export interface LLMInput {
   resilience?: Resilience;
   /** Report this tool's arguments as they stream (a structured output's final-result tool). */
   streamArguments?: string;
+  /** Where the run's last call was answered (`loop.modelRoute`), for sticky fallbacks. */
+  route?: ModelRoute;
+}
+
+function withoutField(turn: ModelTurn, field: "reasoningItems" | "route"): ModelTurn {
+  const copy = { ...turn };
+  delete copy[field];
+  return copy;
 }
 
 /** A streamed call's arguments so far, for the tool named by `LLMInput.streamArguments`. */
@@ -101,6 +111,7 @@ function requestFor(input: LLMInput, messages: Message[]): ModelRequest {
   if (timeoutMs !== undefined) request.timeoutMs = timeoutMs;
   if (input.toolChoice !== undefined) request.toolChoice = input.toolChoice;
   if (input.resilience !== undefined) request.resilience = input.resilience;
+  if (input.route !== undefined) request.route = input.route;
   return request;
 }
 
@@ -138,6 +149,10 @@ export function createLLMActor(deps: LLMActorDeps) {
       });
       // Any client's counts (a custom one's too) must not corrupt the run's usage or its budget.
       if (!isSaneUsage(turn.usage)) turn = { ...turn, usage: saneUsage(turn.usage), usageMissing: true };
+      // What goes into context is checkpointed and checked on restore: a custom client's malformed
+      // reasoning items or route are left out rather than saved into a snapshot that would not restore.
+      if (turn.reasoningItems !== undefined && !ReasoningItemsSchema.safeParse(turn.reasoningItems).success) turn = withoutField(turn, "reasoningItems");
+      if (turn.route !== undefined && !ModelRouteSchema.safeParse(turn.route).success) turn = withoutField(turn, "route");
       return progress.attachTo(turn);
     } catch (error) {
       // The failed attempts are worth reporting: send them before the error ends the step.

@@ -90,6 +90,43 @@ export function createFloor({ baseURL, model, stream, fetch }) {
   };
 }
 
+/** The floor's tools as the Responses API declares them (the very bytes jianmu sends: not strict). */
+const FLOOR_RESPONSES_TOOLS = FLOOR_TOOLS.map(({ function: fn }) => ({ type: "function", name: fn.name, description: fn.description, parameters: fn.parameters, strict: false }));
+
+/**
+ * The floor over the Responses API: the same minimal loop on the SDK's `responses.create`, with the
+ * same prompt, tools and `store: false` as jianmu's Responses client. Its input grows by each
+ * reply's function calls and their outputs; the reply's calls are read from the terminal event's
+ * response (streamed) or the response itself.
+ */
+export function createResponsesFloor({ baseURL, model, stream, fetch }) {
+  const client = sdkClient({ baseURL, fetch });
+  const complete = async (input) => {
+    const body = { model, input, tools: FLOOR_RESPONSES_TOOLS, store: false, stream };
+    if (!stream) return (await client.responses.create(body)).output;
+    let output = [];
+    for await (const event of await client.responses.create(body)) if (event.type === "response.completed") output = event.response.output;
+    return output;
+  };
+  return {
+    name: "floor",
+    async run(prompt = BENCH_PROMPT) {
+      const input = firstMessages(prompt);
+      for (let round = 0; round < 50; round++) {
+        const output = await complete(input);
+        const calls = output.filter((item) => item.type === "function_call");
+        if (calls.length === 0) return output.flatMap((item) => (item.type === "message" ? item.content.map((part) => part.text ?? "") : [])).join("");
+        for (const call of calls) input.push({ type: "function_call", call_id: call.call_id, name: call.name, arguments: call.arguments });
+        const results = await Promise.all(
+          calls.map(async (call) => ({ type: "function_call_output", call_id: call.call_id, output: String(await toolBodies[call.name](JSON.parse(call.arguments))) })),
+        );
+        input.push(...results);
+      }
+      throw new Error("floor: no final answer after 50 rounds");
+    },
+  };
+}
+
 /**
  * The reference: jianmu's chart shape in bare XState (`setup().createMachine()`, `createActor`,
  * `toPromise`) around the floor's SDK call and tool bodies. It shows how much of jianmu's cost
@@ -110,12 +147,13 @@ export function createChart({ baseURL, model, stream, fetch }) {
 
 /**
  * jianmu as a user runs it: `createReactMachine` with the real model client (retries on, its
- * default policy: 2 retries per call; the server never fails) and `runAgent`. `machineOptions` and
- * `actors` (for `machine.provide`) let inproc.mjs swap one layer for a bare one.
+ * default policy: 2 retries per call; the server never fails) and `runAgent`, over Chat Completions
+ * or (`api: "responses"`) the Responses API. `machineOptions` and `actors` (for `machine.provide`)
+ * let inproc.mjs swap one layer for a bare one.
  */
-export function createJianmu({ baseURL, model, stream, fetch, machineOptions = {}, actors, name = "jianmu" }) {
+export function createJianmu({ baseURL, model, stream, fetch, machineOptions = {}, actors, name = "jianmu", api = "chat" }) {
   const endpoint = fetch ? { client: sdkClient({ baseURL, fetch }) } : { baseURL, apiKey: API_KEY };
-  const modelClient = ModelClient.resolve({ ...endpoint, model, stream, resilience: { maxRetries: 2 } });
+  const modelClient = ModelClient.resolve({ ...endpoint, model, stream, api, resilience: { maxRetries: 2 } });
   const built = createReactMachine({ modelClient, tools: jianmuTools, config: { maxIterations: 50 }, ...machineOptions });
   const machine = actors ? built.provide({ actors }) : built;
   return {

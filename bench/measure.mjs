@@ -1,5 +1,11 @@
 /* Small measuring helpers shared by the scenarios. */
 
+/** `--name value` from the command line, or `fallback`. */
+export function cliOption(name, fallback) {
+  const at = process.argv.indexOf(`--${name}`);
+  return at === -1 ? fallback : process.argv[at + 1];
+}
+
 export function median(values) {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);

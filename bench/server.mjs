@@ -1,11 +1,11 @@
 import { replies, startOpenAIServer } from "jianmu/testing";
-import { scriptedReply } from "./replies.mjs";
-import { parseTaskModel } from "./task.mjs";
+import { scriptedReply, scriptedResponsesReply } from "./replies.mjs";
+import { parseTaskModel, roundOf } from "./task.mjs";
 
 /*
  * The scripted OpenAI-compatible server, in a process of its own (forked by run.mjs) so that its
  * work never counts against a contender's CPU time. It answers at once from the task named by
- * the request's model. Held requests (tasks with `-holdN`) wait until a client calls
+ * the request's model, over Chat Completions or the Responses API (by the path). Held requests (tasks with `-holdN`) wait until a client calls
  * /v1/bench/release; /v1/bench/parked?atLeast=N answers once N requests are waiting.
  *
  * IPC from the parent: { cmd: "restart" } starts a fresh server (a new request log for every
@@ -46,8 +46,8 @@ function respond(request) {
   const body = request.body ?? {};
   const task = parseTaskModel(body.model);
   if (!task) return replies.error(400, `bench server: model ${JSON.stringify(body.model)} names no bench task`);
-  const round = (body.messages ?? []).filter((message) => message.role === "assistant").length;
-  const reply = scriptedReply(task, body.model, round, body.stream === true);
+  const round = roundOf(request.path, body, task);
+  const reply = (request.path.endsWith("/responses") ? scriptedResponsesReply : scriptedReply)(task, body.model, round, body.stream === true);
   if (task.hold !== round) return reply;
   return new Promise((resolve) => {
     parked.push(() => resolve(reply));

@@ -45,3 +45,12 @@ export function callArguments(task, round, index) {
 }
 
 export const BENCH_PROMPT = "Look up the items one by one, then tell me the answer.";
+
+/**
+ * The round a request asks for: Chat Completions, the number of assistant messages so far;
+ * the Responses API (`path` ending in /responses), the number of function-call batches in the input.
+ */
+export function roundOf(path, body, task) {
+  if (String(path).endsWith("/responses")) return (body.input ?? []).filter((item) => item.type === "function_call").length / task.p;
+  return (body.messages ?? []).filter((message) => message.role === "assistant").length;
+}

@@ -99,7 +99,20 @@ describe("recordings", () => {
   it("replays interactions in order, then answers 500", async () => {
     const server = await start(replayRecording(fixture("pydantic-ai/test_openai/test_compatible_api_with_tool_calls_without_id.yaml")));
     const statuses: number[] = [];
-    for (let i = 0; i < 3; i++) statuses.push((await fetch(server.baseURL, { method: "POST" })).status);
+    for (let i = 0; i < 3; i++) statuses.push((await fetch(`${server.baseURL}/chat/completions`, { method: "POST" })).status);
     expect(statuses).toEqual([200, 200, 500]);
+  });
+
+  it("refuses a request to the other API's path with a 404 that names both (and moves on to the next interaction)", async () => {
+    const server = await start(replayRecording(fixture("pydantic-ai/test_openai_responses/test_openai_responses_stream.yaml")));
+    const wrong = await fetch(`${server.baseURL}/chat/completions`, { method: "POST" });
+    expect(wrong.status).toBe(404);
+    expect(((await wrong.json()) as { error: { message: string } }).error.message).toBe(
+      "test server: the recording answers POST /responses (the Responses API); the request went to /v1/chat/completions",
+    );
+    const right = await fetch(`${server.baseURL}/responses`, { method: "POST" });
+    expect(right.status).toBe(200);
+    expect(right.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(await right.text()).toMatch(/^event: response\.created\ndata: \{"type":"response\.created"/);
   });
 });
