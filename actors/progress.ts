@@ -71,16 +71,16 @@ export class ProgressBatcher<E> {
   }
 
   /**
-   * The end of the turn or the window's tick came: send what is held and keep the window open for
-   * another one; with nothing held the burst is over, and the next event that cannot wait opens a
-   * new one.
+   * The end of the turn or the window's tick came: send what is held. If that holds an event that
+   * could not wait, the burst goes on: the window stays open for another tick. Otherwise the burst
+   * is over (or never began: a call's start sent alone at a tick opens none, or the reply's first
+   * text after it would wait a window), and the next event that cannot wait opens a new one.
    */
   sendHeld(): void {
     const held = this.take();
-    this.windowOpen = held.length > 0;
-    if (!this.windowOpen) return;
-    waitForTick(this);
-    this.send(held);
+    this.windowOpen = held.some(({ event }) => !this.canWait(event));
+    if (this.windowOpen) waitForTick(this);
+    if (held.length > 0) this.send(held);
   }
 
   /** Hand over what is held. */
@@ -103,22 +103,23 @@ interface Batcher {
  * One timer and one end-of-turn callback for every batcher of the process, not one per batch: a
  * timer costs more than a progress event that fits in a batch, and a thousand agents would
  * otherwise keep a thousand. A batcher that waits for the tick waits for at most one window.
- * Neither keeps a process alive: an actor that is still running does that itself.
+ * The tick keeps no process alive (an actor that is still running does that itself). The end of
+ * the turn does, for that one turn: Node runs an unreferenced immediate only once the event loop's
+ * poll phase returns, which may be a whole timer later.
  */
 const dueNow = new Set<Batcher>();
 const waiting = new Set<Batcher>();
-let endOfTurn: { unref?: () => unknown } | undefined;
+let endOfTurn: unknown;
 let tick: ReturnType<typeof setTimeout> | undefined;
 
 /** After the I/O callbacks of this turn (and the microtasks they start), before any timer: Node's check phase. */
-const atEndOfTurn: (callback: () => void) => { unref?: () => unknown } =
+const atEndOfTurn: (callback: () => void) => unknown =
   typeof setImmediate === "function" ? (callback) => setImmediate(callback) : (callback) => setTimeout(callback, 0);
 
 function sendAtEndOfTurn(batcher: Batcher): void {
   dueNow.add(batcher);
   if (endOfTurn !== undefined) return;
   endOfTurn = atEndOfTurn(sendDueNow);
-  endOfTurn.unref?.();
 }
 
 function waitForTick(batcher: Batcher): void {

@@ -70,3 +70,12 @@ export function scriptedReply(task, model, round, stream) {
   }
   return reply;
 }
+
+/** How many events of a paused answer go before its pause: the assistant's role, then the first word. */
+export const EVENTS_BEFORE_PAUSE = 2;
+
+/** The reply to a round, and for a paused task's streamed answer the index of the event the stream pauses before. */
+export function replyFor(task, model, round, stream) {
+  const reply = scriptedReply(task, model, round, stream);
+  return task.pause !== undefined && stream && round >= task.k ? { reply, pauseBefore: EVENTS_BEFORE_PAUSE } : { reply };
+}

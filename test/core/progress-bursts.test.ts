@@ -75,13 +75,17 @@ describe("ProgressBatcher", () => {
     expect(sent[0]!.map((p) => p.at)).toEqual([1_000, 1_001]);
   });
 
-  it("sends an event that can wait at the window's tick when nothing else comes", () => {
-    const { progress, types } = batcher({ canWait: () => true });
+  it("sends an event that can wait at the window's tick when nothing else comes, and opens no window with it", () => {
+    const { progress, types } = batcher({ canWait: (event) => event.type !== "delta" });
     progress.push({ type: "started" });
     vi.advanceTimersByTime(PROGRESS_WINDOW_MS - 1);
     expect(types()).toEqual([]);
     vi.advanceTimersByTime(1);
     expect(types()).toEqual([["started"]]);
+    // The reply's first text right after it still goes at the end of its turn.
+    progress.push({ type: "delta", n: 1 });
+    vi.advanceTimersByTime(0);
+    expect(types()).toEqual([["started"], ["delta1"]]);
   });
 
   it("sends nothing early when the work finishes within the turn: it all rides on the result", () => {
