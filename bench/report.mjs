@@ -198,8 +198,9 @@ function importRows(results) {
       ratioText: `${(imp.jianmu[field] / imp.peers[field]).toFixed(2)}× peers`,
       ...(imp.aisdk ? { aisdk: imp.aisdk[field], aisdkText: format(imp.aisdk[field]), aisdkRatioText: `${(imp.aisdk[field] / imp.peers[field]).toFixed(2)}× peers` } : { aisdkText: "—", aisdkRatioText: "—" }),
     };
+    // Judged on the absolute figures (the targets are absolute), then each ratio to the peers kept.
     const judgedRow = judged({ ...r, ratio: r.jianmu, aisdkRatio: r.aisdk }, { text: `≤ ${limit}${unit}`, pass: (x) => x.jianmu <= limit }, false, (v) => Math.round(v * 10) / 10);
-    return { ...judgedRow, ratio: r.jianmu / r.floor };
+    return { ...judgedRow, ratio: r.jianmu / r.floor, ...(imp.aisdk ? { aisdkRatio: r.aisdk / r.floor } : {}) };
   };
   // jianmu loads xstate and zod on import (openai on the first model call): its own share is what it adds to those two.
   const own = (format, a, b, unit) => {
