@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
  */
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const ROWS = ["chart", "jianmu", "aisdk", "bareModel", "bareExecutor", "bareBoth", "perRound", "noGuard", "longLived", "both", "fewerSteps", "twoStates"];
+const ROWS = ["chart", "jianmu", "aisdk", "bareModel", "bareExecutor", "bareBoth", "perRound", "noGuard", "longLived", "both", "fewerSteps", "twoStates", "noGuardTelemetry", "noGuardListened", "bothTelemetry", "bothListened"];
 
 function inproc(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
