@@ -37,7 +37,7 @@ export interface ProgressBatcherOptions<E> {
  */
 export class ProgressBatcher<E> {
   private held: Progress<E>[] = [];
-  /** Something was sent in this window: what comes next waits for the window's tick. */
+  /** A burst is on (an event that could not wait went out this window): what comes next waits for the tick. */
   private windowOpen = false;
   private readonly canWait: (event: E) => boolean;
 
