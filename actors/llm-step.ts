@@ -76,6 +76,14 @@ export interface LLMActorDeps {
   resilience?: Resilience;
 }
 
+/**
+ * A call's start, end or failed attempt may wait for the next burst (the first streamed text, the
+ * window's tick or the result): the start is always followed by a network round trip, and sent
+ * alone it would cost the agent a macrostep per call that nobody waits for. Text and streamed
+ * arguments are what a reader waits for: the first of a burst goes at once (see ProgressBatcher).
+ */
+const isCallLifecycle = (event: LLMProgress): boolean => event.type !== "text.delta" && event.type !== "tool.arguments";
+
 /** The agent's tool list is one unchanging array per run (it lives in context): its schemas are built once. */
 const schemasOf = perToolList(functionSchemas);
 
@@ -128,9 +136,13 @@ export function createLLMActor(deps: LLMActorDeps) {
     // only the signal.
     const cancellation = args.cancellation ?? cancellationOf(args.signal);
     // Once stopped (cancel, actor.stop) the parent is gone: late attempt events report to no one.
-    const progress = new ProgressBatcher<LLMProgress>((batch) => {
-      if (!cancellation.aborted) report?.({ type: "llm.progress", progress: batch });
-    }, now);
+    const progress = new ProgressBatcher<LLMProgress>(
+      (batch) => {
+        if (!cancellation.aborted) report?.({ type: "llm.progress", progress: batch });
+      },
+      now,
+      { canWait: isCallLifecycle },
+    );
     try {
       const built = (deps.contextBuilder ?? defaultContextBuilder)(contextInputOf(input));
       const request = requestFor(input, Array.isArray(built) ? built : await built);

@@ -1,13 +1,16 @@
 import OpenAI from "openai";
 import { ModelClient, ToolSet, createReactMachine, defaultContextBuilder, human, runAgent } from "jianmu";
+import { createAiSdk } from "./aisdk.mjs";
 import { createChartMachine, runChart } from "./chart.mjs";
 import { BENCH_PROMPT } from "./task.mjs";
 import { jianmuTools, toolBodies } from "./tools.mjs";
 
 /*
- * The contenders: the floor, jianmu, and the reference `chart` (jianmu's statechart in bare
- * XState, see chart.mjs). Each is built once per scenario (as an application would build its
- * agent once) and then `run()` many times; a run resolves with the final answer text.
+ * The contenders: the floor, jianmu, the Vercel AI SDK (aisdk.mjs), and the reference `chart`
+ * (jianmu's statechart in bare XState, see chart.mjs). Each is built once per scenario (as an
+ * application would build its agent once) and then `run()` many times; a run resolves with the
+ * final answer text. `run(prompt, { onText })` hands every streamed piece of the answer's text to
+ * `onText` the way a user of that library listens to it (the chart has no listener).
  */
 
 const API_KEY = "bench-key";
@@ -35,7 +38,7 @@ const sdkClient = ({ baseURL, fetch }) => new OpenAI({ baseURL, apiKey: API_KEY,
  */
 export function sdkCompletion({ baseURL, model, stream, fetch }) {
   const client = sdkClient({ baseURL, fetch });
-  return async function complete(messages) {
+  return async function complete(messages, onText) {
     const body = { model, messages, tools: FLOOR_TOOLS, stream };
     if (!stream) {
       const completion = await client.chat.completions.create(body);
@@ -48,7 +51,10 @@ export function sdkCompletion({ baseURL, model, stream, fetch }) {
     for await (const chunk of chunks) {
       const delta = chunk.choices[0]?.delta;
       if (!delta) continue;
-      if (delta.content) content += delta.content;
+      if (delta.content) {
+        onText?.(delta.content);
+        content += delta.content;
+      }
       for (const part of delta.tool_calls ?? []) {
         const call = (toolCalls[part.index] ??= { id: "", type: "function", function: { name: "", arguments: "" } });
         if (part.id) call.id = part.id;
@@ -70,10 +76,10 @@ export function createFloor({ baseURL, model, stream, fetch }) {
   const complete = sdkCompletion({ baseURL, model, stream, fetch });
   return {
     name: "floor",
-    async run(prompt = BENCH_PROMPT) {
+    async run(prompt = BENCH_PROMPT, { onText } = {}) {
       const messages = firstMessages(prompt);
       for (let round = 0; round < 50; round++) {
-        const { content, toolCalls } = await complete(messages);
+        const { content, toolCalls } = await complete(messages, onText);
         if (toolCalls.length === 0) return content;
         messages.push({ role: "assistant", content: content === "" ? null : content, tool_calls: toolCalls });
         const results = await Promise.all(
@@ -159,8 +165,9 @@ export function createJianmu({ baseURL, model, stream, fetch, machineOptions = {
   return {
     name,
     machine,
-    async run(prompt = BENCH_PROMPT) {
-      const output = await runAgent(machine, { messages: [human(prompt)] });
+    async run(prompt = BENCH_PROMPT, { onText } = {}) {
+      const listen = onText ? { onEvent: (event) => event.type === "text.delta" && onText(event.delta) } : {};
+      const output = await runAgent(machine, { messages: [human(prompt)] }, listen);
       if (output.status !== "succeeded") {
         throw new Error(`${name}: the run failed (${output.termination?.reason}): ${output.termination?.error?.message ?? ""}`);
       }
@@ -169,4 +176,7 @@ export function createJianmu({ baseURL, model, stream, fetch, machineOptions = {
   };
 }
 
-export const CONTENDERS = { floor: createFloor, chart: createChart, jianmu: createJianmu };
+/** The Vercel AI SDK with the floor's prompt, key and retry policy. */
+export const createAiSdkContender = (options) => createAiSdk({ ...options, apiKey: API_KEY, system: FLOOR_SYSTEM_PROMPT });
+
+export const CONTENDERS = { floor: createFloor, chart: createChart, jianmu: createJianmu, aisdk: createAiSdkContender };

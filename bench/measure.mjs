@@ -13,6 +13,13 @@ export function median(values) {
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
+/** The value below which a share `q` (0.5 the median, 0.99 the 99th percentile) of the values lie, the nearest rank. */
+export function percentile(values, q) {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
 /**
  * The contenders in turn for repetition `rep`, so that none always runs first or right after the
  * same other one. Repetitions go in pairs: a rotation of the names, then that rotation reversed,

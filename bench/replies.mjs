@@ -120,3 +120,12 @@ export function scriptedResponsesReply(task, model, round, stream) {
     stream ? streamedResponse(task, model, round) : replies.json(responseObject(model, round, "completed", responsesOutput(task, round), true)),
   );
 }
+
+/** How many events of a paused answer go before its pause: the assistant's role, then the first word. */
+export const EVENTS_BEFORE_PAUSE = 2;
+
+/** The reply to a round (Chat Completions, or the Responses API), and for a paused task's streamed answer the index of the event the stream pauses before. */
+export function replyFor(task, model, round, stream, responses = false) {
+  const reply = (responses ? scriptedResponsesReply : scriptedReply)(task, model, round, stream);
+  return task.pause !== undefined && stream && round >= task.k ? { reply, pauseBefore: EVENTS_BEFORE_PAUSE } : { reply };
+}

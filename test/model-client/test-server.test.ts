@@ -34,6 +34,23 @@ describe("the OpenAI-compatible test server", () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(55);
   });
 
+  it("pauses only where a delay function asks, and sends the unpaused events after it in one write", async () => {
+    const body = toSse([{ a: 1 }, { b: 2 }, { c: 3 }, { d: 4 }]);
+    const server = await start(() => replies.sse(body, { delayMs: (event) => (event === 2 ? 60 : 0) }));
+    const response = await fetch(server.baseURL);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    const reads: { text: string; at: number }[] = [];
+    const started = performance.now();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) reads.push({ text: decoder.decode(read.value), at: performance.now() - started });
+    expect(reads.map((r) => r.text).join("")).toBe(body);
+    // The first two events, then (after the pause) the other three, [DONE] included, in one piece.
+    const paused = reads.findIndex((r) => r.text.startsWith('data: {"c":3}'));
+    expect(reads.slice(0, paused).map((r) => r.text).join("")).toBe(splitEvents(body).slice(0, 2).join(""));
+    expect(reads.slice(paused).map((r) => r.text)).toEqual([splitEvents(body).slice(2).join("")]);
+    expect(reads[paused]!.at - reads[paused - 1]!.at).toBeGreaterThanOrEqual(50);
+  });
+
   it("turns a throwing respond into a 500 that says so", async () => {
     const server = await start(() => {
       throw new Error("oops");
