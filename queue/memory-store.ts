@@ -155,8 +155,8 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     let run = this.runs.get(runId);
     if (fence) {
       if (!run || run.token !== fence.token) throw this.fences.lost(runId);
+      // The queue's status is the worker's to move (claim, park, finish), never a checkpoint's.
       this.applyThrough(runId, fence.delivered);
-      if (record.status === "running" || record.status === "awaitingApproval") run.status = record.status;
     } else if (!run) {
       run = {
         runId, agent: record.machine, input: {}, status: record.status, owner: undefined, token: 0, leaseUntil: undefined, wakeAt: undefined,
@@ -238,7 +238,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
       r.token += 1;
       r.leaseUntil = now + request.leaseMs;
       r.wakeAt = now;
-      if (r.status === "queued") r.status = "running";
+      r.status = "running";
       r.updatedAt = now;
       return { runId: r.runId, agent: r.agent, token: r.token, input: structuredClone(r.input), ...(r.checkpoint ? { checkpoint: r.checkpoint } : {}) };
     });

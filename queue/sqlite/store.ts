@@ -216,16 +216,16 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     const now = Date.now();
     const fence = this.fences.forWrite(runId);
     if (fence) {
-      const updated = db.transaction(() => {
+      const updated = this.holding(runId, () => db.transaction(() => {
         const changes = db
           .prepare(
-            `UPDATE jianmu_queue_runs SET checkpoint = ?, machine = ?, state = ?, iteration = ?, saved_at = ?, pending = ?,
-               status = CASE WHEN ? IN ('running', 'awaitingApproval') THEN ? ELSE status END, updated_at = ? WHERE run_id = ? AND token = ?`,
+            // The queue's status is the worker's to move (claim, park, finish), never a checkpoint's.
+            `UPDATE jianmu_queue_runs SET checkpoint = ?, machine = ?, state = ?, iteration = ?, saved_at = ?, pending = ?, updated_at = ? WHERE run_id = ? AND token = ?`,
           )
-          .run(body, record.machine, record.state, record.iteration, record.savedAt, pending, record.status, record.status, now, runId, fence.token).changes;
+          .run(body, record.machine, record.state, record.iteration, record.savedAt, pending, now, runId, fence.token).changes;
         if (changes === 1) db.prepare(`UPDATE jianmu_queue_inbox SET applied_at = ? WHERE run_id = ? AND id <= ? AND applied_at IS NULL`).run(now, runId, fence.delivered);
         return changes;
-      }).immediate();
+      }).immediate());
       if (updated !== 1) throw this.fences.lost(runId);
       return;
     }
@@ -253,6 +253,21 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     })();
   }
 
+  /**
+   * A held run's transaction. The file stayed locked through busyTimeoutMs (SQLite's own retry): the
+   * worker gives the run up, as after a lost PostgreSQL connection, instead of the model reading
+   * that its tool's journal failed; it resumes from its checkpoint.
+   */
+  private holding<T>(runId: string, transaction: () => T): T {
+    try {
+      return transaction();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED" || code === "SQLITE_BUSY_SNAPSHOT") throw this.fences.giveUp(runId, error);
+      throw error;
+    }
+  }
+
   // ---- ToolJournal ----
 
   /** Runs `write` in one transaction with the token check; throws FencedError when the token moved on. */
@@ -261,11 +276,11 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     const fence = reading ? this.fences.get(runId) : this.fences.forWrite(runId);
     if (!fence) return write();
     const db = this.open;
-    const result = db.transaction(() => {
+    const result = this.holding(runId, () => db.transaction(() => {
       const current = db.prepare<[string], { token: number }>(`SELECT token FROM jianmu_queue_runs WHERE run_id = ?`).get(runId);
       if (current?.token !== fence.token) return { lost: true as const };
       return { lost: false as const, value: write() };
-    }).immediate();
+    }).immediate());
     if (result.lost) throw this.fences.lost(runId);
     return result.value;
   }
@@ -329,7 +344,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
         )
         .all(agents, now, now, request.limit);
       const update = db.prepare(
-        `UPDATE jianmu_queue_runs SET owner = ?, token = token + 1, lease_until = ?, wake_at = ?, status = CASE WHEN status = 'queued' THEN 'running' ELSE status END, updated_at = ? WHERE run_id = ?`,
+        `UPDATE jianmu_queue_runs SET owner = ?, token = token + 1, lease_until = ?, wake_at = ?, status = 'running', updated_at = ? WHERE run_id = ?`,
       );
       return rows.map((row) => {
         update.run(request.owner, now + request.leaseMs, now, now, row.run_id);

@@ -195,6 +195,46 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
       expect(Object.fromEntries(effects)).toEqual({ g1: 1, g2: 1 });
     });
 
+    it("keeps NUL and unpaired surrogates exactly, in input, model answers, tool results, call ids and reasons", async () => {
+      await setup();
+      // What any web page or file a tool reads may carry: a NUL, a lone low surrogate, a high one cut from its pair.
+      const odd = "nul\u0000 low\udc00 high\ud83d end";
+      const script = input({ calls: [{ name: "record", note: odd, id: `call\u0000${odd}` }], answer: `answer ${odd}` });
+      const runId = await store.submit({ agent: "basic", input: { messages: [...script.messages, { role: "user", content: `input ${odd}` }] } });
+      const output = await store.wait(runId);
+      expect(output).toMatchObject({ status: "succeeded", finalAnswer: `answer ${odd}` });
+      expect(output.messages[1]!.content).toBe(`input ${odd}`);
+      expect(output.messages.find((m) => m.role === "tool")).toMatchObject({ content: `recorded ${odd}`, toolCallId: `call\u0000${odd}` });
+      expect(Object.fromEntries(effects)).toEqual({ [odd]: 1 });
+      expect(await store.lookup({ runId, iteration: 0, callId: `call\u0000${odd}` })).toMatchObject({ state: "completed", outcome: { content: `recorded ${odd}` } });
+
+      // Parked with such arguments, rejected with such a reason, under such a call id.
+      const parked = await store.submit({ agent: "approver", input: input({ calls: [{ name: "pay", note: odd, id: `pay\u0000${odd}` }], answer: "not paid" }) });
+      await until(() => events.some((e) => e.type === "run.parked" && e.runId === parked), "the run to park");
+      const { pendingApprovals } = await store.status(parked);
+      expect(pendingApprovals).toEqual([expect.objectContaining({ callId: `pay\u0000${odd}`, arguments: JSON.stringify({ note: odd }) })]);
+      expect(await store.send(parked, { type: "guard.reject", callId: `pay\u0000${odd}`, reason: `no ${odd}` })).toBe(true);
+      const rejected = await store.wait(parked);
+      expect(rejected.messages.find((m) => m.role === "tool")?.content).toContain(`no ${odd}`);
+      expect(effects.has(`pay:${odd}`)).toBe(false);
+    });
+
+    it("reports a run parked only once its worker has released it (owner gone), not while its checkpoint says so", async () => {
+      await setup();
+      const runId = await store.submit({ agent: "approver", input: input({ calls: [{ name: "pay", note: "held" }], answer: "paid" }) });
+      const seen: { status: string; owner?: string }[] = [];
+      await until(async () => {
+        const now = await store.status(runId);
+        seen.push({ status: now.status, ...(now.owner ? { owner: now.owner } : {}) });
+        return events.some((e) => e.type === "run.parked" && e.runId === runId);
+      }, "the run to park");
+      expect(seen.filter((s) => s.status === "awaitingApproval" && s.owner !== undefined)).toEqual([]);
+      expect(await store.status(runId)).toMatchObject({ status: "awaitingApproval", pendingApprovals: [expect.objectContaining({ callId: "call_0" })] });
+      expect((await store.status(runId)).owner).toBeUndefined();
+      await store.send(runId, { type: "guard.approve", callId: "call_0" });
+      expect((await store.wait(runId)).finalAnswer).toBe("paid");
+    });
+
     it("drops into runAgent as its checkpoint store and tool journal", async () => {
       await setup();
       const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: (note) => void effects.set(note, (effects.get(note) ?? 0) + 1) });
