@@ -7,7 +7,7 @@ import { readPersisted, type PersistedAgent, type RunStatus } from "../machines/
 import { RunQueueError } from "./errors.js";
 import { Fences } from "./fences.js";
 import { queueOwned, type QueueSignal, type RunStore } from "./run-store.js";
-import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "./requests.js";
+import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "./requests.js";
 import {
   dedupeKeyOf,
   pendingFromSnapshot,
@@ -20,6 +20,7 @@ import {
   type RunStatusInfo,
   type RunSummary,
   type SubmitRequest,
+  type UnknownAgents,
 } from "./schemas.js";
 import { waitForOutput } from "./wait.js";
 
@@ -56,7 +57,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   private seq = 0;
   private closed = false;
 
-  constructor(private readonly options: { pollMs?: number; now?: () => number } = {}) {
+  constructor(private readonly options: { pollMs?: number; now?: () => number; unknownAgents?: UnknownAgents } = {}) {
     this.signals.setMaxListeners(0);
   }
 
@@ -75,7 +76,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   async submit(request: SubmitRequest): Promise<string> {
     this.open();
     const { agent, input, runId } = checkSubmit(request);
-    if (!this.agents.has(agent)) throw new RunQueueError("unknown_agent", unknownAgentMessage(agent, [...this.agents].sort()));
+    await checkAgentKnown(agent, this.options.unknownAgents ?? "queue", () => [...this.agents].sort());
     const existing = this.runs.get(runId);
     if (existing) {
       if (existing.agent !== agent) throw new RunQueueError("invalid_input", `submit: run ${runId} already exists for agent "${existing.agent}", not "${agent}"; submit under another runId`);

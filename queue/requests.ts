@@ -11,6 +11,7 @@ import {
   type RunCommand,
   type RunStatusInfo,
   type SubmitRequest,
+  type UnknownAgents,
 } from "./schemas.js";
 import { randomUUID } from "node:crypto";
 
@@ -62,10 +63,19 @@ export function sendProblem(runId: string, command: RunCommand, run: { status: Q
   );
 }
 
-export function unknownAgentMessage(agent: string, known: readonly string[]): string {
-  return (
+/**
+ * A store set to `unknownAgents: "refuse"` refuses a submit for an agent no worker has registered
+ * (`known` is read only then); by default the run is queued for a worker that starts later.
+ */
+export async function checkAgentKnown(agent: string, policy: UnknownAgents, known: () => readonly string[] | Promise<readonly string[]>): Promise<void> {
+  if (policy === "queue") return;
+  const names = await known();
+  if (names.includes(agent)) return;
+  throw new RunQueueError(
+    "unknown_agent",
     `submit: no worker knows agent "${agent}" ` +
-    (known.length > 0 ? `(workers know: ${known.join(", ")}); ` : "(no worker has connected to this store yet); ") +
-    `start a worker with startWorker({ agents: { "${agent}": machine } }) (or jianmu worker --agents <module exporting ${agent}) before submitting, or fix the agent name`
+      (names.length > 0 ? `(workers know: ${names.join(", ")}); ` : "(no worker has connected to this store yet); ") +
+      `start a worker with startWorker({ agents: { "${agent}": machine } }) (or jianmu worker --agents <module exporting ${agent}) before submitting, or fix the agent name ` +
+      '(a store with unknownAgents: "queue" queues such runs instead)',
   );
 }

@@ -48,8 +48,12 @@ const MAX_BACKOFF_MS = 5_000;
  * A worker: claims runnable runs of the agents it knows, executes them with their machines, and
  * checkpoints them in the store at every stable state. Several workers (processes, machines) share one
  * store; leases and fencing tokens keep one owner per run.
+ *
+ * Resolves once the store knows the worker's agents (`worker.started`), so a submit made after it
+ * is never refused for an unknown agent. While the database cannot be reached it keeps trying
+ * (`worker.error` events, backoff up to 5 s); bad options and other failures reject.
  */
-export function startWorker(options: WorkerOptions): Worker {
+export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const parsed = WorkerOptionsSchema.safeParse(options);
   if (!parsed.success) throw new RunQueueError("invalid_input", `startWorker: ${firstIssue(parsed.error, "options")}`);
   const { store, agents, concurrency, leaseMs, pollMs } = parsed.data;
@@ -91,16 +95,26 @@ export function startWorker(options: WorkerOptions): Worker {
       };
     });
 
+  // Ready means ready: registered before this resolves (a database that is away is waited for).
+  for (let backoff = 100; ; backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)) {
+    try {
+      await store.registerAgents(names);
+      break;
+    } catch (error) {
+      if (!(error instanceof RunQueueError && error.problem === "connection")) {
+        unsubscribe();
+        throw error;
+      }
+      emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: backoff });
+      await new Promise((resolve) => setTimeout(resolve, backoff));
+    }
+  }
+  emit({ type: "worker.started", worker: id, agents: names });
+
   const loop = async () => {
     let backoff = 100;
-    let registered = false;
     while (!stopping) {
       try {
-        if (!registered) {
-          await store.registerAgents(names);
-          registered = true;
-          emit({ type: "worker.started", worker: id, agents: names });
-        }
         const free = concurrency - executions.size;
         if (free > 0) {
           const claimed = await store.claim({ owner: id, agents: names, limit: free, leaseMs });

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { z } from "zod";
+import { UnknownAgentsSchema } from "../schemas.js";
 import type { ServerNaming } from "./errors.js";
 
 /** Pool connections per store by default: with the LISTEN connection, 5 per worker process. */
@@ -46,6 +47,7 @@ export const ConnectOptionsSchema = z
      * logs, HTTP bodies and model prompts. The connection string and its password never appear.
      */
     nameServerInErrors: z.boolean().default(false),
+    unknownAgents: UnknownAgentsSchema,
   })
   .strict();
 export type PostgresRunStoreOptions = z.input<typeof ConnectOptionsSchema>;

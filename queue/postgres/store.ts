@@ -7,7 +7,7 @@ import { readPersisted, type PersistedAgent, type RunStatus } from "../../machin
 import { RunQueueError } from "../errors.js";
 import { Fences } from "../fences.js";
 import { queueOwned, type QueueSignal, type RunStore } from "../run-store.js";
-import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "../requests.js";
+import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
 import {
   pendingFromSnapshot,
   type ClaimedRun,
@@ -139,8 +139,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
 
   async submit(request: SubmitRequest): Promise<string> {
     const { agent, input, runId } = checkSubmit(request);
-    const known = await this.query<{ name: string }>(`SELECT name FROM ${this.t("agents")} ORDER BY name`);
-    if (!known.rows.some((row) => row.name === agent)) throw new RunQueueError("unknown_agent", unknownAgentMessage(agent, known.rows.map((r) => r.name)));
+    await checkAgentKnown(agent, this.options.unknownAgents, async () => (await this.query<{ name: string }>(`SELECT name FROM ${this.t("agents")} ORDER BY name`)).rows.map((r) => r.name));
     const { rows } = await this.query<{ inserted: number; agent: string }>(
       `WITH ins AS (
          INSERT INTO ${this.t("runs")} (run_id, agent, input, status, wake_at, created_at, updated_at)

@@ -10,7 +10,7 @@ import { readPersisted, type PersistedAgent, type RunStatus } from "../../machin
 import { errorText, RunQueueError } from "../errors.js";
 import { Fences } from "../fences.js";
 import { queueOwned, type QueueSignal, type RunStore } from "../run-store.js";
-import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "../requests.js";
+import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
 import {
   dedupeKeyOf,
   firstIssue,
@@ -24,6 +24,8 @@ import {
   type RunStatusInfo,
   type RunSummary,
   type SubmitRequest,
+  type UnknownAgents,
+  UnknownAgentsSchema,
 } from "../schemas.js";
 import { waitForOutput } from "../wait.js";
 
@@ -35,6 +37,7 @@ const OptionsSchema = z
     busyTimeoutMs: z.number().int().min(0).default(5_000),
     /** `wait()` looks at the run this often (SQLite has no notifications between processes). */
     pollMs: z.number().int().min(10).default(250),
+    unknownAgents: UnknownAgentsSchema,
   })
   .strict();
 export type SqliteRunStoreOptions = z.input<typeof OptionsSchema>;
@@ -91,13 +94,15 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
   private readonly db: Database.Database;
   private readonly fences = new Fences();
   private readonly pollMs: number;
+  private readonly unknownAgents: UnknownAgents;
 
   constructor(options: SqliteRunStoreOptions) {
     const parsed = OptionsSchema.safeParse(options);
-    if (!parsed.success) throw new RunQueueError("invalid_input", `SqliteRunStore: ${firstIssue(parsed.error, "options")} (options are { path, busyTimeoutMs?, pollMs? })`);
-    const { path, busyTimeoutMs, pollMs } = parsed.data;
+    if (!parsed.success) throw new RunQueueError("invalid_input", `SqliteRunStore: ${firstIssue(parsed.error, "options")} (options are { path, busyTimeoutMs?, pollMs?, unknownAgents? })`);
+    const { path, busyTimeoutMs, pollMs, unknownAgents } = parsed.data;
     this.path = path;
     this.pollMs = pollMs;
+    this.unknownAgents = unknownAgents;
     try {
       if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
       this.db = new Database(path, { timeout: busyTimeoutMs });
@@ -132,8 +137,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
   async submit(request: SubmitRequest): Promise<string> {
     const { agent, input, runId } = checkSubmit(request);
     const db = this.open;
-    const known = db.prepare<[], { name: string }>(`SELECT name FROM jianmu_queue_agents ORDER BY name`).all().map((r) => r.name);
-    if (!known.includes(agent)) throw new RunQueueError("unknown_agent", unknownAgentMessage(agent, known));
+    await checkAgentKnown(agent, this.unknownAgents, () => db.prepare<[], { name: string }>(`SELECT name FROM jianmu_queue_agents ORDER BY name`).all().map((r) => r.name));
     const now = Date.now();
     db.prepare(`INSERT INTO jianmu_queue_runs (run_id, agent, input, status, wake_at, created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`).run(
       runId, agent, JSON.stringify(input), now, now, now,

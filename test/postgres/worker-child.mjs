@@ -44,7 +44,7 @@ for (let attempt = 0; !store; attempt++) {
   }
 }
 const agents = makeAgents(jianmu, { baseURL: args.baseURL, journal: store, effect, approvalTimeoutMs: args.approvalTimeoutMs });
-const worker = startWorker({
+const worker = await startWorker({
   store,
   agents,
   id: args.id,

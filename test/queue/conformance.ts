@@ -6,6 +6,7 @@ import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { runAgent } from "../../machines/runner.js";
 import { FencedError, RunQueueError } from "../../queue/errors.js";
 import type { RunStore } from "../../queue/run-store.js";
+import type { UnknownAgents } from "../../queue/schemas.js";
 import { startWorker, type Worker } from "../../queue/worker.js";
 import type { WorkerEvent } from "../../queue/worker-events.js";
 import type { OpenAIServer } from "../../testing/openai-server.js";
@@ -14,8 +15,8 @@ import { scriptMessage, startScriptServer, type RunScript } from "./script-model
 
 const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
 
-/** Opens a fresh, empty store (a new database file, schema or object) each time. */
-export type OpenStore = () => Promise<RunStore>;
+/** Opens a fresh, empty store (a new database file, schema or object) each time, with these options. */
+export type OpenStore = (options?: { unknownAgents?: UnknownAgents }) => Promise<RunStore>;
 
 function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
   const started = Date.now();
@@ -69,8 +70,9 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
         effect: (note) => void effects.set(note, (effects.get(note) ?? 0) + 1),
         approvalTimeoutMs: 600,
       });
-      worker = startWorker({ store, agents, concurrency: workerOptions.concurrency ?? 4, leaseMs: workerOptions.leaseMs ?? 5_000, pollMs: workerOptions.pollMs ?? 50, onEvent: (e) => events.push(e) });
-      await until(() => events.some((e) => e.type === "worker.started"), "the worker to register");
+      worker = await startWorker({ store, agents, concurrency: workerOptions.concurrency ?? 4, leaseMs: workerOptions.leaseMs ?? 5_000, pollMs: workerOptions.pollMs ?? 50, onEvent: (e) => events.push(e) });
+      // Ready means ready: the agents are known to the store by the time startWorker resolves.
+      expect(events.map((e) => e.type)).toContain("worker.started");
       return agents;
     };
     const input = (script: RunScript) => ({ messages: [scriptMessage(script)] });
@@ -144,9 +146,27 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
       expect(events.filter((e) => e.type === "run.claimed" && e.runId === runId).length).toBe(2);
     });
 
+    it("queues a run for an agent no worker has registered yet; a store set to refuse them refuses it, writing nothing", async () => {
+      store = await open();
+      const early = await store.submit({ agent: "later", input: input({ calls: [], answer: "ran once a worker came" }) });
+      expect(await store.status(early)).toMatchObject({ status: "queued", agent: "later" });
+      events = [];
+      const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: () => undefined });
+      worker = await startWorker({ store, agents: { later: agents.basic }, pollMs: 50, onEvent: (e) => events.push(e) });
+      expect((await store.wait(early)).finalAnswer).toBe("ran once a worker came");
+      await worker.stop();
+      worker = undefined;
+      await store.close();
+
+      store = await open({ unknownAgents: "refuse" });
+      await expect(store.submit({ agent: "nobody", input: {} })).rejects.toMatchObject({ problem: "unknown_agent", message: expect.stringContaining("no worker has connected") });
+      await store.registerAgents(["basic"]);
+      await expect(store.submit({ agent: "nobody", input: {} })).rejects.toMatchObject({ problem: "unknown_agent", message: expect.stringContaining("workers know: basic") });
+      expect(await store.list({})).toEqual([]);
+    });
+
     it("refuses bad requests with errors that name the fix, writing nothing", async () => {
       await setup();
-      await expect(store.submit({ agent: "nobody", input: {} })).rejects.toMatchObject({ problem: "unknown_agent", message: expect.stringContaining("startWorker") });
       await expect(store.submit({ agent: "basic", input: { messages: "hi" } as never })).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringContaining("messages") });
       await expect(store.submit({ agent: "basic", runId: "has space" })).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringContaining("runId") });
       await expect(store.send("no-such-run", { type: "agent.cancel" })).rejects.toMatchObject({ problem: "unknown_run", message: expect.stringContaining("no-such-run") });
@@ -189,7 +209,7 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
       expect(events.filter((e) => e.type !== "agent.event").map((e) => e.type)).toEqual(["worker.started", "run.claimed", "run.released", "worker.stopped"]);
       expect(effects.get("g1")).toBe(1);
       const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: (note) => void effects.set(note, (effects.get(note) ?? 0) + 1) });
-      worker = startWorker({ store, agents, pollMs: 50, leaseMs: 5_000 });
+      worker = await startWorker({ store, agents, pollMs: 50, leaseMs: 5_000 });
       const output = await store.wait(runId);
       expect(output.finalAnswer).toBe("handed over");
       expect(Object.fromEntries(effects)).toEqual({ g1: 1, g2: 1 });
