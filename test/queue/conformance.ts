@@ -176,6 +176,28 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
       expect(await store.list({})).toEqual([]);
     });
 
+    it("holds inputs to the restore side's limits: at the limit a run parks and restores on approval; past it submit refuses, naming the field", async () => {
+      await setup();
+      const nest = (depth: number) => Array.from({ length: depth }).reduce<unknown>((inner) => ({ a: inner }), "leaf");
+      // input → state → deep → 448 levels: the deepest object is at depth 449, the last the limit (450) allows.
+      const runId = await store.submit({ agent: "approver", input: { ...input({ calls: [{ name: "pay", note: "deep" }], answer: "paid deep" }), state: { deep: nest(448) } } });
+      await until(() => events.some((e) => e.type === "run.parked" && e.runId === runId), "the run to park");
+      await store.send(runId, { type: "guard.approve", callId: "call_0" });
+      // Claimed again and restored from its checkpoint: the depth the submit accepted, the restore accepts.
+      expect(await store.wait(runId)).toMatchObject({ status: "succeeded", finalAnswer: "paid deep" });
+      expect(events.filter((e) => e.type === "run.claimed" && e.runId === runId).map((e) => e.type === "run.claimed" && e.resumed)).toEqual([false, true]);
+
+      const refused = (state: Record<string, unknown>, content = "hi") => store.submit({ agent: "approver", input: { messages: [{ role: "user", content }], state } });
+      await expect(refused({ deep: nest(449) })).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringMatching(/^submit: input\.state\.deep is refused: it is nested more than 450 levels deep \(the limits are 450 levels/) });
+      // Far deeper: still a RunQueueError, not a stack overflow.
+      await expect(refused({ deep: nest(50_000) })).rejects.toMatchObject({ problem: "invalid_input" });
+      await expect(refused({ count: 10n })).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringMatching(/input\.state\.count is refused: it is a BigInt/) });
+      const huge = "x".repeat(16 * 1024 * 1024 + 1);
+      await expect(refused({}, huge)).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringMatching(/^submit: input\.messages.* more than 16777216 characters/) });
+      await expect(store.send(runId, { type: "guard.reject", callId: "call_0", reason: huge })).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringContaining("send: command") });
+      expect((await store.list({})).map((r) => r.runId)).toEqual([runId]);
+    });
+
     it("fences: a write carrying an old token is refused, stops the holder, and changes nothing", async () => {
       await setup({ leaseMs: 200 });
       await worker!.stop();
