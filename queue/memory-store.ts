@@ -22,7 +22,7 @@ import {
   type SubmitRequest,
   type UnknownAgents,
 } from "./schemas.js";
-import { waitForOutput } from "./wait.js";
+import { Waiters } from "./wait.js";
 
 interface MemoryRun {
   runId: string;
@@ -107,14 +107,21 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     return true;
   }
 
-  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
-    const id = checkRunId(runId, "wait");
-    const read = async () => {
-      const run = this.runs.get(id);
-      if (!run) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)}; check the id with store.list({})`);
+  /** Signals in one process are never lost: waiters read only when told a run finished (queue/wait.ts). */
+  private readonly waiters = new Waiters({
+    outputOf: async (runId) => {
+      const run = this.runs.get(runId);
+      if (!run) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)}; check the id with store.list({})`);
       return run.output;
-    };
-    return waitForOutput(read, (listener) => this.subscribe(listener), id, this.options.pollMs ?? 1_000, options.signal);
+    },
+    outputs: async (runIds) => new Map(runIds.flatMap((runId) => (this.runs.get(runId)?.output !== undefined ? [[runId, this.runs.get(runId)!.output] as const] : []))),
+    subscribe: (listener) => this.subscribe(listener),
+    listeningSince: () => 0,
+    pollMs: () => this.options.pollMs ?? 1_000,
+  });
+
+  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
+    return this.waiters.wait(checkRunId(runId, "wait"), options.signal);
   }
 
   private info(run: MemoryRun): RunStatusInfo {

@@ -22,15 +22,14 @@ import {
   dedupeKeyOf,
 } from "../schemas.js";
 import { storableKey } from "../storable.js";
-import { waitForOutput } from "../wait.js";
+import { Waiters } from "../wait.js";
 import { retryWithin } from "../retry.js";
 import { explainPgError, isTransientPgFault, type ServerNaming } from "./errors.js";
 import { NotificationListener } from "./listener.js";
+import { claimStatement, NOW } from "./statements.js";
 import { migrate } from "./migrations.js";
 import { ConnectOptionsSchema, serverNaming, type PostgresRunStoreOptions, type ResolvedOptions } from "./options.js";
 
-/** The database's clock in epoch ms: leases are judged by one clock, whichever machine writes. */
-const NOW = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 interface RunRow {
   run_id: string;
@@ -178,14 +177,24 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     return rows[0]!.inserted === 1;
   }
 
-  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
-    const id = checkRunId(runId, "wait");
-    const read = async () => {
-      const { rows } = await this.query<{ output: unknown }>(`SELECT output FROM ${this.t("runs")} WHERE run_id = $1`, [id]);
-      if (rows.length === 0) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)} in schema ${this.schema}; check the id with store.list({})`);
+  /** Shared by every wait of this store: one LISTEN, one statement per wake-up however many wait (queue/wait.ts). */
+  private readonly waiters = new Waiters({
+    outputOf: async (runId) => {
+      const { rows } = await this.query<{ output: string | null }>(`SELECT output FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
+      if (rows.length === 0) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)} in schema ${this.schema}; check the id with store.list({})`);
       return rows[0]!.output;
-    };
-    return waitForOutput(read, (listener) => this.subscribe(listener), id, this.options.pollMs, options.signal);
+    },
+    outputs: async (runIds) => {
+      const { rows } = await this.query<{ run_id: string; output: string }>(`SELECT run_id, output FROM ${this.t("runs")} WHERE run_id = ANY($1::text[]) AND output IS NOT NULL`, [runIds]);
+      return new Map(rows.map((row) => [row.run_id, row.output]));
+    },
+    subscribe: (listener) => this.subscribe(listener),
+    listeningSince: () => this.listener?.since,
+    pollMs: () => this.options.pollMs,
+  });
+
+  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
+    return this.waiters.wait(checkRunId(runId, "wait"), options.signal);
   }
 
   async status(runId: string): Promise<RunStatusInfo> {
@@ -369,22 +378,12 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
 
   async claim(request: { owner: string; agents: readonly string[]; limit: number; leaseMs: number }): Promise<ClaimedRun[]> {
     const sent = Date.now();
-    // Due runs only (wake_at <= now, an index range of runs_due): a parked run has no wake_at, or a
-    // future deadline, until send() or its deadline makes it due, so parked runs cost a claim nothing.
-    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: string; checkpoint: string | null }>(
-      `WITH c AS (
-         SELECT run_id FROM ${this.t("runs")} r
-         WHERE r.agent = ANY($1::text[]) AND r.status IN ('queued', 'running', 'awaitingApproval') AND r.wake_at <= ${NOW}
-           AND (r.owner IS NULL OR r.lease_until < ${NOW})
-         ORDER BY r.wake_at, r.created_at
-         LIMIT $2
-         FOR UPDATE SKIP LOCKED)
-       UPDATE ${this.t("runs")} r SET owner = $3, token = r.token + 1, lease_until = ${NOW} + $4, wake_at = ${NOW},
-         status = 'running', updated_at = ${NOW}
-       FROM c WHERE r.run_id = c.run_id
-       RETURNING r.run_id, r.agent, r.token, r.input, r.checkpoint`,
-      [request.agents, request.limit, request.owner, request.leaseMs],
-    );
+    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: string; checkpoint: string | null }>(claimStatement(this.schema), [
+      request.agents,
+      request.limit,
+      request.owner,
+      request.leaseMs,
+    ]);
     for (const row of rows) this.fences.leased(row.run_id, Number(row.token), sent + request.leaseMs);
     return rows.map((row) => ({
       runId: row.run_id,

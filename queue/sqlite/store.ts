@@ -27,7 +27,7 @@ import {
   type UnknownAgents,
   UnknownAgentsSchema,
 } from "../schemas.js";
-import { waitForOutput } from "../wait.js";
+import { Waiters } from "../wait.js";
 
 const OptionsSchema = z
   .object({
@@ -159,14 +159,27 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     return result.changes === 1;
   }
 
-  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
-    const id = checkRunId(runId, "wait");
-    const read = async () => {
-      const row = this.row(id);
-      if (!row) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)} in ${this.path}; check the id with store.list({})`);
+  /** Every wait of this store polls together: one statement per `pollMs` however many wait (queue/wait.ts). */
+  private readonly waiters = new Waiters({
+    outputOf: async (runId) => {
+      const row = this.row(runId);
+      if (!row) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)} in ${this.path}; check the id with store.list({})`);
       return row.output;
-    };
-    return waitForOutput(read, (listener) => this.subscribe(listener), id, this.pollMs, options.signal);
+    },
+    outputs: async (runIds) => {
+      const rows = this.open
+        .prepare<[string], { run_id: string; output: string }>(`SELECT run_id, output FROM jianmu_queue_runs WHERE run_id IN (SELECT value FROM json_each(?)) AND output IS NOT NULL`)
+        .all(JSON.stringify(runIds));
+      return new Map(rows.map((row) => [row.run_id, row.output]));
+    },
+    subscribe: (listener) => this.subscribe(listener),
+    // No notifications between processes: waiters poll.
+    listeningSince: () => undefined,
+    pollMs: () => this.pollMs,
+  });
+
+  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
+    return this.waiters.wait(checkRunId(runId, "wait"), options.signal);
   }
 
   private info(row: RunRow): RunStatusInfo {
