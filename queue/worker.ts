@@ -5,7 +5,7 @@ import type { ReactMachine } from "../machines/react-machine.js";
 import { errorText, RunQueueError } from "./errors.js";
 import { executeRun, type Execution } from "./run-execution.js";
 import type { RunStore } from "./run-store.js";
-import { AgentNameSchema, firstIssue } from "./schemas.js";
+import { AgentNameSchema, firstIssue, type ClaimedRun } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
 
 const WorkerOptionsSchema = z
@@ -111,6 +111,15 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   }
   emit({ type: "worker.started", worker: id, agents: names });
 
+  const start = (run: ClaimedRun) => {
+    const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit });
+    executions.set(run.runId, execution);
+    void execution.done.then(() => {
+      if (executions.get(run.runId) === execution) executions.delete(run.runId);
+      nudge();
+    });
+  };
+
   const loop = async () => {
     let backoff = 100;
     while (!stopping) {
@@ -120,13 +129,15 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
           const claimed = await store.claim({ owner: id, agents: names, limit: free, leaseMs });
           backoff = 100;
           for (const run of claimed) {
-            if (executions.has(run.runId)) continue;
-            const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit });
-            executions.set(run.runId, execution);
-            void execution.done.then(() => {
-              if (executions.get(run.runId) === execution) executions.delete(run.runId);
-              nudge();
-            });
+            const previous = executions.get(run.runId);
+            if (!previous) {
+              start(run);
+              continue;
+            }
+            // Still running here under an older token: its lease ran out before this worker renewed it
+            // (a long pause). That execution is stale; stop it and run the new claim once it has stopped.
+            previous.abandon("its lease ran out before this worker renewed it, and this worker claimed it again");
+            void previous.done.then(() => start(run));
           }
           // A full batch: there may be more waiting.
           if (claimed.length === free && free > 0) {

@@ -15,12 +15,13 @@ import { freshDatabase } from "./database.js";
 const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
 
 /**
- * Data the database refuses is the run's end, not a loop: a run whose output or checkpoint
- * PostgreSQL will not store ends `failed` with `termination.error.kind: "unstorable"`, claimed once.
- * (Since migration 2 no string a model or tool produces is refused: a trigger plays the part jsonb
- * used to, with the SQLSTATE jsonb raised for "\u0000".)
+ * What a worker does when a run's write goes wrong on a real server. Data the database refuses is
+ * the run's end, not a loop: a run whose output or checkpoint PostgreSQL will not store ends
+ * `failed` with `termination.error.kind: "unstorable"`, claimed once. (Since migration 2 no string a
+ * model or tool produces is refused: a trigger plays the part jsonb used to, with the SQLSTATE jsonb
+ * raised for "\u0000".) And a lease renewal that crosses the run's own finish is no takeover.
  */
-describe("PostgreSQL run queue: a run whose data the database refuses", () => {
+describe("PostgreSQL run queue: a run's writes on a real server", () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
   let admin: pg.Client;
   let server: OpenAIServer;
@@ -41,7 +42,7 @@ describe("PostgreSQL run queue: a run whose data the database refuses", () => {
       RETURN NEW; END $$`);
     await admin.query("CREATE TRIGGER refuse BEFORE UPDATE ON refuse.runs FOR EACH ROW EXECUTE FUNCTION refuse.refuse()");
     const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: () => undefined });
-    worker = await startWorker({ store, agents, leaseMs: 600, pollMs: 50, onEvent: (e) => events.push(e) });
+    worker = await startWorker({ store, agents, concurrency: 16, leaseMs: 400, pollMs: 20, onEvent: (e) => events.push(e) });
   });
   afterAll(async () => {
     await worker?.stop({ timeoutMs: 2_000 });
@@ -70,4 +71,14 @@ describe("PostgreSQL run queue: a run whose data the database refuses", () => {
     expect(claims(runId)).toBe(1);
     expect(events.some((e) => e.type === "run.abandoned" && e.runId === runId)).toBe(false);
   });
+
+  it("reports no takeover (run.fenced) when a lease renewal crosses the run's own finish", async () => {
+    // A 400 ms lease renews every 133 ms, so renewals are in flight while runs finish all the time.
+    const ids = await Promise.all(Array.from({ length: 200 }, (_, i) => store.submit({ agent: "basic", input: input({ calls: [], answer: `quick ${i}`, modelDelayMs: (i % 5) * 10 }) })));
+    const outputs = await Promise.all(ids.map((runId) => store.wait(runId)));
+    expect(outputs.every((o) => o.status === "succeeded")).toBe(true);
+    const ours = new Set(ids);
+    expect(events.filter((e) => e.type === "run.fenced" && ours.has(e.runId))).toEqual([]);
+    expect(events.filter((e) => e.type === "run.finished" && ours.has(e.runId)).length).toBe(200);
+  }, 60_000);
 });
