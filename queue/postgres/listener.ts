@@ -67,14 +67,27 @@ export class NotificationListener {
     }
   }
 
-  private scheduleReconnect(): void {
+  private scheduleReconnect(delayMs = this.backoff): void {
     if (this.closed || this.retry) return;
     this.retry = setTimeout(() => {
       this.retry = undefined;
       void this.connect();
-    }, this.backoff);
+    }, delayMs);
     this.retry.unref();
     this.backoff = Math.min(this.backoff * 2, 5_000);
+  }
+
+  /**
+   * The server is out of connections and this store's statements wait for one: LISTEN is only a
+   * shortcut (polling is the guarantee), so it gives its connection to the work for a while.
+   */
+  yieldConnection(forMs: number): void {
+    const client = this.client;
+    if (!client || this.closed) return;
+    this.client = undefined;
+    this.since = undefined;
+    client.end().catch(() => undefined);
+    this.scheduleReconnect(forMs);
   }
 
   async close(): Promise<void> {

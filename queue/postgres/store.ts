@@ -24,8 +24,9 @@ import {
 import { storableKey } from "../storable.js";
 import { Waiters } from "../wait.js";
 import { retryWithin } from "../retry.js";
-import { explainPgError, isTransientPgFault, type ServerNaming } from "./errors.js";
+import { explainPgError, isTransientPgFault, pgFaultOf, type ServerNaming } from "./errors.js";
 import { NotificationListener } from "./listener.js";
+import { clientConfig, ownPool } from "./pool.js";
 import { claimStatement, NOW } from "./statements.js";
 import { migrate } from "./migrations.js";
 import { ConnectOptionsSchema, serverNaming, type PostgresRunStoreOptions, type ResolvedOptions } from "./options.js";
@@ -46,6 +47,9 @@ interface RunRow {
   now: string;
 }
 
+/** How long the LISTEN connection stays closed after the server refused this store a connection. */
+const LISTEN_YIELD_MS = 30_000;
+
 /**
  * The run queue on PostgreSQL: runs, their inboxes, checkpoints and tool journal in one schema.
  * Claims use `FOR UPDATE SKIP LOCKED`; every write of a claimed run is conditional on its fencing
@@ -63,6 +67,8 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     private readonly ownsPool: boolean,
     private readonly options: ResolvedOptions,
     private readonly server: ServerNaming,
+    /** The server refused a connection: the pool stops growing, the LISTEN connection steps aside for a while. */
+    private readonly refused: () => void,
   ) {
     this.channel = `jianmu_runs_${options.schema}`;
     this.listener = options.listen ? new NotificationListener(clientConfig(options), this.channel) : undefined;
@@ -87,10 +93,9 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     }
     const resolved = parsed.data;
     const server = serverNaming(resolved);
-    const ownsPool = resolved.pool === undefined;
-    const pool = resolved.pool ?? new pg.Pool({ ...clientConfig(resolved), max: resolved.maxConnections, idleTimeoutMillis: 10_000 });
-    // An idle connection cut by a server restart must not crash the process; the next query reconnects.
-    if (ownsPool) pool.on("error", () => undefined);
+    const own = resolved.pool === undefined ? ownPool(resolved) : undefined;
+    const ownsPool = own !== undefined;
+    const pool = own?.pool ?? resolved.pool!;
     let client: pg.PoolClient | undefined;
     try {
       client = await pool.connect();
@@ -103,7 +108,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     } finally {
       client?.release();
     }
-    return new PostgresRunStore(pool, ownsPool, resolved, server);
+    return new PostgresRunStore(pool, ownsPool, resolved, server, () => own?.refused());
   }
 
   /** One statement; a failure becomes a RunQueueError naming `where` (the call and the value that failed). */
@@ -112,6 +117,10 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     try {
       return await this.pool.query<R>(text, values);
     } catch (error) {
+      if (pgFaultOf(error) === "tooManyClients") {
+        this.refused();
+        this.listener?.yieldConnection(LISTEN_YIELD_MS);
+      }
       throw explainPgError(error, this.server, where);
     }
   }
@@ -467,9 +476,6 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
   }
 }
 
-function clientConfig(options: ResolvedOptions): pg.ClientConfig {
-  return { connectionString: options.connectionString, connectionTimeoutMillis: options.connectTimeoutMs, application_name: "jianmu" };
-}
 
 function statusOf(row: RunRow): RunStatusInfo {
   const leased = row.owner !== null && row.lease_until !== null && Number(row.lease_until) > Number(row.now);
