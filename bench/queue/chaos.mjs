@@ -4,12 +4,13 @@
 // before it returns, so a call that ran twice, or whose result the run lost, shows.
 //   node bench/queue/chaos.mjs [--workers 10] [--runs 300] [--max-connections 20] [--pool N] [--no-listen]
 //     [--lease-ms 30000] [--kill-every 1000-3000] [--stop-ms 20000] [--restart-at 22000] [--odd]
-//     [--parked 100000] [--submit-over 30000] [--timeout 600000] [--smoke] [--out DIR]
+//     [--parked 100000] [--huge 3] [--submit-over 30000] [--timeout 600000] [--smoke] [--out DIR]
 // --pool: each worker store's maxConnections (default: the store's default). --kill-every: kill -9 a random
 // worker every MIN-MAX ms and start a replacement, until every run is submitted plus 20 s. --stop-ms: SIGSTOP
 // the worker holding the most runs once, 8 s in, for that long. --restart-at: pg_ctl restart -m fast at that
 // time. --odd: every third run's tool results and answer carry a NUL and unpaired surrogates. --parked: the
-// claim's cost beside that many parked runs (synthetic rows), against an empty queue, in the same run.
+// claim's cost beside that many parked runs (synthetic rows), against an empty queue, in the same run. --huge:
+// that many of the runs carry a message just under the input limit (16 Mi characters) among the others.
 // Needs dist/ (npm run build). Always starts a cluster of its own (it sets max_connections and restarts it).
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
@@ -23,7 +24,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const DIST = join(ROOT, "dist");
 const CHILD = join(ROOT, "test/postgres/worker-child.mjs");
-const args = { workers: 10, runs: 300, maxConnections: 20, pool: undefined, listen: true, leaseMs: 30_000, killEvery: undefined, stopMs: 0, restartAt: undefined, odd: false, parked: 0, submitOver: 0, timeout: 600_000, out: join(HERE, "..", "results") };
+const args = { workers: 10, runs: 300, maxConnections: 20, pool: undefined, listen: true, leaseMs: 30_000, killEvery: undefined, stopMs: 0, restartAt: undefined, odd: false, parked: 0, huge: 0, submitOver: 0, timeout: 600_000, out: join(HERE, "..", "results") };
 for (let i = 2; i < process.argv.length; i++) {
   const flag = process.argv[i];
   const next = () => process.argv[++i];
@@ -38,6 +39,7 @@ for (let i = 2; i < process.argv.length; i++) {
   else if (flag === "--restart-at") args.restartAt = Number(next());
   else if (flag === "--odd") args.odd = true;
   else if (flag === "--parked") args.parked = Number(next());
+  else if (flag === "--huge") args.huge = Number(next());
   else if (flag === "--submit-over") args.submitOver = Number(next());
   else if (flag === "--timeout") args.timeout = Number(next());
   // Tiny sizes, to check the harness: its numbers mean nothing.
@@ -70,8 +72,24 @@ const server = await startOpenAIServer({
 });
 
 const cluster = await startCluster({ maxConnections: Math.max(args.maxConnections, 20) });
-const admin = new pg.Client({ connectionString: cluster.url });
-await admin.connect();
+// A pool of one, so the bench's own statements survive the restart it causes.
+const admin = new pg.Pool({ connectionString: cluster.url, max: 1 });
+admin.on("error", () => undefined);
+const workers = [];
+// However the bench ends, it leaves no worker process and no server behind.
+let cleaned = false;
+const cleanUp = () => {
+  if (cleaned) return;
+  cleaned = true;
+  for (const w of workers) if (w.alive) w.proc.kill("SIGKILL");
+  try {
+    cluster.stop();
+  } catch {
+    // Already stopped.
+  }
+};
+process.once("exit", cleanUp);
+for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
 const results = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, args: { ...args, out: undefined }, claim: undefined, chaos: undefined };
 
 // ---- the claim beside parked runs (M2): the same statement with 0 and with N parked, in one run ----
@@ -103,7 +121,6 @@ const dir = mkdtempSync(join(tmpdir(), "jianmu-chaos-"));
 const effectsFile = join(dir, "effects.txt");
 const schema = "chaos";
 const submitter = await PostgresRunStore.connect({ connectionString: cluster.url, schema, maxConnections: 2, listen: false, pollMs: 500 });
-const workers = [];
 const abandonments = [];
 let spawned = 0;
 function spawnWorker() {
@@ -188,6 +205,8 @@ for (let i = 0; i < args.runs; i++) {
   const odd = args.odd && i % 3 === 0 ? ODD : "";
   const calls = Array.from({ length: 2 + (i % 2) }, (_, k) => ({ note: `${runId}:${k}${odd}`, sleepMs: 50 + ((i * 7 + k * 13) % 6) * 50 }));
   const input = { messages: [{ role: "user", content: `SCRIPT ${JSON.stringify({ calls, answer: `done ${runId}${odd}`, modelDelayMs: 20 })}` }] };
+  // Every (runs / huge)-th run: a message just under the input limit (its JSON, escaped, too).
+  if (args.huge > 0 && i % Math.floor(args.runs / args.huge) === 1) input.messages.push({ role: "user", content: "x".repeat(16 * 1024 * 1024 - 4096) });
   for (;;) {
     try {
       await submitter.submit({ agent: "basic", runId, input });
@@ -248,6 +267,7 @@ results.chaos = {
   outcomeUnknown: observations.filter((t) => t.includes("was interrupted")).length,
   journalUnavailable: observations.filter((t) => t.includes("journal could not")).length,
   journalRows: Object.fromEntries(journal.rows.map((r) => [r.state, r.n])),
+  hugeRuns: args.huge,
   oddRunsExact: oddRuns.filter((runId) => outputs.get(runId)?.finalAnswer === `done ${runId}${ODD}`).length,
   oddRuns: oddRuns.length,
   kills: chaos.kills,
@@ -262,7 +282,7 @@ results.chaos = {
 await submitter.close();
 await admin.end();
 await server.close();
-cluster.stop();
+cleanUp();
 rmSync(dir, { recursive: true, force: true });
 
 const c = results.chaos;
@@ -270,7 +290,7 @@ const report = [
   `# Run queue chaos (${results.date}, Node ${results.node}, ${results.cpus} cores)`,
   "",
   `${c.workers} worker processes (concurrency 4, lease ${args.leaseMs} ms, pool ${args.pool ?? "default"}${args.listen ? "" : ", no LISTEN"}) on a server with max_connections=${args.maxConnections}; ` +
-    `${c.runs} runs of 2-3 tool calls${args.odd ? ", every third carrying NUL and unpaired surrogates" : ""}. ` +
+    `${c.runs} runs of 2-3 tool calls${args.odd ? ", every third carrying NUL and unpaired surrogates" : ""}${args.huge ? `, ${args.huge} with a 16 MiB message` : ""}. ` +
     `Chaos: ${c.kills} kill -9${c.stopped ? `, SIGSTOP of ${c.stopped.worker} (holding ${c.stopped.heldRuns} runs) for ${args.stopMs} ms` : ""}${c.restartMs !== undefined ? `, a ${c.restartMs} ms restart of PostgreSQL` : ""}.`,
   "",
   "| finished in | succeeded | failed | stuck | planned calls | effect lines / distinct / duplicated | outcome unknown | journal unavailable | journal rows | odd data kept exactly | peak connections |",
