@@ -137,7 +137,8 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
             // Still running here under an older token: its lease ran out before this worker renewed it
             // (a long pause). That execution is stale; stop it and run the new claim once it has stopped.
             previous.abandon("its lease ran out before this worker renewed it, and this worker claimed it again");
-            void previous.done.then(() => start(run));
+            // A worker stopping meanwhile hands the new claim back instead of starting it.
+            void previous.done.then(() => (stopping ? store.release(run.runId, run.token).then(() => undefined, () => undefined) : start(run)));
           }
           // A full batch: there may be more waiting.
           if (claimed.length === free && free > 0) {

@@ -4,7 +4,7 @@
 // before it returns, so a call that ran twice, or whose result the run lost, shows.
 //   node bench/queue/chaos.mjs [--workers 10] [--runs 300] [--max-connections 20] [--pool N] [--no-listen]
 //     [--lease-ms 30000] [--kill-every 1000-3000] [--stop-ms 20000] [--restart-at 22000] [--odd]
-//     [--parked 100000] [--huge 3] [--submit-over 30000] [--timeout 600000] [--smoke] [--out DIR]
+//     [--parked 100000] [--huge 3] [--submit-over 30000] [--timeout 600000] [--smoke] [--out DIR] [--name NAME]
 // --pool: each worker store's maxConnections (default: the store's default). --kill-every: kill -9 a random
 // worker every MIN-MAX ms and start a replacement, until every run is submitted plus 20 s. --stop-ms: SIGSTOP
 // the worker holding the most runs once, 8 s in, for that long. --restart-at: pg_ctl restart -m fast at that
@@ -45,6 +45,8 @@ for (let i = 2; i < process.argv.length; i++) {
   // Tiny sizes, to check the harness: its numbers mean nothing.
   else if (flag === "--smoke") Object.assign(args, { workers: 2, runs: 6, parked: 200, leaseMs: 3_000 });
   else if (flag === "--out") args.out = resolve(next());
+  // The result files: queue-chaos[-NAME].{md,json}.
+  else if (flag === "--name") args.name = next();
   else throw new Error(`unknown argument ${flag}; see the comment at the top of bench/queue/chaos.mjs`);
 }
 if (!existsSync(join(DIST, "postgres.js"))) throw new Error("dist/ is missing: npm run build first");
@@ -312,6 +314,7 @@ const report = [
     : []),
 ];
 mkdirSync(args.out, { recursive: true });
-writeFileSync(join(args.out, "queue-chaos.json"), JSON.stringify(results, null, 2) + "\n");
-writeFileSync(join(args.out, "queue-chaos.md"), report.join("\n"));
+const stem = args.name ? `queue-chaos-${args.name}` : "queue-chaos";
+writeFileSync(join(args.out, `${stem}.json`), JSON.stringify(results, null, 2) + "\n");
+writeFileSync(join(args.out, `${stem}.md`), report.join("\n"));
 process.stdout.write(report.join("\n"));

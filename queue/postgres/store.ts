@@ -31,7 +31,6 @@ import { claimStatement, NOW } from "./statements.js";
 import { migrate } from "./migrations.js";
 import { ConnectOptionsSchema, serverNaming, type PostgresRunStoreOptions, type ResolvedOptions } from "./options.js";
 
-
 interface RunRow {
   run_id: string;
   agent: string;
@@ -127,14 +126,15 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
 
   /**
    * A statement for a run this process holds, tried again with backoff while the database is away
-   * and the lease lasts (queue/retry.ts). Past the lease, a write of the run's actor (checkpoint,
-   * journal, inbox) gives the run up: the worker stops it, and it resumes elsewhere from its checkpoint.
+   * and the lease lasts (queue/retry.ts). Past the lease, a statement of the run's actor (checkpoint,
+   * journal, inbox) gives the run up: the worker stops it, and it resumes elsewhere from its
+   * checkpoint. A hand-back (`giveUp: false`) just fails: the worker has let the actor go already.
    */
-  private async held<T>(runId: string, token: number, statement: (attempt: number) => Promise<T>, actorWrite = true): Promise<T> {
+  private async held<T>(runId: string, token: number, statement: (attempt: number) => Promise<T>, giveUp = true): Promise<T> {
     try {
       return await retryWithin(statement, { transient: isTransientPgFault, deadline: () => this.fences.leaseEnd(runId, token) });
     } catch (error) {
-      if (actorWrite && isTransientPgFault(error)) throw this.fences.giveUp(runId, error);
+      if (giveUp && isTransientPgFault(error)) throw this.fences.giveUp(runId, error);
       throw error;
     }
   }
