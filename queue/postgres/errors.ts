@@ -9,7 +9,7 @@ export type PgFault = "unreachable" | "tooManyClients" | "transient" | "auth" | 
 
 const SOCKET_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ECONNABORTED"]);
 /** The driver's own words for a connection that broke or never came (pg and pg-pool set no code on them). */
-const BROKEN_CONNECTION = /Connection terminated|timeout exceeded when trying to connect|encountered a connection error and is not queryable|Connection terminated due to connection timeout/i;
+const BROKEN_CONNECTION = /Connection terminated|timeout exceeded when trying to connect|encountered a connection error and is not queryable/i;
 
 export function pgFaultOf(error: unknown): PgFault {
   const code = (error as { code?: unknown } | undefined)?.code;
@@ -47,9 +47,6 @@ export interface ServerNaming {
   secrets: readonly string[];
 }
 
-/** Where a failed call was, for the message: `submit: input`, `finish: output`... */
-export type FailedAt = string | undefined;
-
 function scrub(text: string, secrets: readonly string[]): string {
   let clean = text;
   for (const secret of secrets) if (secret.length >= 3) clean = clean.split(secret).join("***");
@@ -57,11 +54,12 @@ function scrub(text: string, secrets: readonly string[]): string {
 }
 
 /**
- * A PostgreSQL failure turned into a RunQueueError that says what to fix. No connection string, no
+ * A PostgreSQL failure turned into a RunQueueError that says what to fix, prefixed with `where` (the
+ * call and the value that failed: `submit: input`, `finish: output`). No connection string, no
  * password, and by default no host, database or role in the text: errors travel to logs, HTTP
  * bodies and (through a tool's observation) to the model provider.
  */
-export function explainPgError(error: unknown, server: ServerNaming, where?: FailedAt): RunQueueError {
+export function explainPgError(error: unknown, server: ServerNaming, where?: string): RunQueueError {
   if (error instanceof RunQueueError) return error;
   const text = scrub(errorText(error), server.secrets);
   const code = (error as { code?: unknown } | undefined)?.code;
