@@ -21,7 +21,7 @@ import {
   type SubmitRequest,
   dedupeKeyOf,
 } from "../schemas.js";
-import { storableKey } from "../storable.js";
+import { isStorableText, storableKey } from "../storable.js";
 import { Waiters } from "../wait.js";
 import { retryWithin } from "../retry.js";
 import { explainPgError, isTransientPgFault, pgFaultOf, type ServerNaming } from "./errors.js";
@@ -283,6 +283,8 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
   }
 
   async load(runId: string): Promise<PersistedAgent | undefined> {
+    // No run is stored under an id PostgreSQL cannot hold (a NUL in a URL's path): there is nothing to load.
+    if (!isStorableText(runId)) return undefined;
     const { rows } = await this.query<{ checkpoint: string | null }>(`SELECT checkpoint FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
     const text = rows[0]?.checkpoint;
     return text ? readPersisted(text) : undefined;

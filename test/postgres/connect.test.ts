@@ -132,6 +132,8 @@ describe("PostgresRunStore.connect", () => {
       await admin.query("CREATE TRIGGER refuse BEFORE INSERT ON refusing.runs FOR EACH ROW EXECUTE FUNCTION refusing.refuse()");
       const error = await store.submit({ agent: "basic", input: { messages: [human("REFUSE this")] } }).catch((e: unknown) => e);
       expect(error).toMatchObject({ problem: "invalid_input", message: expect.stringMatching(/^submit: input: PostgreSQL cannot store this value \(unsupported Unicode escape sequence, SQLSTATE 22P05\).*retrying will not help/) });
+      // A run id with a NUL (GET /runs/%00 through an HTTP handler) is no run at all, not a failure.
+      expect(await store.load("a\u0000b")).toBeUndefined();
     } finally {
       await store.close();
     }
