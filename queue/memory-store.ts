@@ -114,7 +114,14 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
       if (!run) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)}; check the id with store.list({})`);
       return run.output;
     },
-    outputs: async (runIds) => new Map(runIds.flatMap((runId) => (this.runs.get(runId)?.output !== undefined ? [[runId, this.runs.get(runId)!.output] as const] : []))),
+    outputs: async (runIds) => {
+      const found = new Map<string, unknown>();
+      for (const runId of runIds) {
+        const output = this.runs.get(runId)?.output;
+        if (output !== undefined) found.set(runId, output);
+      }
+      return found;
+    },
     subscribe: (listener) => this.subscribe(listener),
     listeningSince: () => 0,
     pollMs: () => this.options.pollMs ?? 1_000,
