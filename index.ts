@@ -117,6 +117,7 @@ export { persistAgent, restoreAgent, readPersisted, statePath, runStatusOf, Snap
 export { STATE_TAGS, tagsAt, type StateTag } from "./machines/contract/state-tags.js";
 export type { PersistedAgent, RunStatus, SnapshotProblem, SnapshotLimits } from "./machines/persistence/persistence.js";
 export { DEFAULT_SNAPSHOT_LIMITS } from "./machines/persistence/persistence.js";
+export { DEFAULT_INPUT_LIMITS } from "./machines/persistence/snapshot-limits.js";
 export { ApproveEventSchema, RejectEventSchema, CancelEventSchema, commandShapeProblem } from "./machines/contract/commands.js";
 export { CheckpointError } from "./machines/persistence/checkpoints/store.js";
 export type { CheckpointStore, CheckpointSummary } from "./machines/persistence/checkpoints/store.js";
@@ -126,7 +127,7 @@ export type { CheckpointHandle, CheckpointOptions } from "./machines/persistence
 export { loadCheckpoint } from "./machines/persistence/checkpoints/load-checkpoint.js";
 export { resolveBlobs, isBlobStore, MIN_BLOB_CHARS } from "./machines/persistence/blobs.js";
 export type { BlobStore, StoredBlob } from "./machines/persistence/blobs.js";
-export { MemoryToolJournal, ToolOutcomeSchema } from "./actors/tool-journal.js";
+export { MemoryToolJournal, RunStoppedError, ToolOutcomeSchema } from "./actors/tool-journal.js";
 export type { ToolJournal, JournalEntry, JournalKey } from "./actors/tool-journal.js";
 
 // ---- tools: built-ins (MCP servers: `jianmu/mcp`) ----

@@ -9,7 +9,7 @@ import { MemoryBlobTable } from "../machines/persistence/checkpoints/memory-blob
 import { RunQueueError } from "./errors.js";
 import { Fences } from "./fences.js";
 import { queueOwned, type QueueSignal, type RunStore } from "./run-store.js";
-import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "./requests.js";
+import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "./requests.js";
 import {
   dedupeKeyOf,
   pendingFromSnapshot,
@@ -22,8 +22,9 @@ import {
   type RunStatusInfo,
   type RunSummary,
   type SubmitRequest,
+  type UnknownAgents,
 } from "./schemas.js";
-import { waitForOutput } from "./wait.js";
+import { Waiters } from "./wait.js";
 
 interface MemoryRun {
   runId: string;
@@ -59,7 +60,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   private seq = 0;
   private closed = false;
 
-  constructor(private readonly options: { pollMs?: number; now?: () => number } = {}) {
+  constructor(private readonly options: { pollMs?: number; now?: () => number; unknownAgents?: UnknownAgents } = {}) {
     this.signals.setMaxListeners(0);
   }
 
@@ -78,7 +79,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   async submit(request: SubmitRequest): Promise<string> {
     this.open();
     const { agent, input, runId } = checkSubmit(request);
-    if (!this.agents.has(agent)) throw new RunQueueError("unknown_agent", unknownAgentMessage(agent, [...this.agents].sort()));
+    await checkAgentKnown(agent, this.options.unknownAgents ?? "queue", () => [...this.agents].sort());
     const existing = this.runs.get(runId);
     if (existing) {
       if (existing.agent !== agent) throw new RunQueueError("invalid_input", `submit: run ${runId} already exists for agent "${existing.agent}", not "${agent}"; submit under another runId`);
@@ -109,14 +110,28 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     return true;
   }
 
-  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
-    const id = checkRunId(runId, "wait");
-    const read = async () => {
-      const run = this.runs.get(id);
-      if (!run) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)}; check the id with store.list({})`);
+  /** Signals in one process are never lost: waiters read only when told a run finished (queue/wait.ts). */
+  private readonly waiters = new Waiters({
+    outputOf: async (runId) => {
+      const run = this.runs.get(runId);
+      if (!run) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)}; check the id with store.list({})`);
       return run.output;
-    };
-    return waitForOutput(read, (listener) => this.subscribe(listener), id, this.options.pollMs ?? 1_000, options.signal);
+    },
+    outputs: async (runIds) => {
+      const found = new Map<string, unknown>();
+      for (const runId of runIds) {
+        const output = this.runs.get(runId)?.output;
+        if (output !== undefined) found.set(runId, output);
+      }
+      return found;
+    },
+    subscribe: (listener) => this.subscribe(listener),
+    listeningSince: () => 0,
+    pollMs: () => this.options.pollMs ?? 1_000,
+  });
+
+  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
+    return this.waiters.wait(checkRunId(runId, "wait"), options.signal);
   }
 
   private info(run: MemoryRun): RunStatusInfo {
@@ -158,8 +173,8 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     let run = this.runs.get(runId);
     if (fence) {
       if (!run || run.token !== fence.token) throw this.fences.lost(runId);
+      // The queue's status is the worker's to move (claim, park, finish), never a checkpoint's.
       this.applyThrough(runId, fence.delivered);
-      if (record.status === "running" || record.status === "awaitingApproval") run.status = record.status;
     } else if (!run) {
       run = {
         runId, agent: record.machine, input: {}, status: record.status, owner: undefined, token: 0, leaseUntil: undefined, wakeAt: undefined,
@@ -252,7 +267,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
       r.token += 1;
       r.leaseUntil = now + request.leaseMs;
       r.wakeAt = now;
-      if (r.status === "queued") r.status = "running";
+      r.status = "running";
       r.updatedAt = now;
       return { runId: r.runId, agent: r.agent, token: r.token, input: structuredClone(r.input), ...(r.checkpoint ? { checkpoint: r.checkpoint } : {}) };
     });

@@ -8,7 +8,7 @@ import type { AgentEmitted } from "../machines/contract/events.js";
 import { restoreAgent, runStatusOf } from "../machines/persistence/persistence.js";
 import { toolProvidersClosed, type ReactMachine } from "../machines/react-machine.js";
 import { STATE_TAGS, tagsAt } from "../machines/contract/state-tags.js";
-import { errorText, FencedError } from "./errors.js";
+import { errorText, FencedError, RunQueueError } from "./errors.js";
 import { failedOutput, type RunStore } from "./run-store.js";
 import type { ClaimedRun, InboxEvent } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
@@ -57,6 +57,8 @@ export function executeRun(options: ExecutionOptions): Execution {
   let checkpoints: CheckpointHandle | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
   let parking = false;
+  /** The output is being written: the lease ends with it, so a renewal that finds no owner is no takeover. */
+  let finishing = false;
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
 
@@ -81,6 +83,8 @@ export function executeRun(options: ExecutionOptions): Execution {
 
   const lose = (error: unknown) => {
     if (ended) return;
+    // The database refuses what the run produced: another try (here or elsewhere) would refuse it again.
+    if (refusedData(error)) return void failUnstorable(error);
     if (error instanceof FencedError) emit({ type: "run.fenced", worker, runId, token });
     else emit({ type: "run.abandoned", worker, runId, reason: errorText(error) });
     end();
@@ -193,6 +197,15 @@ export function executeRun(options: ExecutionOptions): Execution {
     }
   };
 
+  /** Record the output; the lease ends with it (no heartbeat after it, and none in flight counts). */
+  const writeOutput = async (output: AgentOutput) => {
+    finishing = true;
+    if (heartbeat) clearInterval(heartbeat);
+    const recorded = await guarded(() => store.finish(runId, token, output));
+    if (recorded) emit({ type: "run.finished", worker, runId, status: output.status });
+    return recorded;
+  };
+
   const finish = async (output: AgentOutput) => {
     try {
       await toolProvidersClosed(machine, runId);
@@ -201,17 +214,30 @@ export function executeRun(options: ExecutionOptions): Execution {
     }
     if (!(await guarded(async () => (await checkpoints?.flush(), true)))) return;
     if (ended) return;
-    const recorded = await guarded(() => store.finish(runId, token, output));
-    if (!recorded) return;
-    emit({ type: "run.finished", worker, runId, status: output.status });
-    end();
+    if (await writeOutput(output)) end();
   };
 
   /** A run whose input or checkpoint cannot be used ends failed, with the reason as its output. */
   const failUnstartable = async (message: string) => {
-    const ok = await guarded(() => store.finish(runId, token, failedOutput(runId, message, run.input)));
-    if (ok) emit({ type: "run.finished", worker, runId, status: "failed" });
+    await writeOutput(failedOutput(runId, message, run.input));
     end();
+  };
+
+  /**
+   * The database refused data of the run (its output, a checkpoint): it ends failed with that reason
+   * (`termination.error.kind: "unstorable"`) instead of being given up and claimed again forever.
+   * A refusal of this small output too gives the run up like any failed write.
+   */
+  const failUnstorable = (error: unknown) => {
+    const output = failedOutput(runId, `run ${runId} could not be stored, so it was ended: ${errorText(error)}`, run.input, "unstorable");
+    end(async () => {
+      try {
+        if (await store.finish(runId, token, output)) emit({ type: "run.finished", worker, runId, status: "failed" });
+        else emit({ type: "run.fenced", worker, runId, token });
+      } catch (failure) {
+        emit({ type: "run.abandoned", worker, runId, reason: errorText(failure) });
+      }
+    });
   };
 
   try {
@@ -254,7 +280,7 @@ export function executeRun(options: ExecutionOptions): Execution {
       if (ended) return;
       try {
         const ok = await store.renew(runId, token, leaseMs);
-        if (!ok) return lose(new FencedError(runId, token));
+        if (!ok) return finishing ? undefined : lose(new FencedError(runId, token));
         lastRenewal = Date.now();
       } catch (error) {
         // Unreachable: keep going while the lease may still be ours, give the run up once it cannot be.
@@ -288,4 +314,12 @@ export function executeRun(options: ExecutionOptions): Execution {
       void checkInbox();
     },
   };
+}
+
+/** A store refused the run's data itself (RunQueueError `invalid_input`, possibly wrapped by the checkpointer), not the connection. */
+function refusedData(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof RunQueueError) return cause.problem === "invalid_input";
+  }
+  return false;
 }

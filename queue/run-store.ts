@@ -58,8 +58,20 @@ export interface RunStore extends CheckpointStore, ToolJournal, BlobStore {
   subscribe(listener: (signal: QueueSignal) => void): () => void;
 }
 
-/** A failed run with no machine output (its input or checkpoint could not be used): the output `wait` returns. */
-export function failedOutput(runId: string, message: string, input: { messages?: AgentOutput["messages"]; state?: Record<string, unknown> } = {}): AgentOutput {
+/**
+ * Why the queue itself failed a run, as `termination.error.kind` (reason `internalError`):
+ * `unstartable`: its input or checkpoint could not be used; `unstorable`: the database refused to
+ * store what it produced (its output or a checkpoint), so it could never be finished as it stood.
+ */
+export type QueueFailureKind = "unstartable" | "unstorable";
+
+/** A failed run with no machine output: the output `wait` returns. */
+export function failedOutput(
+  runId: string,
+  message: string,
+  input: { messages?: AgentOutput["messages"]; state?: Record<string, unknown> } = {},
+  kind: QueueFailureKind = "unstartable",
+): AgentOutput {
   return {
     status: "failed",
     finalAnswer: null,
@@ -70,7 +82,7 @@ export function failedOutput(runId: string, message: string, input: { messages?:
     iterations: 0,
     runId,
     state: input.state ?? {},
-    termination: { reason: "internalError", iterations: 0, error: { name: "RunQueueError", message } },
+    termination: { reason: "internalError", iterations: 0, error: { name: "RunQueueError", kind, message } },
   };
 }
 
