@@ -3,7 +3,8 @@
 // - runs per second with 1, 2 and 4 worker processes (and per worker) on an instant loopback model, against in-process
 //   runAgent on the same machine in the same run (the ratio is the number to read), in interleaved rounds
 //   (--runs split over --rounds), each contender's median round reported;
-// - claim latency (p50/p99 of one claim statement) on an empty queue and beside 1000 parked runs;
+// - submit → first model call across processes (a listening worker, idle between runs);
+// - claim latency (p50/p99 of one claim statement) on an empty queue and beside 1000 parked and 10,000 finished runs;
 // - checkpoint bytes written per round as the conversation grows;
 // - the cost of 1000 parked runs: bytes in the database and worker slots held (none).
 // Needs dist/ (npm run build). Uses DATABASE_URL, or starts a throwaway cluster.
@@ -18,17 +19,19 @@ import { startCluster } from "./cluster.mjs";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const DIST = join(ROOT, "dist");
-const args = { runs: 300, rounds: 5, workers: [1, 2, 4], parked: 1000, claims: 300, out: join(HERE, "..", "results") };
+const args = { runs: 300, rounds: 5, workers: [1, 2, 4], parked: 1000, finished: 10_000, claims: 300, starts: 100, out: join(HERE, "..", "results") };
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--runs") args.runs = Number(process.argv[++i]);
   else if (process.argv[i] === "--rounds") args.rounds = Number(process.argv[++i]);
   else if (process.argv[i] === "--workers") args.workers = process.argv[++i].split(",").map(Number);
   else if (process.argv[i] === "--parked") args.parked = Number(process.argv[++i]);
+  else if (process.argv[i] === "--finished") args.finished = Number(process.argv[++i]);
+  else if (process.argv[i] === "--starts") args.starts = Number(process.argv[++i]);
   else if (process.argv[i] === "--claims") args.claims = Number(process.argv[++i]);
   // Tiny sizes, to check the harness (test/bench/bench-smoke.test.ts): its numbers mean nothing.
-  else if (process.argv[i] === "--smoke") Object.assign(args, { runs: 8, rounds: 2, workers: [1], parked: 10, claims: 5 });
+  else if (process.argv[i] === "--smoke") Object.assign(args, { runs: 8, rounds: 2, workers: [1], parked: 10, finished: 20, claims: 5, starts: 3 });
   else if (process.argv[i] === "--out") args.out = resolve(process.argv[++i]);
-  else throw new Error(`unknown argument ${process.argv[i]}; use --runs N, --rounds N, --workers 1,2,4, --parked N, --claims N, --smoke, --out DIR`);
+  else throw new Error(`unknown argument ${process.argv[i]}; use --runs N, --rounds N, --workers 1,2,4, --parked N, --finished N, --claims N, --starts N, --smoke, --out DIR`);
 }
 if (args.parked % 50 !== 0 && args.parked > 50) throw new Error("--parked must be at most 50 or a multiple of 50");
 
@@ -38,12 +41,15 @@ const { PostgresRunStore } = await load("postgres.js");
 const { startOpenAIServer, replies } = await load("testing.js");
 const { makeAgents } = await import(pathToFileURL(join(ROOT, "test/queue/fixture-agents.mjs")).href);
 
+/** Runs whose first model call is awaited (submit → first model call), by their script's answer. */
+const firstCalls = new Map();
 // The instant model: a run's script rides in its first user message (as in the tests).
 const server = await startOpenAIServer({
   respond: (request) => {
     const messages = request.body.messages ?? [];
     const script = JSON.parse(messages.find((m) => m.role === "user")?.content.slice("SCRIPT ".length) ?? '{"calls":[],"answer":"x"}');
     const done = messages.filter((m) => m.role === "tool").length;
+    if (done === 0) firstCalls.get(script.answer)?.(performance.now());
     const next = script.calls[done];
     const message = next
       ? { role: "assistant", content: null, tool_calls: [{ id: `call_${done}`, type: "function", function: { name: next.name, arguments: JSON.stringify({ note: next.note }) } }] }
@@ -138,6 +144,30 @@ for (const [i, contender] of contenders.entries()) {
   await contender.close();
 }
 
+// ---- submit → first model call, across processes (one idle worker listening) ----
+{
+  const schema = "bench_start";
+  const store = await PostgresRunStore.connect({ connectionString: url, schema });
+  const worker = spawnWorker(schema, "starter");
+  await worker.ready;
+  const samples = [];
+  for (let i = 0; i < args.starts; i++) {
+    const answer = `start-${i}`;
+    const called = new Promise((resolve) => firstCalls.set(answer, resolve));
+    const t0 = performance.now();
+    const runId = await store.submit({ agent: "basic", input: { messages: [{ role: "user", content: `SCRIPT ${JSON.stringify({ calls: [], answer })}` }] } });
+    samples.push((await called) - t0);
+    firstCalls.delete(answer);
+    await store.wait(runId);
+    // Idle between runs, as a queue between requests is: the worker is asleep when the next one comes.
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  results.start = { p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99) };
+  worker.proc.kill("SIGTERM");
+  await worker.exited;
+  await store.close();
+}
+
 // ---- claim latency and the cost of 1000 parked runs ----
 {
   const store = await PostgresRunStore.connect({ connectionString: url, schema: "bench_claim" });
@@ -172,6 +202,13 @@ for (const [i, contender] of contenders.entries()) {
   results.parked.workerSlotsHeld = Number((await sql.query(`SELECT count(*) AS n FROM bench_claim.runs WHERE owner IS NOT NULL`)).rows[0].n);
   worker.proc.kill("SIGTERM");
   await worker.exited;
+  // Finished runs stay in the table (history): a claim must not look at them either.
+  await sql.query(
+    `INSERT INTO bench_claim.runs (run_id, agent, status, output, created_at, updated_at)
+     SELECT 'finished-' || g, 'basic', 'succeeded', '{"status":"succeeded"}', 0, 0 FROM generate_series(1, $1::int) g`,
+    [args.finished],
+  );
+  await sql.query("VACUUM ANALYZE bench_claim.runs");
   results.claim.beside1000Parked = await time(args.claims);
   await store.close();
 }
@@ -214,7 +251,11 @@ const lines = [
   "| claim latency (one claim statement) | p50 ms | p99 ms |",
   "| --- | ---: | ---: |",
   `| empty queue | ${results.claim.emptyQueue.p50Ms.toFixed(2)} | ${results.claim.emptyQueue.p99Ms.toFixed(2)} |`,
-  `| beside ${args.parked} parked runs | ${results.claim.beside1000Parked.p50Ms.toFixed(2)} | ${results.claim.beside1000Parked.p99Ms.toFixed(2)} |`,
+  `| beside ${args.parked} parked and ${args.finished} finished runs | ${results.claim.beside1000Parked.p50Ms.toFixed(2)} | ${results.claim.beside1000Parked.p99Ms.toFixed(2)} |`,
+  "",
+  "| submit → first model call (another process, listening, idle between runs) | p50 ms | p99 ms |",
+  "| --- | ---: | ---: |",
+  `| one worker | ${results.start.p50Ms.toFixed(2)} | ${results.start.p99Ms.toFixed(2)} |`,
   "",
   `${args.parked} parked runs: ${results.parked.bytesPerParkedRun} bytes each in the database (runs, inbox, journal, indexes), ${results.parked.workerSlotsHeld} worker slots held, parked in ${results.parked.secondsToPark1000.toFixed(1)} s by one concurrency-4 worker.`,
   "",
