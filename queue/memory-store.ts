@@ -90,7 +90,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
       runId, agent, input: input as RunInput, status: "queued", owner: undefined, token: 0, leaseUntil: undefined, wakeAt: now,
       checkpoint: undefined, summary: undefined, pending: [], output: undefined, createdAt: now, updatedAt: now, seq: ++this.seq,
     });
-    this.signal({ kind: "runnable" });
+    this.signal({ kind: "runnable", runId });
     return runId;
   }
 
@@ -106,7 +106,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     if (inbox.some((e) => e.key === key)) return false;
     inbox.push({ id: this.nextEvent++, key, command: JSON.stringify(checked), applied: false });
     this.inboxes.set(id, inbox);
-    this.signal({ kind: "runnable" });
+    this.signal({ kind: "runnable", runId: id });
     return true;
   }
 
@@ -338,7 +338,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     const done = this.handBack(runId, token, (run) => {
       run.wakeAt = this.now();
     });
-    if (done) this.signal({ kind: "runnable" });
+    if (done) this.signal({ kind: "runnable", runId });
     return done;
   }
 

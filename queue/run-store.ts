@@ -6,8 +6,13 @@ import type { ClaimedRun, InboxEvent, ListOptions, RunCommand, RunStatusInfo, Ru
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** A store notices that something may be claimable, or that a run finished (used to skip a poll). */
-export type QueueSignal = { kind: "runnable" } | { kind: "finished"; runId: string };
+/**
+ * A store notices that something may be claimable, or that a run finished (used to skip a poll).
+ * `runnable` names the run that became due when the store knows it (a submit, a send to its inbox, a
+ * release), so a worker looks at that run's inbox only, not at every run it holds; without `runId`
+ * (an older writer) every held run looks.
+ */
+export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finished"; runId: string };
 
 /**
  * A durable run queue: the public half (submit, send, wait, status, list) any process may call, and

@@ -78,10 +78,11 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     resolve?.();
   };
   const unsubscribe = store.subscribe((signal) => {
-    if (signal.kind === "runnable") {
-      for (const execution of executions.values()) execution.poke();
-      nudge();
-    }
+    if (signal.kind !== "runnable") return;
+    // Only the run the signal names has something new in its inbox (a new run is not held yet).
+    if (signal.runId !== undefined) executions.get(signal.runId)?.poke();
+    else for (const execution of executions.values()) execution.poke();
+    nudge();
   });
 
   const sleep = (ms: number) =>

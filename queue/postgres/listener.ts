@@ -29,7 +29,7 @@ export class NotificationListener {
   }
 
   private dispatch(payload: string | undefined): void {
-    const signal: QueueSignal = payload?.startsWith("finished:") ? { kind: "finished", runId: payload.slice("finished:".length) } : { kind: "runnable" };
+    const signal = signalOf(payload);
     for (const listener of [...this.listeners]) listener(signal);
   }
 
@@ -98,4 +98,11 @@ export class NotificationListener {
     this.since = undefined;
     await client?.end().catch(() => undefined);
   }
+}
+
+/** A notification's payload: `finished:<runId>`, `runnable:<runId>`, or a bare `runnable` (older writers, or none). */
+function signalOf(payload: string | undefined): QueueSignal {
+  if (payload?.startsWith("finished:")) return { kind: "finished", runId: payload.slice("finished:".length) };
+  if (payload?.startsWith("runnable:")) return { kind: "runnable", runId: payload.slice("runnable:".length) };
+  return { kind: "runnable" };
 }

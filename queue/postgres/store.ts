@@ -153,7 +153,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
       `WITH ins AS (
          INSERT INTO ${this.t("runs")} (run_id, agent, input, status, wake_at, created_at, updated_at)
          VALUES ($1, $2, $3, 'queued', ${NOW}, ${NOW}, ${NOW}) ON CONFLICT (run_id) DO NOTHING RETURNING run_id),
-       n AS (SELECT pg_notify($4, 'runnable') FROM ins)
+       n AS (SELECT pg_notify($4, 'runnable:' || $1) FROM ins)
        SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(*) FROM n)::int AS notified,
               (SELECT agent FROM ${this.t("runs")} WHERE run_id = $1) AS agent`,
       [runId, agent, JSON.stringify(input), this.channel],
@@ -179,7 +179,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
          INSERT INTO ${this.t("inbox")} (run_id, dedupe_key, command, created_at) VALUES ($1, $2, $3, ${NOW})
          ON CONFLICT (run_id, dedupe_key) DO NOTHING RETURNING id),
        due AS (UPDATE ${this.t("runs")} SET wake_at = ${NOW} WHERE run_id = $1 AND status IN ('queued', 'running', 'awaitingApproval') AND EXISTS (SELECT 1 FROM ins) RETURNING 1),
-       n AS (SELECT pg_notify($4, 'runnable') FROM ins)
+       n AS (SELECT pg_notify($4, 'runnable:' || $1) FROM ins)
        SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(*) FROM due)::int AS due, (SELECT count(*) FROM n)::int AS notified`,
       [id, storableKey(dedupeKeyOf(checked)), JSON.stringify(checked), this.channel],
       "send: command",
@@ -489,7 +489,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
   }
 
   release(runId: string, token: number): Promise<boolean> {
-    return this.handBack(runId, token, `wake_at = ${NOW}`, [], { notify: "runnable", where: "release" });
+    return this.handBack(runId, token, `wake_at = ${NOW}`, [], { notify: `runnable:${runId}`, where: "release" });
   }
 
   subscribe(listener: (signal: QueueSignal) => void): () => void {
