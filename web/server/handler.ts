@@ -4,6 +4,7 @@ import type { CheckpointStore } from "../../machines/persistence/checkpoints/sto
 import { DEFAULT_INPUT_LIMITS, inputLimitProblem } from "../../machines/persistence/snapshot-limits.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import { RunCommandSchema, StartRunSchema, type CommandAccepted, type IdentifiedRunEvent, type RunCommand } from "../protocol.js";
+import { chatResponse, type ChatRuns } from "./ai-sdk-chat.js";
 import { readJsonBody } from "./body.js";
 import { errorResponse, HttpError, jsonResponse } from "./errors.js";
 import type { LiveRun } from "./live-run.js";
@@ -42,6 +43,11 @@ export interface AgentHandlerOptions {
 /** A fetch-style handler: `(Request) => Promise<Response>`, plus `close()` for shutdown. */
 export interface AgentHandler {
   (request: Request): Promise<Response>;
+  /**
+   * A fetch-style handler for one agent speaking the AI SDK's UI message stream, for `useChat`
+   * where it posts (its default `/api/chat`): the same as `POST /agents/:name/chat`.
+   */
+  aiSdk(agent: string): (request: Request) => Promise<Response>;
   /** Stop the live runs (parked and running ones stay in the store) and close the default store. */
   close(): Promise<void>;
 }
@@ -52,7 +58,8 @@ const DEFAULT_STORE_PATH = ".jianmu/web-runs.db";
  * Serve agents over HTTP: `POST /runs` starts a run and streams it as server-sent events,
  * `POST /runs/:id/events` approves, rejects or cancels, `GET /runs/:id/stream` follows a run again
  * (Last-Event-ID honoured), `GET /runs/:id` tells its status, `GET /agents/:name/chart` draws the
- * agent's statechart (an HTML fragment with inline SVG) for a live view.
+ * agent's statechart (an HTML fragment with inline SVG) for a live view, `POST /agents/:name/chat`
+ * speaks the AI SDK's UI message stream to `useChat` (ai-sdk-chat.ts).
  */
 export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   const agents = checkAgents(options.agents);
@@ -81,11 +88,8 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     async startRun(request: Request) {
       const body = await readJsonBody(request, StartRunSchema, maxBodyBytes);
       if (!Object.hasOwn(agents, body.agent)) throw unknownAgent(body.agent, agents);
-      // The run queue's limits (deep state would pass here and fail at the run's first restore).
-      const tooBig = inputLimitProblem({ messages: body.messages, state: body.state });
-      if (tooBig) throw new HttpError(400, "invalid_body", `${tooBig.path || "the body"}: ${tooBig.problem} (limits: ${DEFAULT_INPUT_LIMITS.maxDepth} levels, ${DEFAULT_INPUT_LIMITS.maxChars} characters)`, tooBig.path || undefined);
       const messages: Message[] = [...(body.messages ?? []), ...(body.message !== undefined ? [human(body.message)] : [])];
-      const run = await runs.start(body.agent, { messages, ...(body.state ? { state: body.state } : {}) });
+      const run = await startChecked(body.agent, messages, body.state);
       return streamResponse(run.log.all(), run.log, heartbeatMs, { location: `${basePath}/runs/${encodeURIComponent(run.runId)}`, "x-run-id": run.runId });
     },
 
@@ -118,12 +122,25 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       return jsonResponse(accepted, 202);
     },
 
+    async aiSdkChat(request: Request, agent: string) {
+      if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent, agents);
+      return chatResponse(request, agent, { runs: chatRuns, maxBodyBytes, heartbeatMs });
+    },
+
     async agentChart(_request: Request, agent: string) {
       if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent, agents);
       const { renderLiveChart } = await import("../../visualize/live-chart.js");
       return new Response(renderLiveChart(agents[agent]!), { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
     },
   };
+
+  /** Start a run within the run queue's limits (deep state would pass here and fail at the run's first restore). */
+  async function startChecked(agent: string, messages: Message[], state?: Record<string, unknown>): Promise<LiveRun> {
+    const tooBig = inputLimitProblem({ messages, state });
+    if (tooBig) throw new HttpError(400, "invalid_body", `${tooBig.path || "the body"}: ${tooBig.problem} (limits: ${DEFAULT_INPUT_LIMITS.maxDepth} levels, ${DEFAULT_INPUT_LIMITS.maxChars} characters)`, tooBig.path || undefined);
+    return runs.start(agent, { messages, ...(state ? { state } : {}) });
+  }
+  const chatRuns: ChatRuns = { start: startChecked, find: (runId) => runs.find(runId), command: apply };
 
   async function findRun(runId: string) {
     const found = await runs.find(runId);
@@ -143,23 +160,34 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         return routes.runEvents(request, route.runId);
       case "agentChart":
         return routes.agentChart(request, route.agent);
+      case "aiSdkChat":
+        return routes.aiSdkChat(request, route.agent);
     }
   };
 
-  const handler = (async (request: Request): Promise<Response> => {
+  const guarded = async (respond: () => Promise<Response>): Promise<Response> => {
     try {
-      const path = new URL(request.url).pathname;
-      if (basePath !== "" && path !== basePath && !path.startsWith(`${basePath}/`)) throw notFound(path);
-      const matched = matchRoute(request.method, path.slice(basePath.length) || "/");
-      if (!matched) throw notFound(path);
-      if ("allow" in matched) throw new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}; use ${matched.allow}`, matched.allow);
-      return await dispatch(matched.route, request);
+      return await respond();
     } catch (error) {
       if (error instanceof HttpError) return errorResponse(error);
       onError(error instanceof Error ? error : new Error(String(error)));
       return jsonResponse({ error: { code: "internal_error", message: "the server failed to handle this request; see its log" } }, 500);
     }
-  }) as AgentHandler;
+  };
+  const handler = ((request: Request): Promise<Response> =>
+    guarded(async () => {
+      const path = new URL(request.url).pathname;
+      if (basePath !== "" && path !== basePath && !path.startsWith(`${basePath}/`)) throw notFound(path);
+      const matched = matchRoute(request.method, path.slice(basePath.length) || "/");
+      if (!matched) throw notFound(path);
+      if ("allow" in matched) throw new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}; use ${matched.allow}`, matched.allow);
+      return dispatch(matched.route, request);
+    })) as AgentHandler;
+
+  handler.aiSdk = (agent: string) => {
+    if (!Object.hasOwn(agents, agent)) throw new TypeError(`agentHandler(...).aiSdk: ${unknownAgent(agent, agents).message}`);
+    return (request: Request) => (request.method === "POST" ? guarded(() => routes.aiSdkChat(request, agent)) : Promise.resolve(errorResponse(new HttpError(405, "method_not_allowed", `${request.method} is not allowed here; useChat posts`, "POST"))));
+  };
 
   handler.close = async () => {
     runs.stopAll();
@@ -212,5 +240,5 @@ function unknownAgent(agent: string, agents: Readonly<Record<string, ReactMachin
 }
 
 function notFound(path: string): HttpError {
-  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /agents/:name/chart`);
+  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /agents/:name/chart, POST /agents/:name/chat`);
 }
