@@ -69,8 +69,8 @@ const chartState = (message: UIMessage) => message.parts.find((part) => part.typ
 
 /** What addToolApprovalResponse does to the message: the part answered, state approval-responded. */
 function answer(message: UIMessage, approved: boolean, reason?: string): UIMessage {
-  const parts = message.parts.map((part) =>
-    "toolCallId" in part && part.state === "approval-requested" ? ({ ...part, state: "approval-responded", approval: { id: part.approval.id, approved, ...(reason ? { reason } : {}) } } as typeof part) : part,
+  const parts = message.parts.map((part): UIMessage["parts"][number] =>
+    "toolCallId" in part && part.state === "approval-requested" ? { ...part, state: "approval-responded", approval: { id: part.approval.id, approved, ...(reason ? { reason } : {}) } } : part,
   );
   return { ...message, parts };
 }

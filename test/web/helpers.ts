@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,14 +32,18 @@ export function tempDir(): { dir: string; remove: () => void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export async function startStack(dbPath: string, extra: Partial<AgentHandlerOptions> = {}): Promise<WebStack> {
+type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** `around` serves more than the handler on the same origin (a page, `handler.aiSdk` at /api/chat); default: the handler alone. */
+export async function startStack(dbPath: string, extra: Partial<AgentHandlerOptions> = {}, around?: (api: NodeListener, handler: AgentHandler) => NodeListener): Promise<WebStack> {
   const model = await startOpenAIServer({ respond: webAssistantModel().respond });
   const store = new SqliteCheckpointStore({ path: dbPath });
   const payments: Payment[] = [];
   const modelClient = ModelClient.resolve({ baseURL: model.baseURL, apiKey: "test", model: "gpt-4o-mini" });
   const machine = createWebAssistant({ modelClient, journal: store, onPayment: (p) => payments.push(p) });
   const handler = agentHandler({ agents: { [AGENT_NAME]: machine }, store, basePath: "/api", ...extra });
-  const server: Server = createServer(toNodeListener(handler));
+  const api = toNodeListener(handler);
+  const server: Server = createServer(around ? around(api, handler) : api);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
