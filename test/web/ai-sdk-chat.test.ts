@@ -183,6 +183,66 @@ describe("POST /agents/:name/chat: useChat's protocol", () => {
   });
 });
 
+describe("the chat's runs outlive its requests", () => {
+  it("a page that hangs up mid-stream leaves the run going; it parks for approval all the same", async () => {
+    const response = await postJson(chatUrl(), { id: "chat-4", messages: [user("u1", "Pay INV-31 to Stark, EUR 31.")] });
+    const runId = response.headers.get("x-run-id")!;
+    const reader = response.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toContain(`"type":"start","messageId":"${runId}"`);
+    await reader.cancel();
+    await expect.poll(async () => (await (await fetch(`${stack.base}/runs/${runId}`)).json()).status, { timeout: 10_000 }).toBe("awaitingApproval");
+  });
+
+  it("a server restarted while the call waits takes the approval (restoring the run from its checkpoint), and the next turn goes on from the stored run", async () => {
+    const dbPath = join(temp.dir, "restart.db");
+    let server = await startStack(dbPath);
+    try {
+      const transport = () => new DefaultChatTransport<UIMessage>({ api: `${server.base}/agents/payments/chat` });
+      const question = user("u1", "Pay INV-4242 to Wayne, EUR 420.");
+      const first = await send(transport(), [question]);
+      expect(toolParts(first.message)[0]).toMatchObject({ state: "approval-requested" });
+      const paidBefore = server.payments;
+      await server.stop();
+
+      server = await startStack(dbPath);
+      const second = await send(transport(), [question, answer(first.message, true)]);
+      expect(second.message.id).toBe(first.message.id);
+      expect(toolParts(second.message)[0]).toMatchObject({ state: "output-available", output: "transfer of EUR 420 for INV-4242 sent" });
+      expect([...paidBefore, ...server.payments]).toEqual([{ invoice: "INV-4242", amountEur: 420 }]);
+      await server.stop();
+
+      // Finished and in no process's memory: the next turn starts from the run's last checkpoint.
+      server = await startStack(dbPath);
+      const third = await send(transport(), [question, second.message, user("u2", "And INV-4243, EUR 43.")]);
+      expect(toolParts(third.message)[0]).toMatchObject({ state: "approval-requested", input: { invoice: "INV-4243", amountEur: 43 } });
+      expect(JSON.stringify(server.model.requests.at(-1)!.body)).toContain("transfer of EUR 420 for INV-4242 sent");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("a run that fails ends its message with an error chunk (useChat's error) and finish reason error", async () => {
+    const model = await startOpenAIServer({ respond: scriptedTurns([]).respond });
+    const agent = createReactMachine({
+      name: "Broken",
+      modelClient: ModelClient.resolve({ baseURL: model.baseURL, apiKey: "test", model: "gpt-4o-mini", resilience: { maxRetries: 0 } }),
+      configFile: false,
+    });
+    const handler = agentHandler({ agents: { broken: agent }, store: false });
+    try {
+      const response = await handler.aiSdk("broken")(new Request("http://app.local/api/chat", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ messages: [user("u1", "hello")] }) }));
+      const chunks = (await response.text()).split("\n\n").filter((line) => line.startsWith("data: {")).map((line) => JSON.parse(line.slice(6)) as UIMessageChunk);
+      const error = chunks.find((chunk) => chunk.type === "error");
+      expect(error).toMatchObject({ errorText: expect.stringMatching(/^the run failed \(modelError\): .*no turn scripted for request 1/) });
+      expect(chunks.at(-1)).toMatchObject({ type: "finish", finishReason: "error", messageMetadata: { output: { status: "failed" } } });
+    } finally {
+      await handler.close();
+      await model.close();
+    }
+  });
+});
+
 describe("a reasoning model over the chat protocol", () => {
   let model: OpenAIServer;
   afterAll(async () => model?.close());
