@@ -144,6 +144,17 @@ describe("POST /agents/:name/chat: useChat's protocol", () => {
     expect(types.indexOf("tool-input-available")).toBeLessThan(types.indexOf("tool-approval-request"));
   });
 
+  it("a user message with an image (a file part, as useChat sends attachments) reaches the model as an image_url part", async () => {
+    const photo = Buffer.alloc(3_000, 7).toString("base64");
+    const url = `data:image/png;base64,${photo}`;
+    const before = stack.model.requests.length;
+    const transport = new DefaultChatTransport<UIMessage>({ api: chatUrl() });
+    const turn = await send(transport, [{ id: "u1", role: "user", parts: [{ type: "file", mediaType: "image/png", filename: "invoice.png", url }, { type: "text", text: "Pay INV-8 to Acme, EUR 8." }] }]);
+    expect(textOf(turn.message)).toMatch(/^I see the photo you attached \(2\.9 KB\)/);
+    const sent = stack.model.requests[before]!.body as { messages: { role: string; content: unknown }[] };
+    expect(sent.messages.find((m) => m.role === "user")!.content).toEqual([{ type: "image_url", image_url: { url } }, { type: "text", text: "Pay INV-8 to Acme, EUR 8." }]);
+  });
+
   it("handler.aiSdk(name) serves the same protocol where useChat posts by default, and names the agents it has", async () => {
     const chat = stack.handler.aiSdk("payments");
     const transport = new DefaultChatTransport<UIMessage>({ api: "http://app.local/api/chat", fetch: (url, init) => chat(new Request(url, init)) });
