@@ -88,8 +88,9 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     async startRun(request: Request) {
       const body = await readJsonBody(request, StartRunSchema, maxBodyBytes);
       if (!Object.hasOwn(agents, body.agent)) throw unknownAgent(body.agent, agents);
+      checkInputLimits({ messages: body.messages, state: body.state });
       const messages: Message[] = [...(body.messages ?? []), ...(body.message !== undefined ? [human(body.message)] : [])];
-      const run = await startChecked(body.agent, messages, body.state);
+      const run = await runs.start(body.agent, { messages, ...(body.state ? { state: body.state } : {}) });
       return streamResponse(run.log.all(), run.log, heartbeatMs, { location: `${basePath}/runs/${encodeURIComponent(run.runId)}`, "x-run-id": run.runId });
     },
 
@@ -134,13 +135,14 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     },
   };
 
-  /** Start a run within the run queue's limits (deep state would pass here and fail at the run's first restore). */
-  async function startChecked(agent: string, messages: Message[], state?: Record<string, unknown>): Promise<LiveRun> {
-    const tooBig = inputLimitProblem({ messages, state });
-    if (tooBig) throw new HttpError(400, "invalid_body", `${tooBig.path || "the body"}: ${tooBig.problem} (limits: ${DEFAULT_INPUT_LIMITS.maxDepth} levels, ${DEFAULT_INPUT_LIMITS.maxChars} characters)`, tooBig.path || undefined);
-    return runs.start(agent, { messages, ...(state ? { state } : {}) });
-  }
-  const chatRuns: ChatRuns = { start: startChecked, find: (runId) => runs.find(runId), command: apply };
+  const chatRuns: ChatRuns = {
+    start: (agent, messages) => {
+      checkInputLimits({ messages });
+      return runs.start(agent, { messages });
+    },
+    find: (runId) => runs.find(runId),
+    command: apply,
+  };
 
   async function findRun(runId: string) {
     const found = await runs.find(runId);
@@ -165,28 +167,26 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     }
   };
 
-  const guarded = async (respond: () => Promise<Response>): Promise<Response> => {
+  const handler = (async (request: Request): Promise<Response> => {
     try {
-      return await respond();
-    } catch (error) {
-      if (error instanceof HttpError) return errorResponse(error);
-      onError(error instanceof Error ? error : new Error(String(error)));
-      return jsonResponse({ error: { code: "internal_error", message: "the server failed to handle this request; see its log" } }, 500);
-    }
-  };
-  const handler = ((request: Request): Promise<Response> =>
-    guarded(async () => {
       const path = new URL(request.url).pathname;
       if (basePath !== "" && path !== basePath && !path.startsWith(`${basePath}/`)) throw notFound(path);
       const matched = matchRoute(request.method, path.slice(basePath.length) || "/");
       if (!matched) throw notFound(path);
       if ("allow" in matched) throw new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}; use ${matched.allow}`, matched.allow);
-      return dispatch(matched.route, request);
-    })) as AgentHandler;
+      return await dispatch(matched.route, request);
+    } catch (error) {
+      if (error instanceof HttpError) return errorResponse(error);
+      onError(error instanceof Error ? error : new Error(String(error)));
+      return jsonResponse({ error: { code: "internal_error", message: "the server failed to handle this request; see its log" } }, 500);
+    }
+  }) as AgentHandler;
 
   handler.aiSdk = (agent: string) => {
     if (!Object.hasOwn(agents, agent)) throw new TypeError(`agentHandler(...).aiSdk: ${unknownAgent(agent, agents).message}`);
-    return (request: Request) => (request.method === "POST" ? guarded(() => routes.aiSdkChat(request, agent)) : Promise.resolve(errorResponse(new HttpError(405, "method_not_allowed", `${request.method} is not allowed here; useChat posts`, "POST"))));
+    const route = `${basePath}/agents/${encodeURIComponent(agent)}/chat`;
+    // The chat route, wherever the page posts (useChat's default is /api/chat).
+    return (request: Request) => handler(new Request(new URL(route, request.url), request));
   };
 
   handler.close = async () => {
@@ -233,6 +233,12 @@ function checkAgents(agents: AgentHandlerOptions["agents"]): Readonly<Record<str
     }
   }
   return agents;
+}
+
+/** The run queue's limits (deep state would pass the body's schema and fail at the run's first restore). */
+function checkInputLimits(input: { messages?: unknown; state?: unknown }): void {
+  const tooBig = inputLimitProblem(input);
+  if (tooBig) throw new HttpError(400, "invalid_body", `${tooBig.path || "the body"}: ${tooBig.problem} (limits: ${DEFAULT_INPUT_LIMITS.maxDepth} levels, ${DEFAULT_INPUT_LIMITS.maxChars} characters)`, tooBig.path || undefined);
 }
 
 function unknownAgent(agent: string, agents: Readonly<Record<string, ReactMachine>>): HttpError {
