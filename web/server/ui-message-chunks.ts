@@ -151,6 +151,8 @@ export class UIChunkTranslator {
   private announce(out: UIChunk[], callId: string, name: string, args: string): void {
     if (this.announced.has(callId)) return;
     this.announced.add(callId);
+    // The reply's reasoning and text are over once it calls a tool.
+    this.closeParts(out);
     out.push({ type: "tool-input-available", toolCallId: callId, toolName: name, input: parseArguments(args) });
   }
 
