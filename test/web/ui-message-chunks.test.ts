@@ -72,7 +72,7 @@ describe("run events as UI message chunks", () => {
       { type: "text.delta", data: { delta: "Hel" } },
       { type: "usage", data: { usage: { promptTokens: 3, completionTokens: 1, totalTokens: 4 } } },
     ]);
-    translator.finish(chunks, "other");
+    chunks.push(...translator.finish("logClosed"));
     const message = await messageOf([start, ...chunks]);
     expect(message.parts.filter((part) => part.type === "data-jianmu-state")).toEqual([{ type: "data-jianmu-state", id: "run-1.state", data: { value: { Evaluating: "ChildRunning" }, path: "Evaluating.ChildRunning.AgentLLM", status: "running" } }]);
     expect(message.parts.find((part) => part.type === "text")).toMatchObject({ text: "Hel", state: "done" });

@@ -4,7 +4,8 @@ import type { CheckpointStore } from "../../machines/persistence/checkpoints/sto
 import { DEFAULT_INPUT_LIMITS, inputLimitProblem } from "../../machines/persistence/snapshot-limits.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import { RunCommandSchema, StartRunSchema, type CommandAccepted, type IdentifiedRunEvent, type RunCommand } from "../protocol.js";
-import { chatResponse, type ChatRuns } from "./ai-sdk-chat.js";
+import { chatResponse } from "./ai-sdk-chat.js";
+import type { ChatRuns } from "./chat-runs.js";
 import { readJsonBody } from "./body.js";
 import { errorResponse, HttpError, jsonResponse } from "./errors.js";
 import type { LiveRun } from "./live-run.js";

@@ -1,5 +1,6 @@
 import type { ChartPosition, RunEvent, RunOutputView, RunStatus } from "../protocol.js";
 import type { Usage } from "../../actors/model-client.js";
+import type { RunTranslator } from "./translated-stream.js";
 
 /**
  * The chunks of the AI SDK's UI message stream (protocol v1, `x-vercel-ai-ui-message-stream: v1`)
@@ -45,7 +46,7 @@ export interface UIChunkTranslatorOptions {
  * When the run parks for approval the message ends (`finish`, reason `tool-calls`): the page's
  * answer comes back in its next request, which continues the same message.
  */
-export class UIChunkTranslator {
+export class UIChunkTranslator implements RunTranslator<UIChunk> {
   private openText: string | undefined;
   private openReasoning: string | undefined;
   private parts = 0;
@@ -114,7 +115,7 @@ export class UIChunkTranslator {
       case "state.changed": {
         const { status, ...position } = event.data;
         out.push({ type: "data-jianmu-state", id: `${this.options.runId}.state`, data: { ...position, status } });
-        if (status === "awaitingApproval") this.finish(out, "tool-calls");
+        if (status === "awaitingApproval") this.end(out, "tool-calls");
         break;
       }
       case "usage":
@@ -123,12 +124,12 @@ export class UIChunkTranslator {
       case "run.finished": {
         const { output } = event.data;
         if (output.status !== "succeeded") out.push({ type: "error", errorText: failureText(output) });
-        this.finish(out, output.status === "succeeded" ? "stop" : "error", { usage: output.usage, output });
+        this.end(out, output.status === "succeeded" ? "stop" : "error", { usage: output.usage, output });
         break;
       }
       case "run.error":
         out.push({ type: "error", errorText: event.data.message });
-        this.finish(out, "error");
+        this.end(out, "error");
         break;
       default:
         // run.started, run.snapshot, approval.decided: the page already knows (the message's id is the run's; it sent the decision).
@@ -137,8 +138,12 @@ export class UIChunkTranslator {
     return out;
   }
 
-  /** End the message now (the run waits, or the stream ends without the run's end). */
-  finish(out: UIChunk[], reason: "stop" | "tool-calls" | "error" | "other", metadata?: JianmuMessageMetadata): UIChunk[] {
+  /** End the message now: the run waits for a person (`tool-calls`), or the log closed before the run's end. */
+  finish(why: "awaitingApproval" | "logClosed"): UIChunk[] {
+    return this.end([], why === "awaitingApproval" ? "tool-calls" : "other");
+  }
+
+  private end(out: UIChunk[], reason: "stop" | "tool-calls" | "error" | "other", metadata?: JianmuMessageMetadata): UIChunk[] {
     if (this.ended) return out;
     this.closeParts(out);
     if (this.stepOpen) out.push({ type: "finish-step" });
