@@ -1,5 +1,5 @@
 import type { Message } from "../../actors/messages.js";
-import type { RunCommand } from "../protocol.js";
+import type { RunCommand, RunOutputView } from "../protocol.js";
 import { HttpError } from "./errors.js";
 import type { LiveRun } from "./live-run.js";
 import type { FoundRun } from "./run-registry.js";
@@ -78,4 +78,12 @@ export async function answerCalls(runId: string, answers: readonly CallAnswer[],
 function commandOf(answer: CallAnswer): RunCommand {
   if (answer.approved) return { type: "guard.approve", callId: answer.callId, ...(answer.args !== undefined ? { args: answer.args } : {}) };
   return { type: "guard.reject", callId: answer.callId, ...(answer.reason !== undefined ? { reason: answer.reason } : {}) };
+}
+
+/** Why a run failed, in one sentence (the chat protocols' error events). */
+export function failureText(output: RunOutputView): string {
+  const termination = output.termination;
+  if (!termination) return `the run ended ${output.status}`;
+  const why = termination.error?.message ?? termination.detail;
+  return `the run failed (${termination.reason})${why ? `: ${why}` : ""}`;
 }

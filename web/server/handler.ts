@@ -4,6 +4,7 @@ import type { CheckpointStore } from "../../machines/persistence/checkpoints/sto
 import { DEFAULT_INPUT_LIMITS, inputLimitProblem } from "../../machines/persistence/snapshot-limits.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import { RunCommandSchema, StartRunSchema, type CommandAccepted, type IdentifiedRunEvent, type RunCommand } from "../protocol.js";
+import { agUiResponse } from "./ag-ui.js";
 import { chatResponse } from "./ai-sdk-chat.js";
 import type { ChatRuns } from "./chat-runs.js";
 import { readJsonBody } from "./body.js";
@@ -60,7 +61,8 @@ const DEFAULT_STORE_PATH = ".jianmu/web-runs.db";
  * `POST /runs/:id/events` approves, rejects or cancels, `GET /runs/:id/stream` follows a run again
  * (Last-Event-ID honoured), `GET /runs/:id` tells its status, `GET /agents/:name/chart` draws the
  * agent's statechart (an HTML fragment with inline SVG) for a live view, `POST /agents/:name/chat`
- * speaks the AI SDK's UI message stream to `useChat` (ai-sdk-chat.ts).
+ * speaks the AI SDK's UI message stream to `useChat` (ai-sdk-chat.ts), `POST /agents/:name/ag-ui`
+ * speaks AG-UI (ag-ui.ts).
  */
 export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   const agents = checkAgents(options.agents);
@@ -129,6 +131,11 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       return chatResponse(request, agent, { runs: chatRuns, maxBodyBytes, heartbeatMs });
     },
 
+    async agUi(request: Request, agent: string) {
+      if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent, agents);
+      return agUiResponse(request, agent, { runs: chatRuns, maxBodyBytes, heartbeatMs });
+    },
+
     async agentChart(_request: Request, agent: string) {
       if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent, agents);
       const { renderLiveChart } = await import("../../visualize/live-chart.js");
@@ -165,6 +172,8 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         return routes.agentChart(request, route.agent);
       case "aiSdkChat":
         return routes.aiSdkChat(request, route.agent);
+      case "agUi":
+        return routes.agUi(request, route.agent);
     }
   };
 
@@ -247,5 +256,5 @@ function unknownAgent(agent: string, agents: Readonly<Record<string, ReactMachin
 }
 
 function notFound(path: string): HttpError {
-  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /agents/:name/chart, POST /agents/:name/chat`);
+  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /agents/:name/chart, POST /agents/:name/chat, POST /agents/:name/ag-ui`);
 }

@@ -1,5 +1,6 @@
 import type { ChartPosition, RunEvent, RunOutputView, RunStatus } from "../protocol.js";
 import type { Usage } from "../../actors/model-client.js";
+import { failureText } from "./chat-runs.js";
 import type { RunTranslator } from "./translated-stream.js";
 
 /**
@@ -188,11 +189,4 @@ function parseArguments(args: string): unknown {
   } catch {
     return args;
   }
-}
-
-function failureText(output: RunOutputView): string {
-  const termination = output.termination;
-  if (!termination) return `the run ended ${output.status}`;
-  const why = termination.error?.message ?? termination.detail;
-  return `the run failed (${termination.reason})${why ? `: ${why}` : ""}`;
 }
