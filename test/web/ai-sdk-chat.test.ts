@@ -7,13 +7,11 @@ import {
   type UIMessage,
   type UIMessageChunk,
 } from "ai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
-import { createReactMachine, defineTool, ModelClient, requireApproval } from "../../index.js";
+import { describe, expect, it } from "vitest";
+import { createReactMachine, ModelClient } from "../../index.js";
 import { agentHandler } from "../../http.js";
-import { loadRecording } from "../../testing/recordings.js";
-import { scriptedTurns, startOpenAIServer, textTurn, type OpenAIServer } from "../../testing.js";
-import { postJson, startStack, tempDir, TASK, type WebStack } from "./helpers.js";
+import { scriptedTurns, startOpenAIServer } from "../../testing.js";
+import { postJson, stackPerFile, startStack, startWeatherHandler, TASK } from "./helpers.js";
 
 /**
  * The AI SDK's chat protocol (`POST /agents/:name/chat`) read by the `ai` package's own client:
@@ -22,20 +20,9 @@ import { postJson, startStack, tempDir, TASK, type WebStack } from "./helpers.js
  * assistant message as `useChat` does; approvals go back as `addToolApprovalResponse` leaves them.
  * The payments agent runs against the loopback OpenAI server, journaling into SQLite.
  */
-let temp: ReturnType<typeof tempDir>;
-let stack: WebStack;
+const web = stackPerFile();
 
-beforeAll(async () => {
-  temp = tempDir();
-  stack = await startStack(join(temp.dir, "runs.db"));
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  temp?.remove();
-});
-
-const chatUrl = () => `${stack.base}/agents/payments/chat`;
+const chatUrl = () => `${web.stack.base}/agents/payments/chat`;
 
 interface Turn {
   message: UIMessage;
@@ -84,7 +71,7 @@ describe("POST /agents/:name/chat: useChat's protocol", () => {
     const runId = first.message.id;
     expect(first.message.role).toBe("assistant");
     expect(first.message.metadata).toMatchObject({ runId, agent: "payments" });
-    const status = await (await fetch(`${stack.base}/runs/${runId}`)).json();
+    const status = await (await fetch(`${web.stack.base}/runs/${runId}`)).json();
     expect(status.status).toBe("awaitingApproval");
     expect(textOf(first.message)).toBe("I found invoice INV-1042 over EUR 1250. I will pay it once you approve.");
     // The text came in pieces, as the model streamed it.
@@ -93,7 +80,7 @@ describe("POST /agents/:name/chat: useChat's protocol", () => {
     expect(call).toMatchObject({ type: "tool-pay_invoice", state: "approval-requested", input: { invoice: "INV-1042", amountEur: 1250 }, approval: { id: call!.toolCallId } });
     expect(chartState(first.message)?.data).toMatchObject({ status: "awaitingApproval", path: "Evaluating.ChildRunning.ToolExecutor.AwaitingApproval" });
     expect(first.chunks.at(-1)).toEqual({ type: "finish", finishReason: "tool-calls" });
-    expect(stack.payments).toEqual([]);
+    expect(web.stack.payments).toEqual([]);
 
     const answered = answer(first.message, true);
     expect(lastAssistantMessageIsCompleteWithApprovalResponses({ messages: [question, answered] })).toBe(true);
@@ -106,7 +93,7 @@ describe("POST /agents/:name/chat: useChat's protocol", () => {
     expect(chartState(second.message)?.data).toMatchObject({ status: "succeeded", path: "Succeeded" });
     expect(second.message.metadata).toMatchObject({ runId, usage: { totalTokens: 450 }, output: { status: "succeeded", finalAnswer: "Done: transfer of EUR 1250 for INV-1042 sent." } });
     expect(second.chunks.at(-1)).toMatchObject({ type: "finish", finishReason: "stop" });
-    expect(stack.payments).toEqual([{ invoice: "INV-1042", amountEur: 1250 }]);
+    expect(web.stack.payments).toEqual([{ invoice: "INV-1042", amountEur: 1250 }]);
 
     // The next user turn goes on from the run's own conversation (the server's record, not the page's).
     const followUp = user("u2", "Now pay INV-1043 to Acme too: EUR 80.");
@@ -114,7 +101,7 @@ describe("POST /agents/:name/chat: useChat's protocol", () => {
     const third = await send(transport, [question, forged, followUp]);
     expect(third.message.id).not.toBe(runId);
     expect(toolParts(third.message)[0]).toMatchObject({ state: "approval-requested", input: { invoice: "INV-1043", amountEur: 80 } });
-    const sent = JSON.stringify(stack.model.requests.at(-1)!.body);
+    const sent = JSON.stringify(web.stack.model.requests.at(-1)!.body);
     expect(sent).toContain("transfer of EUR 1250 for INV-1042 sent");
     expect(sent).not.toContain("without approval");
 
@@ -122,7 +109,7 @@ describe("POST /agents/:name/chat: useChat's protocol", () => {
     const fourth = await send(transport, [question, second.message, followUp, answer(third.message, false, "that invoice is disputed")]);
     expect(toolParts(fourth.message)[0]).toMatchObject({ state: "output-denied", approval: { approved: false, reason: "that invoice is disputed" } });
     expect(textOf(fourth.message)).toContain("I did not pay it");
-    expect(stack.payments).toHaveLength(1);
+    expect(web.stack.payments).toHaveLength(1);
   });
 
   it("answers as the AI SDK's server does: its header, data lines that parse with ai's chunk schema, [DONE] at the end", async () => {
@@ -147,20 +134,20 @@ describe("POST /agents/:name/chat: useChat's protocol", () => {
   it("a user message with an image (a file part, as useChat sends attachments) reaches the model as an image_url part", async () => {
     const photo = Buffer.alloc(3_000, 7).toString("base64");
     const url = `data:image/png;base64,${photo}`;
-    const before = stack.model.requests.length;
+    const before = web.stack.model.requests.length;
     const transport = new DefaultChatTransport<UIMessage>({ api: chatUrl() });
     const turn = await send(transport, [{ id: "u1", role: "user", parts: [{ type: "file", mediaType: "image/png", filename: "invoice.png", url }, { type: "text", text: "Pay INV-8 to Acme, EUR 8." }] }]);
     expect(textOf(turn.message)).toMatch(/^I see the photo you attached \(2\.9 KB\)/);
-    const sent = stack.model.requests[before]!.body as { messages: { role: string; content: unknown }[] };
+    const sent = web.stack.model.requests[before]!.body as { messages: { role: string; content: unknown }[] };
     expect(sent.messages.find((m) => m.role === "user")!.content).toEqual([{ type: "image_url", image_url: { url } }, { type: "text", text: "Pay INV-8 to Acme, EUR 8." }]);
   });
 
   it("handler.aiSdk(name) serves the same protocol where useChat posts by default, and names the agents it has", async () => {
-    const chat = stack.handler.aiSdk("payments");
+    const chat = web.stack.handler.aiSdk("payments");
     const transport = new DefaultChatTransport<UIMessage>({ api: "http://app.local/api/chat", fetch: (url, init) => chat(new Request(url, init)) });
     const turn = await send(transport, [user("u1", "Pay INV-5 to Umbrella, EUR 9.")]);
     expect(toolParts(turn.message)[0]).toMatchObject({ type: "tool-pay_invoice", state: "approval-requested", input: { invoice: "INV-5", amountEur: 9 } });
-    expect(() => stack.handler.aiSdk("nobody")).toThrow(/there is no agent "nobody"; this handler serves "payments"/);
+    expect(() => web.stack.handler.aiSdk("nobody")).toThrow(/there is no agent "nobody"; this handler serves "payments"/);
     expect((await chat(new Request("http://app.local/api/chat"))).status).toBe(405);
   });
 
@@ -185,9 +172,9 @@ describe("POST /agents/:name/chat: useChat's protocol", () => {
     part.toolCallId = part.approval.id = "call_not_waiting";
     expect(await refusal([question, wrongCall])).toMatchObject({ status: 409, code: "not_pending", field: "toolCallId" });
     expect(await refusal([question, waiting.message])).toMatchObject({ status: 400, code: "invalid_body", field: "messages.1" });
-    const before = stack.payments.length;
+    const before = web.stack.payments.length;
     const done = await send(transport, [question, answer(waiting.message, true)]);
-    expect(stack.payments.length).toBe(before + 1);
+    expect(web.stack.payments.length).toBe(before + 1);
     // The same answer again: the call is no longer waiting, and the run has finished.
     expect(await refusal([question, answer(waiting.message, true)])).toMatchObject({ status: 409, code: "run_finished" });
     expect(done.message.id).toBe(waiting.message.id);
@@ -202,11 +189,11 @@ describe("the chat's runs outlive its requests", () => {
     const first = new TextDecoder().decode((await reader.read()).value);
     expect(first).toContain(`"type":"start","messageId":"${runId}"`);
     await reader.cancel();
-    await expect.poll(async () => (await (await fetch(`${stack.base}/runs/${runId}`)).json()).status, { timeout: 10_000 }).toBe("awaitingApproval");
+    await expect.poll(async () => (await (await fetch(`${web.stack.base}/runs/${runId}`)).json()).status, { timeout: 10_000 }).toBe("awaitingApproval");
   });
 
   it("a server restarted while the call waits takes the approval (restoring the run from its checkpoint), and the next turn goes on from the stored run", async () => {
-    const dbPath = join(temp.dir, "restart.db");
+    const dbPath = join(web.dir, "restart.db");
     let server = await startStack(dbPath);
     try {
       const transport = () => new DefaultChatTransport<UIMessage>({ api: `${server.base}/agents/payments/chat` });
@@ -255,22 +242,8 @@ describe("the chat's runs outlive its requests", () => {
 });
 
 describe("a reasoning model over the chat protocol", () => {
-  let model: OpenAIServer;
-  afterAll(async () => model?.close());
-
   it("streams the reasoning as a reasoning part before the call it led to (a real DeepSeek reasoner recording)", async () => {
-    // Turn 1: deepseek-reasoner thinks, then calls weather (vercel-ai's recording); turn 2: scripted.
-    const recorded = loadRecording(join(import.meta.dirname, "../fixtures/openai/vercel-ai/deepseek/deepseek-tool-call.chunks.txt")).interactions[0]!.reply;
-    model = await startOpenAIServer({ respond: scriptedTurns([recorded, textTurn("It is 18 degrees and sunny in San Francisco.")]).respond });
-    const weather = defineTool({ name: "weather", description: "The weather in a city.", parameters: z.object({ location: z.string() }), execute: ({ location }) => `18 degrees and sunny in ${location}` });
-    const agent = createReactMachine({
-      name: "Weather",
-      modelClient: ModelClient.resolve({ baseURL: model.baseURL, apiKey: "test", model: "deepseek-reasoner" }),
-      tools: [weather],
-      configFile: false,
-      constraints: [requireApproval({ tools: ["weather"] })],
-    });
-    const handler = agentHandler({ agents: { weather: agent }, store: false });
+    const { handler, close } = await startWeatherHandler();
     const transport = new DefaultChatTransport<UIMessage>({ api: "http://app.local/agents/weather/chat", fetch: (url, init) => handler(new Request(url, init)) });
     try {
       const question = user("u1", "What is the weather in San Francisco?");
@@ -287,7 +260,7 @@ describe("a reasoning model over the chat protocol", () => {
       expect(toolParts(second.message)[0]).toMatchObject({ state: "output-available", output: "18 degrees and sunny in San Francisco" });
       expect(textOf(second.message)).toBe("It is 18 degrees and sunny in San Francisco.");
     } finally {
-      await handler.close();
+      await close();
     }
   });
 });

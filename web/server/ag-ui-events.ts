@@ -1,7 +1,7 @@
 import type { PendingApproval } from "../../machines/contract/approvals.js";
 import type { ChartPosition, RunEvent, RunStatus } from "../protocol.js";
 import { failureText } from "./chat-runs.js";
-import type { RunTranslator } from "./translated-stream.js";
+import { ReplyTranslator, type PartKind } from "./reply-translator.js";
 
 /**
  * The AG-UI events (protocol 1.0) a jianmu run is told as: the subset of `@ag-ui/core`'s events
@@ -71,56 +71,54 @@ export interface AgUiTranslatorOptions {
  * result, the chart's state a state snapshot (`{ jianmu: { value, path, status } }`). A run that
  * parks for approval ends the AG-UI run with an interrupt outcome, one interrupt per waiting call.
  */
-export class AgUiTranslator implements RunTranslator<AgUiEvent> {
+export class AgUiTranslator extends ReplyTranslator<AgUiEvent> {
+  /** The round's assistant message: its text, reasoning and tool calls belong to it. */
   private messageId: string | undefined;
-  private step: string | undefined;
-  private textOpen = false;
-  private reasoningOpen: string | undefined;
-  private textStreamed = false;
-  private readonly announced = new Set<string>();
-  ended = false;
+  private stepName: string | undefined;
 
-  constructor(private readonly options: AgUiTranslatorOptions) {}
+  constructor(private readonly options: AgUiTranslatorOptions) {
+    super(options.inputMessages);
+  }
 
-  translate(event: RunEvent): AgUiEvent[] {
-    if (this.ended) return [];
+  finish(why: "awaitingApproval" | "logClosed"): AgUiEvent[] {
     const out: AgUiEvent[] = [];
+    if (why === "awaitingApproval") this.end(out, this.interrupted());
+    else this.fail(out, "the server let go of the run before it ended; it goes on, and a later request finds it", "stream_ended");
+    return out;
+  }
+
+  protected step(round: number): AgUiEvent[] {
+    const finished = this.stepName;
+    this.stepName = `round ${round}`;
+    this.messageId = serverId(this.options.runId, `r${round}`);
+    return [...(finished ? [{ type: "STEP_FINISHED", stepName: finished } as const] : []), { type: "STEP_STARTED", stepName: this.stepName }];
+  }
+
+  protected partStart(kind: PartKind): { id: string; chunks: AgUiEvent[] } {
+    this.messageId ??= serverId(this.options.runId, "r0");
+    if (kind === "text") return { id: this.messageId, chunks: [{ type: "TEXT_MESSAGE_START", messageId: this.messageId, role: "assistant" }] };
+    const id = `${this.messageId}.reasoning`;
+    return { id, chunks: [{ type: "REASONING_START", messageId: id }, { type: "REASONING_MESSAGE_START", messageId: id, role: "reasoning" }] };
+  }
+
+  protected partDelta(kind: PartKind, id: string, delta: string): AgUiEvent {
+    return { type: kind === "text" ? "TEXT_MESSAGE_CONTENT" : "REASONING_MESSAGE_CONTENT", messageId: id, delta };
+  }
+
+  protected partEnd(kind: PartKind, id: string): AgUiEvent[] {
+    return kind === "text" ? [{ type: "TEXT_MESSAGE_END", messageId: id }] : [{ type: "REASONING_MESSAGE_END", messageId: id }, { type: "REASONING_END", messageId: id }];
+  }
+
+  protected toolCall(callId: string, name: string, args: string): AgUiEvent[] {
+    return [
+      { type: "TOOL_CALL_START", toolCallId: callId, toolCallName: name, ...(this.messageId ? { parentMessageId: this.messageId } : {}) },
+      ...(args !== "" ? [{ type: "TOOL_CALL_ARGS", toolCallId: callId, delta: args } as const] : []),
+      { type: "TOOL_CALL_END", toolCallId: callId },
+    ];
+  }
+
+  protected other(event: RunEvent, out: AgUiEvent[]): void {
     switch (event.type) {
-      case "reply.started":
-        this.closeParts(out);
-        if (this.step) out.push({ type: "STEP_FINISHED", stepName: this.step });
-        this.step = `round ${event.data.round}`;
-        this.messageId = serverId(this.options.runId, `r${event.data.round}`);
-        this.textStreamed = false;
-        out.push({ type: "STEP_STARTED", stepName: this.step });
-        break;
-      case "reasoning.delta":
-        if (event.data.delta === "") break;
-        if (this.reasoningOpen === undefined) {
-          this.reasoningOpen = `${this.currentMessage()}.reasoning`;
-          out.push({ type: "REASONING_START", messageId: this.reasoningOpen }, { type: "REASONING_MESSAGE_START", messageId: this.reasoningOpen, role: "reasoning" });
-        }
-        out.push({ type: "REASONING_MESSAGE_CONTENT", messageId: this.reasoningOpen, delta: event.data.delta });
-        break;
-      case "text.delta":
-        if (event.data.delta === "") break;
-        this.closeReasoning(out);
-        if (!this.textOpen) out.push({ type: "TEXT_MESSAGE_START", messageId: this.currentMessage(), role: "assistant" });
-        this.textOpen = this.textStreamed = true;
-        out.push({ type: "TEXT_MESSAGE_CONTENT", messageId: this.currentMessage(), delta: event.data.delta });
-        break;
-      case "message": {
-        const { index, message } = event.data;
-        if (index < this.options.inputMessages || message.role !== "assistant") break;
-        this.closeParts(out);
-        if (!this.textStreamed && message.content) {
-          const messageId = this.currentMessage();
-          out.push({ type: "TEXT_MESSAGE_START", messageId, role: "assistant" }, { type: "TEXT_MESSAGE_CONTENT", messageId, delta: message.content }, { type: "TEXT_MESSAGE_END", messageId });
-        }
-        for (const call of message.toolCalls ?? []) this.announce(out, call.id, call.name, call.arguments);
-        break;
-      }
-      case "tool.call.started":
       case "approval.requested":
         this.announce(out, event.data.callId, event.data.name, event.data.arguments);
         break;
@@ -136,7 +134,7 @@ export class AgUiTranslator implements RunTranslator<AgUiEvent> {
       case "state.changed": {
         const { status, ...position } = event.data;
         out.push({ type: "STATE_SNAPSHOT", snapshot: { jianmu: { ...position, status } } });
-        if (status === "awaitingApproval") this.end(out, { type: "interrupt", interrupts: this.options.pendingApprovals().map((call) => this.interrupt(call)) });
+        if (status === "awaitingApproval") this.end(out, this.interrupted());
         break;
       }
       case "run.finished": {
@@ -152,23 +150,18 @@ export class AgUiTranslator implements RunTranslator<AgUiEvent> {
         // run.started, run.snapshot, approval.decided, usage: nothing AG-UI carries for them.
         break;
     }
-    return out;
   }
 
-  finish(why: "awaitingApproval" | "logClosed"): AgUiEvent[] {
-    const out: AgUiEvent[] = [];
-    if (why === "awaitingApproval") return this.end(out, { type: "interrupt", interrupts: this.options.pendingApprovals().map((call) => this.interrupt(call)) });
-    this.fail(out, "the server let go of the run before it ended; it goes on, and a later request finds it", "stream_ended");
-    return out;
+  private interrupted(): Extract<AgUiEvent, { type: "RUN_FINISHED" }>["outcome"] {
+    return { type: "interrupt", interrupts: this.options.pendingApprovals().map((call) => this.interrupt(call)) };
   }
 
-  private end(out: AgUiEvent[], outcome: Extract<AgUiEvent, { type: "RUN_FINISHED" }>["outcome"], result?: string | null): AgUiEvent[] {
-    if (this.ended) return out;
+  private end(out: AgUiEvent[], outcome: Extract<AgUiEvent, { type: "RUN_FINISHED" }>["outcome"], result?: string | null): void {
+    if (this.ended) return;
     this.closeParts(out);
-    if (this.step) out.push({ type: "STEP_FINISHED", stepName: this.step });
+    if (this.stepName) out.push({ type: "STEP_FINISHED", stepName: this.stepName });
     out.push({ type: "RUN_FINISHED", threadId: this.options.agUi.threadId, runId: this.options.agUi.runId, ...(result !== undefined ? { result } : {}), outcome });
     this.ended = true;
-    return out;
   }
 
   private fail(out: AgUiEvent[], message: string, code: string): void {
@@ -191,32 +184,5 @@ export class AgUiTranslator implements RunTranslator<AgUiEvent> {
 
   private result(callId: string, content: string): AgUiEvent {
     return { type: "TOOL_CALL_RESULT", messageId: serverId(this.options.runId, `t${callId}`), toolCallId: callId, content, role: "tool" };
-  }
-
-  private announce(out: AgUiEvent[], callId: string, name: string, args: string): void {
-    if (this.announced.has(callId)) return;
-    this.announced.add(callId);
-    this.closeParts(out);
-    out.push({ type: "TOOL_CALL_START", toolCallId: callId, toolCallName: name, ...(this.messageId ? { parentMessageId: this.messageId } : {}) });
-    if (args !== "") out.push({ type: "TOOL_CALL_ARGS", toolCallId: callId, delta: args });
-    out.push({ type: "TOOL_CALL_END", toolCallId: callId });
-  }
-
-  private currentMessage(): string {
-    this.messageId ??= serverId(this.options.runId, "r0");
-    return this.messageId;
-  }
-
-  private closeReasoning(out: AgUiEvent[]): void {
-    if (this.reasoningOpen === undefined) return;
-    out.push({ type: "REASONING_MESSAGE_END", messageId: this.reasoningOpen }, { type: "REASONING_END", messageId: this.reasoningOpen });
-    this.reasoningOpen = undefined;
-  }
-
-  private closeParts(out: AgUiEvent[]): void {
-    this.closeReasoning(out);
-    if (!this.textOpen) return;
-    out.push({ type: "TEXT_MESSAGE_END", messageId: this.currentMessage() });
-    this.textOpen = false;
   }
 }

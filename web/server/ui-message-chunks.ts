@@ -1,7 +1,7 @@
 import type { ChartPosition, RunEvent, RunOutputView, RunStatus } from "../protocol.js";
 import type { Usage } from "../../actors/model-client.js";
 import { failureText } from "./chat-runs.js";
-import type { RunTranslator } from "./translated-stream.js";
+import { ReplyTranslator, type PartKind } from "./reply-translator.js";
 
 /**
  * The chunks of the AI SDK's UI message stream (protocol v1, `x-vercel-ai-ui-message-stream: v1`)
@@ -47,57 +47,46 @@ export interface UIChunkTranslatorOptions {
  * When the run parks for approval the message ends (`finish`, reason `tool-calls`): the page's
  * answer comes back in its next request, which continues the same message.
  */
-export class UIChunkTranslator implements RunTranslator<UIChunk> {
-  private openText: string | undefined;
-  private openReasoning: string | undefined;
+export class UIChunkTranslator extends ReplyTranslator<UIChunk> {
   private parts = 0;
   private stepOpen = false;
-  private textStreamed = false;
-  private readonly announced = new Set<string>();
   private readonly approvals: Set<string>;
-  /** True once `finish` was sent: this response is over. */
-  ended = false;
 
   constructor(private readonly options: UIChunkTranslatorOptions) {
+    super(options.inputMessages);
     this.approvals = new Set(options.answeredApprovals ?? []);
   }
 
-  translate(event: RunEvent): UIChunk[] {
-    if (this.ended) return [];
-    const out: UIChunk[] = [];
+  /** End the message now: the run waits for a person (`tool-calls`), or the log closed before the run's end. */
+  finish(why: "awaitingApproval" | "logClosed"): UIChunk[] {
+    return this.end([], why === "awaitingApproval" ? "tool-calls" : "other");
+  }
+
+  protected step(): UIChunk[] {
+    const wasOpen = this.stepOpen;
+    this.stepOpen = true;
+    return [...(wasOpen ? [{ type: "finish-step" } as const] : []), { type: "start-step" }];
+  }
+
+  protected partStart(kind: PartKind): { id: string; chunks: UIChunk[] } {
+    const id = `${this.options.runId}.${kind}.${++this.parts}`;
+    return { id, chunks: [{ type: `${kind}-start`, id }] };
+  }
+
+  protected partDelta(kind: PartKind, id: string, delta: string): UIChunk {
+    return { type: `${kind}-delta`, id, delta };
+  }
+
+  protected partEnd(kind: PartKind, id: string): UIChunk[] {
+    return [{ type: `${kind}-end`, id }];
+  }
+
+  protected toolCall(callId: string, name: string, args: string): UIChunk[] {
+    return [{ type: "tool-input-available", toolCallId: callId, toolName: name, input: parseArguments(args) }];
+  }
+
+  protected other(event: RunEvent, out: UIChunk[]): void {
     switch (event.type) {
-      case "reply.started":
-        this.closeParts(out);
-        if (this.stepOpen) out.push({ type: "finish-step" });
-        out.push({ type: "start-step" });
-        this.stepOpen = true;
-        this.textStreamed = false;
-        break;
-      case "reasoning.delta":
-        this.openReasoning ??= this.open(out, "reasoning");
-        out.push({ type: "reasoning-delta", id: this.openReasoning, delta: event.data.delta });
-        break;
-      case "text.delta":
-        this.closeReasoning(out);
-        this.openText ??= this.open(out, "text");
-        this.textStreamed = true;
-        out.push({ type: "text-delta", id: this.openText, delta: event.data.delta });
-        break;
-      case "message": {
-        const { index, message } = event.data;
-        if (index < this.options.inputMessages || message.role !== "assistant") break;
-        this.closeParts(out);
-        // A model that did not stream its text (or a reply restored from a checkpoint) says it whole.
-        if (!this.textStreamed && message.content) {
-          const id = this.open(out, "text");
-          out.push({ type: "text-delta", id, delta: message.content }, { type: "text-end", id });
-        }
-        for (const call of message.toolCalls ?? []) this.announce(out, call.id, call.name, call.arguments);
-        break;
-      }
-      case "tool.call.started":
-        this.announce(out, event.data.callId, event.data.name, event.data.arguments);
-        break;
       case "approval.requested":
         this.announce(out, event.data.callId, event.data.name, event.data.arguments);
         this.approvals.add(event.data.callId);
@@ -136,12 +125,6 @@ export class UIChunkTranslator implements RunTranslator<UIChunk> {
         // run.started, run.snapshot, approval.decided: the page already knows (the message's id is the run's; it sent the decision).
         break;
     }
-    return out;
-  }
-
-  /** End the message now: the run waits for a person (`tool-calls`), or the log closed before the run's end. */
-  finish(why: "awaitingApproval" | "logClosed"): UIChunk[] {
-    return this.end([], why === "awaitingApproval" ? "tool-calls" : "other");
   }
 
   private end(out: UIChunk[], reason: "stop" | "tool-calls" | "error" | "other", metadata?: JianmuMessageMetadata): UIChunk[] {
@@ -152,33 +135,6 @@ export class UIChunkTranslator implements RunTranslator<UIChunk> {
     out.push({ type: "finish", finishReason: reason, ...(metadata ? { messageMetadata: metadata } : {}) });
     this.ended = true;
     return out;
-  }
-
-  private announce(out: UIChunk[], callId: string, name: string, args: string): void {
-    if (this.announced.has(callId)) return;
-    this.announced.add(callId);
-    // The reply's reasoning and text are over once it calls a tool.
-    this.closeParts(out);
-    out.push({ type: "tool-input-available", toolCallId: callId, toolName: name, input: parseArguments(args) });
-  }
-
-  private open(out: UIChunk[], kind: "text" | "reasoning"): string {
-    const id = `${this.options.runId}.${kind}.${++this.parts}`;
-    out.push({ type: `${kind}-start`, id });
-    return id;
-  }
-
-  private closeReasoning(out: UIChunk[]): void {
-    if (this.openReasoning === undefined) return;
-    out.push({ type: "reasoning-end", id: this.openReasoning });
-    this.openReasoning = undefined;
-  }
-
-  private closeParts(out: UIChunk[]): void {
-    this.closeReasoning(out);
-    if (this.openText === undefined) return;
-    out.push({ type: "text-end", id: this.openText });
-    this.openText = undefined;
   }
 }
 
