@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { UserMessageSchema, type ContentPart, type UserMessage } from "../../actors/messages.js";
+import type { ContentPart, UserMessage } from "../../actors/messages.js";
 import { readJsonBody } from "./body.js";
-import { answerCalls, conversationOf, type CallAnswer, type ChatRuns } from "./chat-runs.js";
+import { answerCalls, conversationOf, requireUserRole, userTurnOf, type CallAnswer, type ChatRuns } from "./chat-runs.js";
 import { AgUiTranslator, callIdOf, runIdOf, type AgUiEvent } from "./ag-ui-events.js";
 import { HttpError } from "./errors.js";
 import type { LiveRun } from "./live-run.js";
@@ -88,25 +88,16 @@ function answersOf(resume: readonly z.infer<typeof ResumeEntrySchema>[]): { runI
 /** A user turn from an AG-UI message: text, or text and images. */
 function userMessageOf(message: AgUiMessage, index: number): UserMessage {
   const field = `messages.${index}`;
-  if (message.role !== "user") {
-    throw new HttpError(400, "invalid_body", `${field}: after the last message this server wrote a page may send only user messages (got ${message.role}); instructions, tool calls and results belong to the server's agent`, `${field}.role`);
-  }
-  let content: string | ContentPart[];
-  if (typeof message.content === "string") content = message.content;
-  else if (Array.isArray(message.content)) {
-    content = message.content.map((part: unknown, j): ContentPart => {
-      const parsed = AgUiPartSchema.safeParse(part);
-      if (!parsed.success) throw new HttpError(400, "invalid_body", `${field}.content.${j}: a user message holds text and image parts`, `${field}.content.${j}`);
-      const p = parsed.data;
-      if (p.type === "text") return { type: "text", text: p.text };
-      return p.source.type === "url" ? { type: "image", url: p.source.value, ...(p.source.mimeType ? { mediaType: p.source.mimeType } : {}) } : { type: "image", data: p.source.value, mediaType: p.source.mimeType };
-    });
-  } else content = "";
-  const checked = UserMessageSchema.safeParse({ role: "user", content });
-  if (!checked.success || content === "") {
-    throw new HttpError(400, "invalid_body", `${field}.content: ${checked.error?.issues[0]?.message ?? "the message is empty"}`, `${field}.content`);
-  }
-  return checked.data;
+  requireUserRole(message.role, field);
+  if (typeof message.content === "string") return userTurnOf([{ type: "text", text: message.content }], `${field}.content`);
+  const parts = (Array.isArray(message.content) ? message.content : []).map((part: unknown, j): ContentPart => {
+    const parsed = AgUiPartSchema.safeParse(part);
+    if (!parsed.success) throw new HttpError(400, "invalid_body", `${field}.content.${j}: a user message holds text and image parts`, `${field}.content.${j}`);
+    const p = parsed.data;
+    if (p.type === "text") return { type: "text", text: p.text };
+    return p.source.type === "url" ? { type: "image", url: p.source.value, ...(p.source.mimeType ? { mediaType: p.source.mimeType } : {}) } : { type: "image", data: p.source.value, mediaType: p.source.mimeType };
+  });
+  return userTurnOf(parts, `${field}.content`);
 }
 
 function agUiStream(run: LiveRun, from: number, translator: AgUiTranslator, agUi: { threadId: string; runId: string }, heartbeatMs: number): Response {

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { UserMessageSchema, type ContentPart, type UserMessage } from "../../actors/messages.js";
+import type { ContentPart, UserMessage } from "../../actors/messages.js";
 import { readJsonBody } from "./body.js";
-import { answerCalls, conversationOf, type ChatRuns } from "./chat-runs.js";
+import { answerCalls, conversationOf, requireUserRole, userTurnOf, type ChatRuns } from "./chat-runs.js";
 import { HttpError } from "./errors.js";
 import type { LiveRun } from "./live-run.js";
 import { translatedStream } from "./translated-stream.js";
@@ -83,10 +83,8 @@ async function answerApprovals(message: UIMessageBody, index: number, agent: str
 /** A user turn as jianmu holds it: text, or text and files (images by their media type). */
 function userMessageOf(message: UIMessageBody, index: number): UserMessage {
   const field = `messages.${index}`;
-  if (message.role !== "user") {
-    throw new HttpError(400, "invalid_body", `${field}: after the assistant's last message a page may send only user messages (got ${message.role}); instructions belong to the server's agent`, `${field}.role`);
-  }
-  const parts: ContentPart[] = message.parts.map((part, j) => {
+  requireUserRole(message.role, field);
+  const parts = message.parts.map((part, j): ContentPart => {
     const parsed = UserPartSchema.safeParse(part);
     if (!parsed.success) throw new HttpError(400, "invalid_body", `${field}.parts.${j}: a user message holds text and file parts (got ${JSON.stringify(part.type)})`, `${field}.parts.${j}`);
     const p = parsed.data;
@@ -94,13 +92,7 @@ function userMessageOf(message: UIMessageBody, index: number): UserMessage {
     if (p.mediaType.startsWith("image/")) return { type: "image", url: p.url, mediaType: p.mediaType };
     return { type: "file", url: p.url, mediaType: p.mediaType, ...(p.filename !== undefined ? { filename: p.filename } : {}) };
   });
-  const content = parts.every((part) => part.type === "text") ? parts.map((part) => part.text).join("\n") : parts;
-  const checked = UserMessageSchema.safeParse({ role: "user", content });
-  if (!checked.success || content === "") {
-    const issue = checked.error?.issues[0];
-    throw new HttpError(400, "invalid_body", `${field}.parts: ${issue ? issue.message : "the message is empty"}`, `${field}.parts`);
-  }
-  return checked.data;
+  return userTurnOf(parts, `${field}.parts`);
 }
 
 /** The run's events from `from` on, as the AI SDK's UI message stream (v1): one assistant message, the run's. */

@@ -1,4 +1,4 @@
-import type { Message } from "../../actors/messages.js";
+import { UserMessageSchema, type ContentPart, type Message, type UserMessage } from "../../actors/messages.js";
 import type { RunCommand, RunOutputView } from "../protocol.js";
 import { HttpError } from "./errors.js";
 import type { LiveRun } from "./live-run.js";
@@ -86,4 +86,21 @@ export function failureText(output: RunOutputView): string {
   if (!termination) return `the run ended ${output.status}`;
   const why = termination.error?.message ?? termination.detail;
   return `the run failed (${termination.reason})${why ? `: ${why}` : ""}`;
+}
+
+/** A message a page sent as new: only a user's (instructions, tool calls and results are the server's agent's). */
+export function requireUserRole(role: string, field: string): void {
+  if (role !== "user") {
+    throw new HttpError(400, "invalid_body", `${field}: after the last message this server wrote a page may send only user messages (got ${role}); instructions, tool calls and results belong to the server's agent`, `${field}.role`);
+  }
+}
+
+/** A user turn from a page's parts (text alone becomes a string), checked as jianmu checks content. */
+export function userTurnOf(parts: readonly ContentPart[], field: string): UserMessage {
+  const content = parts.every((part) => part.type === "text") ? parts.map((part) => part.text).join("\n") : [...parts];
+  const checked = UserMessageSchema.safeParse({ role: "user", content });
+  if (!checked.success || content === "") {
+    throw new HttpError(400, "invalid_body", `${field}: ${checked.error?.issues[0]?.message ?? "the message is empty"}`, field);
+  }
+  return checked.data;
 }
