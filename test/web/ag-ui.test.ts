@@ -41,6 +41,8 @@ describe("POST /agents/:name/ag-ui: AG-UI 1.0", () => {
     const resume = buildResumeArray(agent.pendingInterrupts, { [agent.pendingInterrupts[0]!.id]: { status: "resolved", payload: { approved: true, editedArgs: { invoice: "INV-1042", amountEur: 1200 } } } });
     const second = await run(agent, { resume });
     expect(second.types).toContain("TOOL_CALL_RESULT");
+    // The call was started in the first AG-UI run: the resumed one gives its result, not the call again.
+    expect(second.types).not.toContain("TOOL_CALL_START");
     expect(agent.messages.find((m) => m.role === "tool")).toMatchObject({ toolCallId: callId, content: "transfer of EUR 1200 for INV-1042 sent" });
     expect(textOf(agent.messages)).toBe("I found invoice INV-1042 over EUR 1250. I will pay it once you approve.|Done: transfer of EUR 1200 for INV-1042 sent.");
     expect(second.result.result).toBe("Done: transfer of EUR 1200 for INV-1042 sent.");

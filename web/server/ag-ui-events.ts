@@ -61,6 +61,8 @@ export interface AgUiTranslatorOptions {
   /** The AG-UI run (and thread) the page started: RUN_FINISHED repeats them. */
   agUi: { threadId: string; runId: string };
   inputMessages: number;
+  /** Calls the page heard of in an earlier AG-UI run (a resume). */
+  announced?: Iterable<string>;
   /** The run's waiting calls now: the interrupts a parked run ends with. */
   pendingApprovals: () => readonly PendingApproval[];
 }
@@ -77,7 +79,7 @@ export class AgUiTranslator extends ReplyTranslator<AgUiEvent> {
   private stepName: string | undefined;
 
   constructor(private readonly options: AgUiTranslatorOptions) {
-    super(options.inputMessages);
+    super(options.inputMessages, options.announced);
   }
 
   finish(why: "awaitingApproval" | "logClosed"): AgUiEvent[] {

@@ -53,8 +53,8 @@ export async function agUiResponse(request: Request, agent: string, options: AgU
   const agUi = { threadId: input.threadId, runId: input.runId };
   if (input.resume && input.resume.length > 0) {
     const { runId, answers } = answersOf(input.resume);
-    const { run, from, inputMessages } = await answerCalls(runId, answers, agent, options.runs, "resume");
-    return agUiStream(run, from, new AgUiTranslator({ runId: run.runId, agUi, inputMessages, pendingApprovals: () => run.view().pendingApprovals }), agUi, options.heartbeatMs);
+    const { run, from, inputMessages, announced } = await answerCalls(runId, answers, agent, options.runs, "resume");
+    return agUiStream(run, from, new AgUiTranslator({ runId: run.runId, agUi, inputMessages, announced, pendingApprovals: () => run.view().pendingApprovals }), agUi, options.heartbeatMs);
   }
   const lastOurs = input.messages.findLastIndex((message) => runIdOf(message.id) !== undefined);
   const userTurns = input.messages.slice(lastOurs + 1).map((message, i) => userMessageOf(message, lastOurs + 1 + i));

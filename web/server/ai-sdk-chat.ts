@@ -75,8 +75,8 @@ async function answerApprovals(message: UIMessageBody, index: number, agent: str
     }
   }
   const calls = answers.map((answer) => ({ callId: answer.toolCallId, approved: answer.approval.approved, reason: answer.approval.reason }));
-  const { run, from, inputMessages } = await answerCalls(message.id, calls, agent, options.runs, `assistant message ${index}`);
-  const translator = new UIChunkTranslator({ runId: run.runId, inputMessages, answeredApprovals: calls.map((call) => call.callId) });
+  const { run, from, inputMessages, announced } = await answerCalls(message.id, calls, agent, options.runs, `assistant message ${index}`);
+  const translator = new UIChunkTranslator({ runId: run.runId, inputMessages, announced, answeredApprovals: calls.map((call) => call.callId) });
   return uiMessageStream(run, from, translator, agent, options.heartbeatMs);
 }
 

@@ -55,7 +55,7 @@ export async function conversationOf(runId: string, agent: string, runs: ChatRun
  * Apply a person's answers to a run's waiting calls: every answer must name a waiting call, or
  * none is applied. Returns where in the run's log the consequences start.
  */
-export async function answerCalls(runId: string, answers: readonly CallAnswer[], agent: string, runs: ChatRuns, where: string): Promise<{ run: LiveRun; from: number; inputMessages: number }> {
+export async function answerCalls(runId: string, answers: readonly CallAnswer[], agent: string, runs: ChatRuns, where: string): Promise<AnsweredRun> {
   const found = await chatRunOf(runId, agent, runs, where);
   if (found.kind === "stored" || !found.run.active) {
     const status = found.kind === "stored" ? found.view.status : found.run.view().status;
@@ -72,7 +72,19 @@ export async function answerCalls(runId: string, answers: readonly CallAnswer[],
   }
   const from = run.log.all().length;
   for (const answer of answers) runs.command(run, commandOf(answer));
-  return { run, from, inputMessages: view.messages.length };
+  const batch = view.messages.findLast((message) => message.role === "assistant");
+  return { run, from, inputMessages: view.messages.length, announced: batch?.role === "assistant" ? (batch.toolCalls ?? []).map((call) => call.id) : [] };
+}
+
+/** A run whose waiting calls were answered, and where its response goes on from. */
+export interface AnsweredRun {
+  run: LiveRun;
+  /** The first event of the run's log that is news: what the answers set off. */
+  from: number;
+  /** The conversation's length when the answers came: the page has every message before. */
+  inputMessages: number;
+  /** The calls of the batch that waited: the page heard of them in the response that ended there. */
+  announced: string[];
 }
 
 function commandOf(answer: CallAnswer): RunCommand {

@@ -14,12 +14,20 @@ export type PartKind = "reasoning" | "text";
 export abstract class ReplyTranslator<Chunk> implements RunTranslator<Chunk> {
   private readonly open: Partial<Record<PartKind, string>> = {};
   private textStreamed = false;
-  private readonly announced = new Set<string>();
+  private readonly announced: Set<string>;
   /** True once the response's last chunk was made. */
   ended = false;
 
-  /** `inputMessages`: `message` events below this index are the run's input, not news to the page. */
-  constructor(private readonly inputMessages: number) {}
+  /**
+   * `inputMessages`: `message` events below this index are the run's input, not news to the page.
+   * `announced`: calls the page heard of in an earlier response (a continuation after approval).
+   */
+  constructor(
+    private readonly inputMessages: number,
+    announced: Iterable<string> = [],
+  ) {
+    this.announced = new Set(announced);
+  }
 
   translate(event: RunEvent): Chunk[] {
     if (this.ended) return [];

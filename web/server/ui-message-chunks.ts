@@ -36,8 +36,10 @@ export interface UIChunkTranslatorOptions {
   runId: string;
   /** `message` events below this index are the run's input (the conversation so far): not news to the page. */
   inputMessages: number;
-  /** Calls whose approval the page answered earlier: a rejection of one shows as denied, not as an error. */
+  /** Calls whose approval the page answered: a rejection of one shows as denied, not as an error. */
   answeredApprovals?: Iterable<string>;
+  /** Calls the page heard of in an earlier response. */
+  announced?: Iterable<string>;
 }
 
 /**
@@ -53,7 +55,7 @@ export class UIChunkTranslator extends ReplyTranslator<UIChunk> {
   private readonly approvals: Set<string>;
 
   constructor(private readonly options: UIChunkTranslatorOptions) {
-    super(options.inputMessages);
+    super(options.inputMessages, options.announced);
     this.approvals = new Set(options.answeredApprovals ?? []);
   }
 
