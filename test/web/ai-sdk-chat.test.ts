@@ -110,7 +110,7 @@ describe("POST /agents/:name/chat: useChat's protocol", () => {
     // A "no" with a reason: the part is denied, the tool never runs, the model hears why.
     const fourth = await send(transport, [question, second.message, followUp, answer(third.message, false, "that invoice is disputed")]);
     expect(toolParts(fourth.message)[0]).toMatchObject({ state: "output-denied", approval: { approved: false, reason: "that invoice is disputed" } });
-    expect(textOf(fourth.message)).toContain("I did not pay it");
+    expect(textOf(fourth.message)).toContain("I did not pay it: Call rejected: that invoice is disputed");
     expect(web.stack.payments).toHaveLength(1);
   });
 

@@ -111,7 +111,7 @@ describe("useChat (the AI SDK's React hook, default transport) driving a jianmu 
     await poll(() => toolState(1)).toBe("approval-requested");
     await page.locator('[data-testid="reject"]').click();
     await poll(() => toolState(1)).toBe("output-denied");
-    await poll(() => assistant(1).locator('[data-part="text"]').last().textContent()).toContain("I did not pay it");
+    await poll(() => assistant(1).locator('[data-part="text"]').last().textContent()).toBe("I did not pay it: Call rejected: that invoice is disputed");
     await poll(chatStatus).toBe("ready");
     await expect(assistant(1).locator('[data-part="chart-state"]').getAttribute("data-status")).resolves.toBe("succeeded");
     // The model saw the first turn, as the server recorded it.
