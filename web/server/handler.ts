@@ -4,6 +4,9 @@ import type { CheckpointStore } from "../../machines/persistence/checkpoints/sto
 import { DEFAULT_INPUT_LIMITS, inputLimitProblem } from "../../machines/persistence/snapshot-limits.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import { RunCommandSchema, StartRunSchema, type CommandAccepted, type IdentifiedRunEvent, type RunCommand } from "../protocol.js";
+import { agUiResponse } from "./ag-ui.js";
+import { chatResponse } from "./ai-sdk-chat.js";
+import type { ChatRuns } from "./chat-runs.js";
 import { readJsonBody } from "./body.js";
 import { errorResponse, HttpError, jsonResponse } from "./errors.js";
 import type { LiveRun } from "./live-run.js";
@@ -42,6 +45,11 @@ export interface AgentHandlerOptions {
 /** A fetch-style handler: `(Request) => Promise<Response>`, plus `close()` for shutdown. */
 export interface AgentHandler {
   (request: Request): Promise<Response>;
+  /**
+   * A fetch-style handler for one agent speaking the AI SDK's UI message stream, for `useChat`
+   * where it posts (its default `/api/chat`): the same as `POST /agents/:name/chat`.
+   */
+  aiSdk(agent: string): (request: Request) => Promise<Response>;
   /** Stop the live runs (parked and running ones stay in the store) and close the default store. */
   close(): Promise<void>;
 }
@@ -52,7 +60,9 @@ const DEFAULT_STORE_PATH = ".jianmu/web-runs.db";
  * Serve agents over HTTP: `POST /runs` starts a run and streams it as server-sent events,
  * `POST /runs/:id/events` approves, rejects or cancels, `GET /runs/:id/stream` follows a run again
  * (Last-Event-ID honoured), `GET /runs/:id` tells its status, `GET /agents/:name/chart` draws the
- * agent's statechart (an HTML fragment with inline SVG) for a live view.
+ * agent's statechart (an HTML fragment with inline SVG) for a live view, `POST /agents/:name/chat`
+ * speaks the AI SDK's UI message stream to `useChat` (ai-sdk-chat.ts), `POST /agents/:name/ag-ui`
+ * speaks AG-UI (ag-ui.ts).
  */
 export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   const agents = checkAgents(options.agents);
@@ -81,9 +91,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     async startRun(request: Request) {
       const body = await readJsonBody(request, StartRunSchema, maxBodyBytes);
       if (!Object.hasOwn(agents, body.agent)) throw unknownAgent(body.agent, agents);
-      // The run queue's limits (deep state would pass here and fail at the run's first restore).
-      const tooBig = inputLimitProblem({ messages: body.messages, state: body.state });
-      if (tooBig) throw new HttpError(400, "invalid_body", `${tooBig.path || "the body"}: ${tooBig.problem} (limits: ${DEFAULT_INPUT_LIMITS.maxDepth} levels, ${DEFAULT_INPUT_LIMITS.maxChars} characters)`, tooBig.path || undefined);
+      checkInputLimits({ messages: body.messages, state: body.state });
       const messages: Message[] = [...(body.messages ?? []), ...(body.message !== undefined ? [human(body.message)] : [])];
       const run = await runs.start(body.agent, { messages, ...(body.state ? { state: body.state } : {}) });
       return streamResponse(run.log.all(), run.log, heartbeatMs, { location: `${basePath}/runs/${encodeURIComponent(run.runId)}`, "x-run-id": run.runId });
@@ -118,11 +126,30 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       return jsonResponse(accepted, 202);
     },
 
+    async aiSdkChat(request: Request, agent: string) {
+      if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent, agents);
+      return chatResponse(request, agent, { runs: chatRuns, maxBodyBytes, heartbeatMs });
+    },
+
+    async agUi(request: Request, agent: string) {
+      if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent, agents);
+      return agUiResponse(request, agent, { runs: chatRuns, maxBodyBytes, heartbeatMs });
+    },
+
     async agentChart(_request: Request, agent: string) {
       if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent, agents);
       const { renderLiveChart } = await import("../../visualize/live-chart.js");
       return new Response(renderLiveChart(agents[agent]!), { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
     },
+  };
+
+  const chatRuns: ChatRuns = {
+    start: (agent, messages) => {
+      checkInputLimits({ messages });
+      return runs.start(agent, { messages });
+    },
+    find: (runId) => runs.find(runId),
+    command: apply,
   };
 
   async function findRun(runId: string) {
@@ -143,6 +170,10 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         return routes.runEvents(request, route.runId);
       case "agentChart":
         return routes.agentChart(request, route.agent);
+      case "aiSdkChat":
+        return routes.aiSdkChat(request, route.agent);
+      case "agUi":
+        return routes.agUi(request, route.agent);
     }
   };
 
@@ -160,6 +191,13 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       return jsonResponse({ error: { code: "internal_error", message: "the server failed to handle this request; see its log" } }, 500);
     }
   }) as AgentHandler;
+
+  handler.aiSdk = (agent: string) => {
+    if (!Object.hasOwn(agents, agent)) throw new TypeError(`agentHandler(...).aiSdk: ${unknownAgent(agent, agents).message}`);
+    const route = `${basePath}/agents/${encodeURIComponent(agent)}/chat`;
+    // The chat route, wherever the page posts (useChat's default is /api/chat).
+    return (request: Request) => handler(new Request(new URL(route, request.url), request));
+  };
 
   handler.close = async () => {
     runs.stopAll();
@@ -207,10 +245,16 @@ function checkAgents(agents: AgentHandlerOptions["agents"]): Readonly<Record<str
   return agents;
 }
 
+/** The run queue's limits (deep state would pass the body's schema and fail at the run's first restore). */
+function checkInputLimits(input: { messages?: unknown; state?: unknown }): void {
+  const tooBig = inputLimitProblem(input);
+  if (tooBig) throw new HttpError(400, "invalid_body", `${tooBig.path || "the body"}: ${tooBig.problem} (limits: ${DEFAULT_INPUT_LIMITS.maxDepth} levels, ${DEFAULT_INPUT_LIMITS.maxChars} characters)`, tooBig.path || undefined);
+}
+
 function unknownAgent(agent: string, agents: Readonly<Record<string, ReactMachine>>): HttpError {
   return new HttpError(404, "unknown_agent", `there is no agent ${JSON.stringify(agent)}; this handler serves ${Object.keys(agents).map((name) => JSON.stringify(name)).join(", ")}`, "agent");
 }
 
 function notFound(path: string): HttpError {
-  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /agents/:name/chart`);
+  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /agents/:name/chart, POST /agents/:name/chat, POST /agents/:name/ag-ui`);
 }
