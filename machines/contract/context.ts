@@ -61,6 +61,13 @@ export const AgentContextSchema = z.object({
 });
 export type AgentContext = z.infer<typeof AgentContextSchema>;
 
+/** A thread id (the conversation several runs continue): printable, as it appears in SQL, file names and URLs. */
+export const ThreadIdSchema = z
+  .string()
+  .min(1, "must not be empty")
+  .max(200, "must be at most 200 characters")
+  .regex(/^[\w.:@-]+$/, "may only hold letters, digits and . _ - : @");
+
 /** What a run is started with: checked on the way in, so nothing else reaches context. */
 export const AgentInputSchema = z
   .object({
@@ -70,6 +77,12 @@ export const AgentInputSchema = z
     state: z.record(z.string(), z.unknown()).optional(),
     /** Reuse a run id (e.g. to resume journaled work); a fresh one is made otherwise. */
     runId: z.string().min(1).max(200).optional(),
+    /**
+     * Continue this thread. `runAgent` (with a store in `checkpoints`), the run queue and the web
+     * handler load the thread's conversation from their store and start the run from it plus
+     * `messages`; the machine itself only sees the resulting messages.
+     */
+    threadId: ThreadIdSchema.optional(),
   })
   .strict();
 export type AgentInput = z.input<typeof AgentInputSchema>;
@@ -85,7 +98,7 @@ export function initialContext(rawInput: unknown, access: StateAccess, tools: To
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = ["input", ...issue.path.map(String)].join(".");
-    throw new AgentInputError(field, `${issue.message} (input is { messages?: Message[], state?: object, runId?: string })`);
+    throw new AgentInputError(field, `${issue.message} (input is { messages?: Message[], state?: object, runId?: string, threadId?: string })`);
   }
   const input = parsed.data;
   let state = access.normalize(input.state ?? {});

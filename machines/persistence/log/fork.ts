@@ -1,0 +1,103 @@
+import { z } from "zod";
+import { MessageSchema, type Message } from "../../../actors/messages.js";
+import { CheckpointError } from "../checkpoints/store.js";
+import type { PersistedAgent } from "../persistence.js";
+import { inheritanceAt } from "./journal-inheritance.js";
+import { isRunLogStore, type RunLogStore } from "./log-store.js";
+
+/*
+ * Forks: a new run that starts from any checkpoint of another. It gets its own id and its own
+ * journal from the fork point on, shares what the original stored (its conversation is not copied),
+ * and sees the original's journal for the calls decided before the fork point, so a call the
+ * original ran is never run again (journal-inheritance.ts). It is restored like any run:
+ * `restoreAgent(machine, await store.load(newId))`.
+ */
+
+const ForkOptionsSchema = z
+  .object({
+    /** The checkpoint to start from (`checkpointId` from `store.history(runId)`). */
+    from: z.string().min(1, "must name a checkpoint: a checkpointId from store.history(runId)"),
+    /** The new run's id (a fresh one when absent). */
+    runId: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[\w.:@-]+$/, "may only hold letters, digits and . _ - : @")
+      .optional(),
+    /**
+     * The conversation to continue with instead of the checkpoint's: e.g. the same messages with
+     * the last user message or a tool result replaced. Every copy of the conversation in the
+     * checkpoint (the agent's state, the pending model call's input) is replaced.
+     */
+    messages: z.array(MessageSchema).optional(),
+  })
+  .strict();
+export type ForkOptions = z.input<typeof ForkOptionsSchema>;
+
+/** A JSON value with every `runId` property equal to `from` set to `to` (the run's id in context and in its children's inputs). */
+function withRunId(value: unknown, from: string, to: string): unknown {
+  if (Array.isArray(value)) return value.map((item) => withRunId(item, from, to));
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, key === "runId" && item === from ? to : withRunId(item, from, to)]));
+}
+
+/** Arrays under `node` whose elements are all messages, with their JSON text. */
+function conversations(node: unknown, found: { array: unknown[]; text: string }[] = []): { array: unknown[]; text: string }[] {
+  if (Array.isArray(node)) {
+    if (node.length > 0 && node.every((item) => MessageSchema.safeParse(item).success)) found.push({ array: node, text: JSON.stringify(node) });
+    return found;
+  }
+  if (node !== null && typeof node === "object") for (const value of Object.values(node)) conversations(value, found);
+  return found;
+}
+
+/**
+ * Replace the checkpoint's conversation: the message array in the agent's state that shares the
+ * longest beginning with `messages`, and every other copy of it in the snapshot.
+ */
+function withMessages(snapshot: Record<string, unknown>, messages: Message[], runId: string): Record<string, unknown> {
+  const state = (snapshot.context as { state?: unknown } | undefined)?.state;
+  const candidates = conversations(state);
+  if (candidates.length === 0) throw new CheckpointError(runId, "forkRun: the checkpoint holds no conversation to replace (options.messages)");
+  const given = messages.map((m) => JSON.stringify(m));
+  const shared = (c: { array: unknown[] }) => {
+    let n = 0;
+    while (n < c.array.length && n < given.length && JSON.stringify(c.array[n]) === given[n]) n++;
+    return n;
+  };
+  const target = candidates.reduce((best, c) => (shared(c) > shared(best) ? c : best)).text;
+  const replace = (value: unknown): unknown => {
+    if (Array.isArray(value)) return JSON.stringify(value) === target ? structuredClone(messages) : value.map(replace);
+    if (value === null || typeof value !== "object") return value;
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, replace(item)]));
+  };
+  return replace(snapshot) as Record<string, unknown>;
+}
+
+/** The fork's first checkpoint: the source's, as run `runId`, maybe with another conversation. */
+export function forkRecord(source: PersistedAgent, runId: string, messages: Message[] | undefined, now: number): PersistedAgent {
+  let snapshot = withRunId(source.snapshot, source.runId, runId) as Record<string, unknown>;
+  if (messages) snapshot = withMessages(snapshot, messages, source.runId);
+  return { ...source, runId, savedAt: now, snapshot: snapshot as PersistedAgent["snapshot"] };
+}
+
+/**
+ * Start a new run from checkpoint `options.from` of run `runId`; resolves with the new run's id.
+ * Continue it with `runAgent(machine, {}, { snapshot: restoreAgent(machine, await store.load(newId)), checkpoints: store })`.
+ */
+export async function forkRun(store: RunLogStore, runId: string, options: ForkOptions): Promise<string> {
+  if (!isRunLogStore(store)) throw new CheckpointError(runId, "forkRun: the store must keep runs as logs (MemoryCheckpointStore, SqliteCheckpointStore or a run queue store)");
+  const parsed = ForkOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new CheckpointError(runId, `forkRun: options.${issue.path.map(String).join(".") || "(all)"} ${issue.message} (options are { from, runId?, messages? })`);
+  }
+  const { from, messages } = parsed.data;
+  const source = await store.load(runId, from);
+  if (!source) throw new CheckpointError(runId, `forkRun: run ${runId} has no checkpoint ${from}; list them with store.history(${JSON.stringify(runId)})`);
+  const newId = parsed.data.runId ?? crypto.randomUUID();
+  if (newId === runId) throw new CheckpointError(runId, "forkRun: options.runId must differ from the original run's id");
+  const record = forkRecord(source, newId, messages, Date.now());
+  await store.fork({ runId: newId, from: { runId, checkpointId: from }, record, inherit: inheritanceAt(source) });
+  return newId;
+}

@@ -1,0 +1,443 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import type { ToolOutcome } from "../../../../actors/tool-outcome.js";
+import type { JournalEntry, JournalKey } from "../../../../actors/tool-journal.js";
+import { pendingFromSnapshot } from "../../../contract/approvals.js";
+import type { AgentOutput } from "../../../contract/context.js";
+import { CheckpointError, checkRecordId, journalEntryOf, queueOwned, type CheckpointSummary } from "../../checkpoints/store.js";
+import type { PersistedAgent, RunStatus } from "../../persistence.js";
+import { encodeValue } from "../codec.js";
+import { RunContextCache } from "../context-cache.js";
+import { effectiveEntries, inheritedKey, readInheritance, type ForkOrigin, type KeyedEntry } from "../journal-inheritance.js";
+import type { CheckpointEntry, ForkRequest, LogUsage, RunLogStore, ThreadRun } from "../log-store.js";
+import { decodeOutput, encodeOutput } from "../outputs.js";
+import { packSkeleton, unpackSkeleton } from "../packing.js";
+import { checkpointIdOf, damaged, entryOf, isFinal, outputOfRecord, recordFrom } from "../records.js";
+import { contextAfter, emptyContext, pathsOf, refsFromText, withStoredIds, type RunContext } from "../streams.js";
+import { ThreadBusyError } from "../thread-busy.js";
+import { migrate } from "./migrate.js";
+import type { SqliteCheckpointRow, SqliteRunRow } from "./schema.js";
+import { SqliteStreamReader } from "./stream-reader.js";
+
+/** What a write of a run must carry when the run queue holds it (its fencing token). */
+export interface SqliteWriteFence {
+  token: number;
+  delivered: number;
+}
+
+export interface SqliteLogConfig {
+  path: string;
+  busyTimeoutMs: number;
+  /** Keep only the last N checkpoints of each run (and those a fork starts from). Default: all. */
+  keepCheckpoints?: number;
+  /** The error a store reports for a file it cannot open or migrate. */
+  fail: (kind: "open" | "schema", message: string, cause: unknown) => Error;
+}
+
+/**
+ * Why `new Database()` failed, in one line. A native module that cannot be loaded (no prebuilt
+ * binary and no compiler, or one built for another Node) says so with kilobytes of searched paths:
+ * name the cause and the fix instead.
+ */
+function openFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (/bindings file|better_sqlite3\.node|NODE_MODULE_VERSION|invalid ELF|was compiled against/i.test(message)) {
+    return `better-sqlite3's native module cannot be loaded on Node ${process.versions.node} (${message.split("\n")[0]!.slice(0, 120)}): run \`npm rebuild better-sqlite3\` (it needs a prebuilt binary for this platform or a C++ toolchain)`;
+  }
+  return message;
+}
+
+/**
+ * The run log in one SQLite file (schema.ts): the embedded default. WAL mode with full sync, so a
+ * checkpoint or journal row is on disk before the run moves on, and several processes share the
+ * file. Everything is synchronous: a checkpoint is written before the state it records moves on.
+ * `SqliteCheckpointStore` is this; `SqliteRunStore` adds the run queue.
+ */
+export class SqliteRunLog implements RunLogStore {
+  readonly path: string;
+  protected readonly db: Database.Database;
+  private readonly cache = new RunContextCache();
+  private readonly reader: SqliteStreamReader;
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly keepCheckpoints: number | undefined;
+
+  constructor(config: SqliteLogConfig) {
+    this.path = config.path;
+    this.keepCheckpoints = config.keepCheckpoints;
+    try {
+      if (config.path !== ":memory:") mkdirSync(dirname(config.path), { recursive: true });
+      this.db = new Database(config.path, { timeout: config.busyTimeoutMs });
+    } catch (error) {
+      throw config.fail("open", `cannot open ${config.path}: ${openFailure(error)}`, error);
+    }
+    this.reader = new SqliteStreamReader((sql) => this.sql(sql));
+    try {
+      this.db.pragma("journal_mode = WAL");
+      // FULL: a committed journal row survives a power cut, not only a killed process.
+      this.db.pragma("synchronous = FULL");
+      migrate(this.db, (runId, record) => this.append(runId, record, this.contextFor(runId), null));
+    } catch (error) {
+      this.db.close();
+      throw config.fail("schema", `${config.path}: ${error instanceof Error ? error.message : String(error)}`, error);
+    }
+  }
+
+  /** A prepared statement, made once per store. */
+  protected sql(text: string): Database.Statement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      if (!this.db.open) throw this.closedError();
+      this.statements.set(text, (statement = this.db.prepare(text)));
+    }
+    return statement;
+  }
+
+  protected closedError(): Error {
+    return new CheckpointError("(none)", `the store at ${this.path} is closed; open a new one`);
+  }
+
+  /** The queue's hook: the fence a write (or, `reading`, a journal read) of this run carries; undefined for a plain one. */
+  protected fenceFor(_runId: string, _reading: boolean): SqliteWriteFence | undefined {
+    return undefined;
+  }
+
+  /** The queue's hook: the error for a write whose fence no longer holds (after telling the run's owner). */
+  protected lost(runId: string): Error {
+    return queueOwned(runId);
+  }
+
+  /** The queue's hook, inside the save's transaction: a fenced save was stored. */
+  protected fencedSaveStored(_runId: string, _fence: SqliteWriteFence): void {}
+
+  protected runRow(runId: string): SqliteRunRow | undefined {
+    return this.sql(`SELECT * FROM jianmu_runs WHERE run_id = ?`).get(runId) as SqliteRunRow | undefined;
+  }
+
+  // ---- CheckpointStore ----
+
+  save(runId: string, record: PersistedAgent): void {
+    checkRecordId(runId, record);
+    const fence = this.fenceFor(runId, false);
+    const done = this.db.transaction(() => {
+      const row = this.runRow(runId);
+      if (fence) {
+        if (row?.token !== fence.token) return "lost" as const;
+      } else if (row && row.token > 0) {
+        throw queueOwned(runId);
+      }
+      if (!row) {
+        const now = Date.now();
+        this.sql(`INSERT INTO jianmu_runs (run_id, agent, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`).run(runId, record.machine, record.status, now, now);
+      }
+      const context = this.contextFor(runId, row);
+      const next = this.append(runId, record, context, row?.head ?? null);
+      // A queued run's final status comes with its output (finish), so a crash in between resumes it.
+      if (!fence || record.status === "running" || record.status === "awaitingApproval") this.sql(`UPDATE jianmu_runs SET status = ? WHERE run_id = ?`).run(record.status, runId);
+      if (fence) this.fencedSaveStored(runId, fence);
+      return next;
+    }).immediate();
+    if (done === "lost") throw this.lost(runId);
+    this.cache.set(done);
+  }
+
+  load(runId: string, checkpointId?: string): PersistedAgent | undefined {
+    const row = this.runRow(runId);
+    const id = checkpointId === undefined ? (row?.head ?? undefined) : checkpointIdOf(checkpointId);
+    if (id === undefined) return undefined;
+    const checkpoint = this.sql(`SELECT * FROM jianmu_checkpoints WHERE id = ? AND run_id = ?`).get(id, runId) as SqliteCheckpointRow | undefined;
+    if (!checkpoint) return undefined;
+    const cached = checkpointId === undefined ? this.cache.get(runId, row?.head) : undefined;
+    const skeleton = this.skeletonOf(checkpoint);
+    const refs = this.refsOf(checkpoint);
+    const streams = cached?.known ?? this.reader.read(runId, refs);
+    return recordFrom({ id: checkpoint.id, runId }, skeleton, refs, streams, this.path);
+  }
+
+  list(): CheckpointSummary[] {
+    const rows = this.sql(`SELECT run_id, agent, machine, state, status, iteration, saved_at FROM jianmu_runs WHERE head IS NOT NULL ORDER BY saved_at DESC, run_id`).all() as SqliteRunRow[];
+    return rows.map((row) => ({
+      runId: row.run_id,
+      machine: row.machine ?? row.agent,
+      state: row.state ?? "",
+      status: (row.status === "queued" ? "running" : row.status) as RunStatus,
+      iteration: row.iteration,
+      savedAt: row.saved_at ?? 0,
+    }));
+  }
+
+  delete(runId: string): boolean {
+    const deleted = this.db.transaction(() => {
+      this.handJournalToForks(runId);
+      this.sql(`DELETE FROM jianmu_journal WHERE run_id = ?`).run(runId);
+      this.sql(`DELETE FROM jianmu_inbox WHERE run_id = ?`).run(runId);
+      this.sql(`DELETE FROM jianmu_checkpoints WHERE run_id = ?`).run(runId);
+      const gone = this.sql(`DELETE FROM jianmu_runs WHERE run_id = ?`).run(runId).changes > 0;
+      this.dropUnusedStreams(runId);
+      return gone;
+    }).immediate();
+    this.cache.delete(runId);
+    return deleted;
+  }
+
+  history(runId: string): CheckpointEntry[] {
+    const rows = this.sql(`SELECT id, run_id, parent_id, state, status, iteration, saved_at FROM jianmu_checkpoints WHERE run_id = ? ORDER BY id`).all(runId) as SqliteCheckpointRow[];
+    return rows.map((row) => entryOf({ id: row.id, runId: row.run_id, parentId: row.parent_id, state: row.state, status: row.status, iteration: row.iteration, savedAt: row.saved_at }));
+  }
+
+  // ---- forks and threads ----
+
+  fork(request: ForkRequest): void {
+    const { runId, from, record, inherit } = request;
+    checkRecordId(runId, record);
+    const next = this.db.transaction(() => {
+      if (this.runRow(runId)) throw new CheckpointError(runId, `fork: run ${runId} already exists; choose another runId for the fork`);
+      const sourceId = checkpointIdOf(from.checkpointId);
+      const source = sourceId === undefined ? undefined : (this.sql(`SELECT id FROM jianmu_checkpoints WHERE id = ? AND run_id = ?`).get(sourceId, from.runId) as { id: number } | undefined);
+      const original = this.runRow(from.runId);
+      if (!source || !original) throw new CheckpointError(from.runId, `fork: run ${from.runId} has no checkpoint ${from.checkpointId} (see store.history(runId))`);
+      const now = Date.now();
+      this.sql(`INSERT INTO jianmu_runs (run_id, agent, status, fork_of, fork_checkpoint, inherit, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(
+        runId, original.agent, record.status, from.runId, source.id, JSON.stringify(inherit), now, now,
+      );
+      return this.append(runId, record, this.contextFrom(runId, source.id, false), source.id);
+    }).immediate();
+    this.cache.set(next);
+  }
+
+  openThreadRun(threadId: string, runId: string, machine: string): void {
+    this.insertThreadRun(threadId, runId, { agent: machine, status: "running", input: "{}", wakeAt: null });
+  }
+
+  /** Register a new run of the thread (the queue submits its runs through this too). Refused while the thread's latest run has not ended. */
+  protected insertThreadRun(threadId: string, runId: string, run: { agent: string; status: "running" | "queued"; input: string; wakeAt: number | null }): void {
+    this.db.transaction(() => {
+      const active = this.sql(`SELECT run_id FROM jianmu_runs WHERE thread_id = ? AND status IN ('queued', 'running', 'awaitingApproval')`).get(threadId) as { run_id: string } | undefined;
+      if (active) throw new ThreadBusyError(threadId, active.run_id);
+      if (this.runRow(runId)) throw new CheckpointError(runId, `run ${runId} already exists; a thread's next run needs a new run id`);
+      const last = this.sql(`SELECT thread_seq, head FROM jianmu_runs WHERE thread_id = ? ORDER BY thread_seq DESC LIMIT 1`).get(threadId) as { thread_seq: number; head: number | null } | undefined;
+      const now = Date.now();
+      this.sql(
+        `INSERT INTO jianmu_runs (run_id, agent, input, status, wake_at, thread_id, thread_seq, seed, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(runId, run.agent, run.input, run.status, run.wakeAt, threadId, (last?.thread_seq ?? 0) + 1, last?.head ?? null, now, now);
+    }).immediate();
+  }
+
+  threadRuns(threadId: string): ThreadRun[] {
+    const rows = this.sql(`SELECT run_id, status FROM jianmu_runs WHERE thread_id = ? ORDER BY thread_seq`).all(threadId) as { run_id: string; status: ThreadRun["status"] }[];
+    return rows.map((row) => ({ runId: row.run_id, status: row.status }));
+  }
+
+  outputOf(runId: string): AgentOutput | undefined {
+    const row = this.runRow(runId);
+    if (!row) return undefined;
+    if (row.output !== null) return this.decodeOutput(runId, row.output);
+    return isFinal(row.status) ? outputOfRecord(this.load(runId)) : undefined;
+  }
+
+  /** The queue's stored output: encoded against the run's streams (outputs.ts), or plain JSON from an earlier release. */
+  protected encodeOutput(runId: string, output: AgentOutput): string {
+    const context = this.cache.get(runId, this.runRow(runId)?.head) ?? this.contextFor(runId);
+    return encodeOutput(output, context);
+  }
+
+  protected decodeOutput(runId: string, text: string): AgentOutput {
+    try {
+      return decodeOutput(text, (refs) => this.reader.read(runId, refs));
+    } catch (error) {
+      return damaged(runId, "output", this.path, error);
+    }
+  }
+
+  usage(runId?: string): LogUsage {
+    const where = runId === undefined ? "" : " WHERE run_id = ?";
+    const args = runId === undefined ? [] : [runId];
+    const checkpoints = this.sql(`SELECT count(*) AS n, coalesce(sum(length(body) + length(refs)), 0) AS bytes FROM jianmu_checkpoints${where}`).get(...args) as { n: number; bytes: number };
+    const streams = this.sql(`SELECT count(*) AS n FROM jianmu_streams${where}`).get(...args) as { n: number };
+    const items = this.sql(
+      `SELECT count(*) AS n, coalesce(sum(length(body)), 0) AS chars FROM jianmu_items i${runId === undefined ? "" : " JOIN jianmu_streams s ON s.id = i.stream_id WHERE s.run_id = ?"}`,
+    ).get(...args) as { n: number; chars: number };
+    const journal = this.sql(`SELECT count(*) AS n FROM jianmu_journal${where}`).get(...args) as { n: number };
+    return { checkpoints: checkpoints.n, checkpointBytes: checkpoints.bytes, streams: streams.n, items: items.n, itemChars: items.chars, journalEntries: journal.n };
+  }
+
+  // ---- ToolJournal ----
+
+  /** Runs `work` in one transaction with the token check; throws FencedError when the token moved on. */
+  private fenced<T>(runId: string, reading: boolean, work: () => T): T {
+    const fence = this.fenceFor(runId, reading);
+    if (!fence) return work();
+    const result = this.db.transaction(() => {
+      const current = this.sql(`SELECT token FROM jianmu_runs WHERE run_id = ?`).get(runId) as { token: number } | undefined;
+      if (current?.token !== fence.token) return { lost: true as const };
+      return { lost: false as const, value: work() };
+    }).immediate();
+    if (result.lost) throw this.lost(runId);
+    return result.value;
+  }
+
+  /** An atomic claim: insert-if-absent, so of two processes sharing the file only one wins. */
+  started(key: JournalKey, name: string): boolean {
+    return this.fenced(key.runId, false, () =>
+      this.sql(`INSERT INTO jianmu_journal (run_id, iteration, call_id, name, state, updated_at) VALUES (?, ?, ?, ?, 'started', ?) ON CONFLICT DO NOTHING`).run(key.runId, key.iteration, key.callId, name, Date.now()).changes === 1,
+    );
+  }
+
+  completed(key: JournalKey, outcome: ToolOutcome): void {
+    this.fenced(key.runId, false, () =>
+      this.sql(
+        `INSERT INTO jianmu_journal (run_id, iteration, call_id, name, state, outcome, updated_at) VALUES (?, ?, ?, ?, 'completed', ?, ?)
+         ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at WHERE state = 'started'`,
+      ).run(key.runId, key.iteration, key.callId, outcome.name, JSON.stringify(outcome), Date.now()),
+    );
+  }
+
+  /** Fenced like the writes: a worker that lost the run must not replay the new owner's outcomes as its own. A fork asks its original for the calls it inherited. */
+  lookup(key: JournalKey): JournalEntry | undefined {
+    const read = (at: JournalKey) => this.sql(`SELECT name, state, outcome FROM jianmu_journal WHERE run_id = ? AND iteration = ? AND call_id = ?`).get(at.runId, at.iteration, at.callId) as
+      | { name: string; state: "started" | "completed"; outcome: string | null }
+      | undefined;
+    return this.fenced(key.runId, true, () => {
+      for (let at: JournalKey | undefined = key, depth = 0; at && depth < 1_000; depth++) {
+        const row = read(at);
+        if (row) return journalEntryOf(row, at, this.path);
+        at = inheritedKey(at, this.originOf(at.runId));
+      }
+      return undefined;
+    });
+  }
+
+  forget(runId: string): void {
+    this.sql(`DELETE FROM jianmu_journal WHERE run_id = ?`).run(runId);
+  }
+
+  /** Close the database (idempotent). The store cannot be used afterwards. */
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  // ---- the log ----
+
+  private originOf(runId: string): ForkOrigin | undefined {
+    const row = this.sql(`SELECT fork_of, inherit FROM jianmu_runs WHERE run_id = ?`).get(runId) as { fork_of: string | null; inherit: string | null } | undefined;
+    const inherit = readInheritance(row?.inherit);
+    return row?.fork_of && inherit ? { runId: row.fork_of, inherit } : undefined;
+  }
+
+  private refsOf(checkpoint: SqliteCheckpointRow) {
+    try {
+      return refsFromText(checkpoint.refs);
+    } catch (error) {
+      return damaged(checkpoint.run_id, checkpoint.id, this.path, error);
+    }
+  }
+
+  /** A checkpoint's skeleton text (inflated against its keyframe). */
+  private skeletonOf(checkpoint: SqliteCheckpointRow): string {
+    try {
+      if (checkpoint.key_id === null) return unpackSkeleton(checkpoint.body, undefined);
+      const key = this.sql(`SELECT body FROM jianmu_checkpoints WHERE id = ?`).get(checkpoint.key_id) as { body: Buffer } | undefined;
+      if (!key) throw new Error(`its keyframe ${checkpoint.key_id} is missing`);
+      return unpackSkeleton(checkpoint.body, unpackSkeleton(key.body, undefined));
+    } catch (error) {
+      throw new CheckpointError(checkpoint.run_id, `checkpoint ${checkpoint.id} of run ${checkpoint.run_id} in ${this.path} is damaged: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  }
+
+  /** What the run's next save builds on (cached when this process wrote it last). */
+  private contextFor(runId: string, row = this.runRow(runId)): RunContext {
+    const cached = this.cache.get(runId, row?.head);
+    if (cached) return cached;
+    if (row?.head != null) return this.contextFrom(runId, row.head, true);
+    if (row?.seed != null) return this.contextFrom(runId, row.seed, false);
+    return emptyContext(runId);
+  }
+
+  private contextFrom(runId: string, checkpointId: number, own: boolean): RunContext {
+    const checkpoint = this.sql(`SELECT * FROM jianmu_checkpoints WHERE id = ?`).get(checkpointId) as SqliteCheckpointRow | undefined;
+    if (!checkpoint) return emptyContext(runId);
+    const skeleton = this.skeletonOf(checkpoint);
+    const refs = this.refsOf(checkpoint);
+    const known = this.reader.read(runId, refs);
+    const base = { runId, head: own ? checkpoint.id : undefined, known, paths: pathsOf(skeleton, refs) };
+    if (!own) return base;
+    const keyframe = checkpoint.key_id === null ? { id: checkpoint.id, text: skeleton } : { id: checkpoint.key_id, text: this.skeletonOf(this.sql(`SELECT * FROM jianmu_checkpoints WHERE id = ?`).get(checkpoint.key_id) as SqliteCheckpointRow) };
+    return { ...base, keyframe };
+  }
+
+  /** Store `record` as the run's next checkpoint (inside the caller's transaction); returns what the save after it starts from. */
+  private append(runId: string, record: PersistedAgent, context: RunContext, parentId: number | null): RunContext {
+    const encoded = encodeValue(record, context);
+    const ids = new Map<number, number>();
+    for (const stream of encoded.streams) {
+      const base = stream.base ? [ids.get(stream.base[0]) ?? stream.base[0], stream.base[1]] : [null, null];
+      ids.set(stream.id, Number(this.sql(`INSERT INTO jianmu_streams (run_id, base_id, base_count) VALUES (?, ?, ?)`).run(runId, base[0], base[1]).lastInsertRowid));
+    }
+    const stored = withStoredIds(encoded, ids);
+    const insertItem = this.sql(`INSERT INTO jianmu_items (stream_id, seq, body) VALUES (?, ?, ?)`);
+    for (const item of stored.items) insertItem.run(item.stream, item.seq, item.text);
+    const packed = packSkeleton(stored.skeleton, context.keyframe);
+    const id = Number(
+      this.sql(`INSERT INTO jianmu_checkpoints (run_id, parent_id, key_id, state, status, iteration, saved_at, refs, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+        runId, parentId, packed.keyId ?? null, record.state, record.status, record.iteration, record.savedAt, JSON.stringify(stored.refs), packed.body,
+      ).lastInsertRowid,
+    );
+    this.sql(`UPDATE jianmu_runs SET head = ?, machine = ?, state = ?, iteration = ?, saved_at = ?, pending = ?, updated_at = ? WHERE run_id = ?`).run(
+      id, record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)), Date.now(), runId,
+    );
+    this.prune(runId);
+    return contextAfter(context, stored, id, packed.keyId === undefined ? { id, text: stored.skeleton } : context.keyframe);
+  }
+
+  /** With `keepCheckpoints`: drop the run's older checkpoints, except keyframes still used and those a fork starts from. */
+  private prune(runId: string): void {
+    if (this.keepCheckpoints === undefined) return;
+    this.sql(
+      `DELETE FROM jianmu_checkpoints WHERE run_id = @run AND id < coalesce((SELECT id FROM jianmu_checkpoints WHERE run_id = @run ORDER BY id DESC LIMIT 1 OFFSET @keep - 1), 0)
+         AND id NOT IN (SELECT key_id FROM jianmu_checkpoints WHERE run_id = @run AND key_id IS NOT NULL)
+         AND id NOT IN (SELECT fork_checkpoint FROM jianmu_runs WHERE fork_of = @run)`,
+    ).run({ run: runId, keep: this.keepCheckpoints });
+  }
+
+  /** A deleted run's journal stays visible to its forks: they get their own copy of what they inherited. */
+  private handJournalToForks(runId: string): void {
+    const forks = this.sql(`SELECT run_id FROM jianmu_runs WHERE fork_of = ?`).all(runId) as { run_id: string }[];
+    const entries = (id: string): KeyedEntry[] =>
+      (this.sql(`SELECT iteration, call_id, name, state, outcome FROM jianmu_journal WHERE run_id = ?`).all(id) as { iteration: number; call_id: string; name: string; state: "started" | "completed"; outcome: string | null }[]).map(
+        (row) => {
+          const key = { runId: id, iteration: row.iteration, callId: row.call_id };
+          return { key, entry: journalEntryOf(row, key, this.path) };
+        },
+      );
+    for (const { run_id: fork } of forks) {
+      const chain: { runId: string; origin?: ForkOrigin; entries: KeyedEntry[] }[] = [];
+      for (let at: string | undefined = fork; at !== undefined && chain.length < 1_000; ) {
+        const origin = this.originOf(at);
+        chain.push({ runId: at, ...(origin ? { origin } : {}), entries: entries(at) });
+        at = origin?.runId;
+      }
+      for (const { key, entry } of effectiveEntries(chain)) {
+        this.sql(`INSERT INTO jianmu_journal (run_id, iteration, call_id, name, state, outcome, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`).run(
+          key.runId, key.iteration, key.callId, entry.state === "completed" ? entry.outcome.name : entry.name, entry.state, entry.state === "completed" ? JSON.stringify(entry.outcome) : null, Date.now(),
+        );
+      }
+      this.sql(`UPDATE jianmu_runs SET fork_of = NULL, inherit = NULL WHERE run_id = ?`).run(fork);
+    }
+  }
+
+  /** The deleted run's streams, unless a kept stream builds on them (then they stay until that one goes); then the bases they freed. */
+  private dropUnusedStreams(runId: string): void {
+    let candidates = (this.sql(`SELECT id FROM jianmu_streams WHERE run_id = ?`).all(runId) as { id: number }[]).map((row) => row.id);
+    while (candidates.length > 0) {
+      const next: number[] = [];
+      for (const id of candidates) {
+        const row = this.sql(`SELECT run_id, base_id FROM jianmu_streams WHERE id = ?`).get(id) as { run_id: string; base_id: number | null } | undefined;
+        if (!row || this.runRow(row.run_id) || this.sql(`SELECT 1 FROM jianmu_streams WHERE base_id = ?`).get(id)) continue;
+        this.sql(`DELETE FROM jianmu_items WHERE stream_id = ?`).run(id);
+        this.sql(`DELETE FROM jianmu_streams WHERE id = ?`).run(id);
+        if (row.base_id !== null) next.push(row.base_id);
+      }
+      candidates = next;
+    }
+  }
+}

@@ -1,0 +1,160 @@
+import { snapshotLimitProblem } from "../snapshot-limits.js";
+import { decodeValue, DamagedSkeleton, type Encoded, type KnownStream, type StreamContext, type StreamRef } from "./codec.js";
+
+/*
+ * Streams as the stores keep them (one row per stream, one row per element) and the steps every
+ * backend shares around the codec: giving planned streams their stored ids, reading streams back
+ * from rows, and rebuilding a value from a skeleton.
+ */
+
+/** A stream's row: whose it is and the prefix of another stream it starts with. */
+export interface StreamRow {
+  id: number;
+  owner: string;
+  baseId: number | null;
+  baseCount: number | null;
+}
+
+/** One element of a stream: its index in the stream (base included) and its JSON text. */
+export interface ItemRow {
+  stream: number;
+  seq: number;
+  text: string;
+}
+
+/** The run's latest checkpoint as the writer knows it, and the streams it refers to. */
+export interface RunContext extends StreamContext {
+  /** The run's latest checkpoint id (undefined before its first save). */
+  readonly head: number | undefined;
+  /** The checkpoint whose skeleton the next ones are compressed against (SQLite, PostgreSQL). */
+  readonly keyframe?: { id: number; text: string };
+}
+
+export function emptyContext(runId: string): RunContext {
+  return { runId, head: undefined, known: new Map(), paths: new Map() };
+}
+
+/** The encoded writes with the stored ids of the streams it planned (temporary ids are negative). */
+export function withStoredIds(encoded: Encoded, ids: ReadonlyMap<number, number>): Encoded {
+  const id = (temp: number) => (temp < 0 ? ids.get(temp)! : temp);
+  const ref = ([stream, count]: StreamRef): StreamRef => [id(stream), count];
+  return {
+    skeleton: encoded.skeleton,
+    refs: encoded.refs.map(ref),
+    streams: encoded.streams.map((s) => ({ id: id(s.id), ...(s.base ? { base: ref(s.base) } : {}) })),
+    items: encoded.items.map((item) => ({ ...item, stream: id(item.stream) })),
+    known: new Map([...encoded.known.values()].map((s) => [id(s.id), { ...s, id: id(s.id) }])),
+    paths: new Map([...encoded.paths].map(([path, stream]) => [path, id(stream)])),
+  };
+}
+
+/** What the next save of the run starts from, once `stored` (with stored ids) is written as checkpoint `head`. */
+export function contextAfter(previous: RunContext, stored: Encoded, head: number, keyframe: RunContext["keyframe"]): RunContext {
+  return { runId: previous.runId, head, known: stored.known, paths: stored.paths, ...(keyframe ? { keyframe } : {}) };
+}
+
+/**
+ * Streams from their rows: each one's texts, its base's prefix included. `rows` must hold every
+ * stream the wanted ones build on. Throws (naming the stream) when a row or an element is missing.
+ */
+export function streamsFromRows(rows: readonly StreamRow[], items: readonly ItemRow[], complete: (row: StreamRow) => boolean = () => true): Map<number, KnownStream> {
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const own = new Map<number, string[]>();
+  for (const item of [...items].sort((a, b) => a.stream - b.stream || a.seq - b.seq)) {
+    let list = own.get(item.stream);
+    if (!list) own.set(item.stream, (list = []));
+    list.push(item.text);
+  }
+  const resolved = new Map<number, KnownStream>();
+  const resolve = (id: number, depth: number): KnownStream => {
+    const done = resolved.get(id);
+    if (done) return done;
+    const row = byId.get(id);
+    if (!row) throw new DamagedSkeleton(`stream ${id} is missing`);
+    if (depth > 10_000) throw new DamagedSkeleton(`stream ${id} builds on itself`);
+    const start = row.baseId !== null ? (row.baseCount ?? 0) : 0;
+    const base = row.baseId !== null ? resolve(row.baseId, depth + 1).texts : [];
+    const mine = own.get(id) ?? [];
+    // A reader that needs fewer elements than the base prefix reads only those (and none of the stream's own).
+    if (base.length < start && mine.length > 0) throw new DamagedSkeleton(`stream ${id} starts with ${start} elements of stream ${row.baseId}, which holds ${base.length}`);
+    const texts = base.length < start ? base.slice() : [...base.slice(0, start), ...mine];
+    const stream = { id, owner: row.owner, texts, complete: complete(row) && base.length >= start };
+    resolved.set(id, stream);
+    return stream;
+  };
+  for (const row of rows) resolve(row.id, 0);
+  // Elements are stored at their index: a gap means a lost row.
+  for (const item of items) {
+    const stream = resolved.get(item.stream);
+    if (stream && stream.texts[item.seq] !== item.text) throw new DamagedSkeleton(`stream ${item.stream} has a gap before element ${item.seq}`);
+  }
+  return resolved;
+}
+
+/** Read everything (a run's own streams: the next save may append to them). */
+export const ALL_ELEMENTS = Number.MAX_SAFE_INTEGER;
+
+/**
+ * How many elements of each stream a reader needs: the counts the refs name, everything of the
+ * run's own streams, and of each base the prefix the streams built on it take.
+ */
+export function neededCounts(rows: readonly StreamRow[], refs: readonly StreamRef[], runId: string): Map<number, number> {
+  const need = new Map<number, number>();
+  const raise = (id: number, count: number) => {
+    if (count > (need.get(id) ?? 0)) {
+      need.set(id, count);
+      return true;
+    }
+    return false;
+  };
+  for (const [id, count] of refs) raise(id, count);
+  for (const row of rows) if (row.owner === runId) raise(row.id, ALL_ELEMENTS);
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const row of rows) if (row.baseId !== null && raise(row.baseId, Math.min(row.baseCount ?? 0, need.get(row.id) ?? 0))) changed = true;
+  }
+  return need;
+}
+
+/** Rebuild a value from its skeleton text and the streams it refers to (each element parsed once). */
+export function decodeSkeleton(skeleton: string, refs: readonly StreamRef[], streams: ReadonlyMap<number, KnownStream>): { value: unknown; paths: Map<string, number> } {
+  const parsed = new Map<number, unknown[]>();
+  const elements = ([id, count]: StreamRef): unknown[] => {
+    const stream = streams.get(id);
+    if (!stream) throw new DamagedSkeleton(`stream ${id} is missing`);
+    if (stream.texts.length < count) throw new DamagedSkeleton(`stream ${id} holds ${stream.texts.length} elements, the checkpoint needs ${count}`);
+    let list = parsed.get(id);
+    if (!list) parsed.set(id, (list = []));
+    for (let i = list.length; i < count; i++) list.push(JSON.parse(stream.texts[i]!));
+    return list.slice(0, count);
+  };
+  let value: unknown;
+  try {
+    value = JSON.parse(skeleton);
+  } catch (error) {
+    throw new DamagedSkeleton(`its skeleton is not JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  // Before anything recursive walks it (restoreAgent's limits, checked again on the whole record).
+  const tooBig = snapshotLimitProblem(value);
+  if (tooBig !== undefined) throw new DamagedSkeleton(`its skeleton is refused: ${tooBig}`);
+  return decodeValue(value, refs, elements);
+}
+
+/** The refs as a store keeps them: `[[id, count], ...]` as JSON text, checked when read back. */
+export function refsFromText(text: string): StreamRef[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new DamagedSkeleton("its stream list is not JSON");
+  }
+  if (!Array.isArray(value) || !value.every((r) => Array.isArray(r) && r.length === 2 && r.every((n) => Number.isInteger(n) && n >= 0))) {
+    throw new DamagedSkeleton("its stream list is not a list of [stream, count] pairs");
+  }
+  return value as StreamRef[];
+}
+
+/** The stream each array path of a stored skeleton used (what the next save compares against), without rebuilding it. */
+export function pathsOf(skeleton: string, refs: readonly StreamRef[]): Map<string, number> {
+  return decodeValue(JSON.parse(skeleton), refs, () => []).paths;
+}
