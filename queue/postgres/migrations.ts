@@ -1,11 +1,22 @@
 import type pg from "pg";
+import { readPersisted, type PersistedAgent } from "../../machines/persistence/persistence.js";
 
 /**
  * The tables, as numbered migrations. A database records the versions it has; `connect` applies the
  * missing ones in one transaction under an advisory lock, so processes connecting at once migrate once.
  * Never edit a released migration: add the next one.
  */
-export const MIGRATIONS: readonly { version: number; sql: (schema: string) => string }[] = [
+/** Migration 2 moves each run's one checkpoint into its log: the store's own write path does it (see PostgresRunStore.connect). */
+export type ConvertCheckpoint = (query: (text: string, values?: unknown[]) => Promise<unknown>, runId: string, record: PersistedAgent) => Promise<void>;
+
+export interface Migration {
+  version: number;
+  sql: (schema: string) => string;
+  /** Work after the statements, in the same transaction (data only code can transform). */
+  after?: (client: pg.ClientBase, schema: string, convert: ConvertCheckpoint) => Promise<void>;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     sql: (s) => `
@@ -55,6 +66,64 @@ CREATE TABLE ${s}.agents (
   last_seen bigint NOT NULL
 );`,
   },
+  {
+    // One log per run: every checkpoint kept, the conversation stored once (streams of elements), forks and threads.
+    version: 2,
+    sql: (s) => `
+ALTER TABLE ${s}.runs
+  ADD COLUMN head            bigint,
+  ADD COLUMN thread_id       text,
+  ADD COLUMN thread_seq      integer,
+  ADD COLUMN seed            bigint,
+  ADD COLUMN fork_of         text,
+  ADD COLUMN fork_checkpoint bigint,
+  ADD COLUMN inherit         jsonb;
+-- The output may refer to the run's streams now (machines/persistence/log/outputs.ts): text, as written.
+ALTER TABLE ${s}.runs ALTER COLUMN output TYPE text USING output::text;
+CREATE UNIQUE INDEX runs_thread_active ON ${s}.runs (thread_id) WHERE thread_id IS NOT NULL AND status IN ('queued', 'running', 'awaitingApproval');
+CREATE INDEX runs_thread ON ${s}.runs (thread_id, thread_seq) WHERE thread_id IS NOT NULL;
+CREATE INDEX runs_forks ON ${s}.runs (fork_of) WHERE fork_of IS NOT NULL;
+CREATE TABLE ${s}.checkpoints (
+  id        bigserial PRIMARY KEY,
+  run_id    text NOT NULL,
+  parent_id bigint,
+  key_id    bigint,
+  state     text NOT NULL,
+  status    text NOT NULL,
+  iteration integer NOT NULL,
+  saved_at  bigint NOT NULL,
+  refs      text NOT NULL,
+  body      bytea NOT NULL
+);
+CREATE INDEX checkpoints_run ON ${s}.checkpoints (run_id, id);
+CREATE TABLE ${s}.streams (
+  id         bigserial PRIMARY KEY,
+  run_id     text NOT NULL,
+  base_id    bigint,
+  base_count integer
+);
+CREATE INDEX streams_run ON ${s}.streams (run_id);
+CREATE INDEX streams_base ON ${s}.streams (base_id) WHERE base_id IS NOT NULL;
+CREATE TABLE ${s}.items (
+  stream_id bigint NOT NULL,
+  seq       integer NOT NULL,
+  body      text NOT NULL,
+  PRIMARY KEY (stream_id, seq)
+);`,
+    after: async (client, s, convert) => {
+      const { rows } = await client.query<{ run_id: string; checkpoint: string }>(`SELECT run_id, checkpoint FROM ${s}.runs WHERE checkpoint IS NOT NULL ORDER BY created_at, run_id`);
+      for (const row of rows) {
+        let record: PersistedAgent;
+        try {
+          record = readPersisted(row.checkpoint);
+        } catch (error) {
+          throw new Error(`the checkpoint of run ${row.run_id} (written by an earlier jianmu) cannot be read (${error instanceof Error ? error.message : String(error)}); delete that row or restore a backup, then connect again`);
+        }
+        await convert((text, values) => client.query(text, values), row.run_id, record);
+      }
+      await client.query(`ALTER TABLE ${s}.runs DROP COLUMN checkpoint`);
+    },
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
@@ -76,7 +145,7 @@ function checkNotNewer(schema: string, version: number): void {
   }
 }
 
-export async function migrate(client: pg.ClientBase, schema: string): Promise<{ from: number; to: number }> {
+export async function migrate(client: pg.ClientBase, schema: string, convert: ConvertCheckpoint): Promise<{ from: number; to: number }> {
   // Up to date already: no DDL, no lock (a role with rights on the tables only, not on the database, connects).
   const current = await versionOf(client, schema);
   checkNotNewer(schema, current);
@@ -92,6 +161,7 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<{ 
     for (const migration of MIGRATIONS) {
       if (migration.version <= from) continue;
       await client.query(migration.sql(schema));
+      await migration.after?.(client, schema, convert);
       await client.query(`INSERT INTO ${schema}.schema_migrations (version) VALUES ($1)`, [migration.version]);
     }
     await client.query("COMMIT");

@@ -1,34 +1,19 @@
 import pg from "pg";
-import type { ToolOutcome } from "../../actors/tool-executor.js";
-import type { JournalEntry, JournalKey, ToolJournal } from "../../actors/tool-journal.js";
-import { checkRecordId, journalEntryOf, type CheckpointStore, type CheckpointSummary } from "../../machines/persistence/checkpoints/store.js";
+import type { CheckpointSummary } from "../../machines/persistence/checkpoints/store.js";
 import type { AgentOutput } from "../../machines/contract/context.js";
-import { readPersisted, type PersistedAgent, type RunStatus } from "../../machines/persistence/persistence.js";
+import { emptyContext } from "../../machines/persistence/log/streams.js";
 import { RunQueueError } from "../errors.js";
 import { Fences } from "../fences.js";
-import { queueOwned, type QueueSignal, type RunStore } from "../run-store.js";
+import type { QueueSignal, RunStore } from "../run-store.js";
 import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "../requests.js";
-import {
-  pendingFromSnapshot,
-  type ClaimedRun,
-  type InboxEvent,
-  type ListOptions,
-  type QueueStatus,
-  type RunCommand,
-  type RunInput,
-  type RunStatusInfo,
-  type RunSummary,
-  type SubmitRequest,
-  dedupeKeyOf,
-} from "../schemas.js";
+import { dedupeKeyOf, type ClaimedRun, type InboxEvent, type ListOptions, type QueueStatus, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest } from "../schemas.js";
 import { waitForOutput } from "../wait.js";
 import { explainPgError } from "./errors.js";
 import { NotificationListener } from "./listener.js";
+import { NOW } from "./log-rows.js";
 import { migrate } from "./migrations.js";
 import { ConnectOptionsSchema, redactUrl, type PostgresRunStoreOptions, type ResolvedOptions } from "./options.js";
-
-/** The database's clock in epoch ms: leases are judged by one clock, whichever machine writes. */
-const NOW = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+import { PostgresRunLog, type PgWhere, type PgWriteFence } from "./run-log.js";
 
 interface RunRow {
   run_id: string;
@@ -45,30 +30,26 @@ interface RunRow {
 }
 
 /**
- * The run queue on PostgreSQL: runs, their inboxes, checkpoints and tool journal in one schema.
- * Claims use `FOR UPDATE SKIP LOCKED`; every write of a claimed run is conditional on its fencing
- * token, in the same statement; `LISTEN/NOTIFY` wakes workers and waiters, polling backs it up.
- * Also a `CheckpointStore` and `ToolJournal` for `runAgent({ checkpoints })` and `createReactMachine({ journal })`.
+ * The run queue on PostgreSQL: runs (each one's log: checkpoints, streams, journal, see run-log.ts),
+ * their inboxes and the agents workers run, in one schema. Claims use `FOR UPDATE SKIP LOCKED`;
+ * every write of a claimed run is conditional on its fencing token, in the same statement;
+ * `LISTEN/NOTIFY` wakes workers and waiters, polling backs it up. Also a `RunLogStore` for
+ * `runAgent({ checkpoints })`, `createReactMachine({ journal })`, `forkRun` and `loadThread`.
  */
-export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal {
+export class PostgresRunStore extends PostgresRunLog implements RunStore {
   private readonly fences = new Fences();
   private readonly listener: NotificationListener | undefined;
   private readonly channel: string;
-  private closed = false;
 
   private constructor(
-    private readonly pool: pg.Pool,
+    pool: pg.Pool,
     private readonly ownsPool: boolean,
-    private readonly options: ResolvedOptions,
-    private readonly where: { url: string; schema: string; user?: string; database?: string },
+    options: ResolvedOptions,
+    where: PgWhere,
   ) {
+    super(pool, options, where);
     this.channel = `jianmu_runs_${options.schema}`;
     this.listener = options.listen ? new NotificationListener(clientConfig(options), this.channel) : undefined;
-  }
-
-  /** The schema the tables live in. */
-  get schema(): string {
-    return this.options.schema;
   }
 
   /**
@@ -95,10 +76,12 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     const pool = resolved.pool ?? new pg.Pool({ ...clientConfig(resolved), max: resolved.maxConnections, idleTimeoutMillis: 10_000 });
     // An idle connection cut by a server restart must not crash the process; the next query reconnects.
     if (ownsPool) pool.on("error", () => undefined);
+    const store = new PostgresRunStore(pool, ownsPool, resolved, where);
     let client: pg.PoolClient | undefined;
     try {
       client = await pool.connect();
-      await migrate(client, resolved.schema);
+      // Runs saved by the release before become the first checkpoint of their log, written as a save would.
+      await migrate(client, resolved.schema, async (query, runId, record) => void (await store.writeWithClient(query as never, runId, record, emptyContext(runId), null)));
     } catch (error) {
       client?.release(true);
       client = undefined;
@@ -107,20 +90,15 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     } finally {
       client?.release();
     }
-    return new PostgresRunStore(pool, ownsPool, resolved, where);
+    return store;
   }
 
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
-    if (this.closed) throw new RunQueueError("closed", "this PostgresRunStore is closed; connect a new one");
-    try {
-      return await this.pool.query<R>(text, values);
-    } catch (error) {
-      throw explainPgError(error, this.where);
-    }
+  protected override fenceFor(runId: string, reading: boolean): PgWriteFence | undefined {
+    return reading ? this.fences.get(runId) : this.fences.forWrite(runId);
   }
 
-  private t(name: string): string {
-    return `${this.options.schema}.${name}`;
+  protected override lost(runId: string): Error {
+    return this.fences.lost(runId);
   }
 
   // ---- the public half ---------------------------------------------------------------------------
@@ -129,6 +107,14 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     const { agent, input, runId } = checkSubmit(request);
     const known = await this.query<{ name: string }>(`SELECT name FROM ${this.t("agents")} ORDER BY name`);
     if (!known.rows.some((row) => row.name === agent)) throw new RunQueueError("unknown_agent", unknownAgentMessage(agent, known.rows.map((r) => r.name)));
+    if (typeof input.threadId === "string") {
+      const existing = await this.query<{ agent: string }>(`SELECT agent FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
+      if (!existing.rows[0]) {
+        await this.insertThreadRun(input.threadId, runId, { agent, status: "queued", input, wake: true });
+        await this.query(`SELECT pg_notify($1, 'runnable')`, [this.channel]);
+        return runId;
+      }
+    }
     const { rows } = await this.query<{ inserted: number; agent: string }>(
       `WITH ins AS (
          INSERT INTO ${this.t("runs")} (run_id, agent, input, status, wake_at, created_at, updated_at)
@@ -165,9 +151,10 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
   async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
     const id = checkRunId(runId, "wait");
     const read = async () => {
-      const { rows } = await this.query<{ output: unknown }>(`SELECT output FROM ${this.t("runs")} WHERE run_id = $1`, [id]);
+      const { rows } = await this.query<{ output: string | null }>(`SELECT output FROM ${this.t("runs")} WHERE run_id = $1`, [id]);
       if (rows.length === 0) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)} in schema ${this.schema}; check the id with store.list({})`);
-      return rows[0]!.output;
+      const output = rows[0]!.output;
+      return output === null ? null : this.decodeOutput(id, output);
     };
     return waitForOutput(read, (listener) => this.subscribe(listener), id, this.options.pollMs, options.signal);
   }
@@ -180,22 +167,10 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     return statusOf(row);
   }
 
-  list(): Promise<CheckpointSummary[]>;
-  list(options: ListOptions): Promise<RunSummary[]>;
-  async list(options?: ListOptions): Promise<CheckpointSummary[] | RunSummary[]> {
-    if (options === undefined) {
-      const { rows } = await this.query<{ run_id: string; machine: string; state: string; status: QueueStatus; iteration: number; saved_at: string }>(
-        `SELECT run_id, machine, state, status, iteration, saved_at FROM ${this.t("runs")} WHERE checkpoint IS NOT NULL ORDER BY saved_at DESC, run_id`,
-      );
-      return rows.map((row) => ({
-        runId: row.run_id,
-        machine: row.machine,
-        state: row.state,
-        status: (row.status === "queued" ? "running" : row.status) as RunStatus,
-        iteration: row.iteration,
-        savedAt: Number(row.saved_at),
-      }));
-    }
+  override list(): Promise<CheckpointSummary[]>;
+  override list(options: ListOptions): Promise<RunSummary[]>;
+  override async list(options?: ListOptions): Promise<CheckpointSummary[] | RunSummary[]> {
+    if (options === undefined) return super.list();
     const { status, agent, limit } = checkListOptions(options);
     const { rows } = await this.query<RunRow>(
       `SELECT *, ${NOW} AS now FROM ${this.t("runs")}
@@ -213,120 +188,6 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     if (this.ownsPool) await this.pool.end().catch(() => undefined);
   }
 
-  // ---- CheckpointStore -----------------------------------------------------------------------------
-
-  async save(runId: string, record: PersistedAgent): Promise<void> {
-    checkRecordId(runId, record);
-    const body = JSON.stringify(record);
-    const pending = JSON.stringify(pendingFromSnapshot(record.snapshot));
-    const fence = this.fences.forWrite(runId);
-    if (fence) {
-      // Queue statuses move to final only with the output (finish), so a crash in between resumes the run.
-      const { rows } = await this.query<{ updated: number }>(
-        `WITH u AS (
-           UPDATE ${this.t("runs")} SET checkpoint = $3, machine = $4, state = $5, iteration = $6, saved_at = $7, pending = $8,
-             status = CASE WHEN $9 IN ('running', 'awaitingApproval') THEN $9 ELSE status END, updated_at = ${NOW}
-           WHERE run_id = $1 AND token = $2 RETURNING run_id),
-         a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1 AND id <= $10 AND applied_at IS NULL AND EXISTS (SELECT 1 FROM u) RETURNING id)
-         SELECT (SELECT count(*) FROM u)::int AS updated`,
-        [runId, fence.token, body, record.machine, record.state, record.iteration, record.savedAt, pending, record.status, fence.delivered],
-      );
-      if (rows[0]!.updated !== 1) throw this.fences.lost(runId);
-      return;
-    }
-    const result = await this.query(
-      `INSERT INTO ${this.t("runs")} (run_id, agent, status, machine, checkpoint, state, iteration, saved_at, pending, created_at, updated_at)
-       VALUES ($1, $2, $3, $2, $4, $5, $6, $7, $8, ${NOW}, ${NOW})
-       ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, machine = excluded.machine, checkpoint = excluded.checkpoint, state = excluded.state,
-         iteration = excluded.iteration, saved_at = excluded.saved_at, pending = excluded.pending, updated_at = excluded.updated_at
-       WHERE ${this.t("runs")}.token = 0`,
-      [runId, record.machine, record.status, body, record.state, record.iteration, record.savedAt, pending],
-    );
-    if (result.rowCount !== 1) throw queueOwned(runId);
-  }
-
-  async load(runId: string): Promise<PersistedAgent | undefined> {
-    const { rows } = await this.query<{ checkpoint: string | null }>(`SELECT checkpoint FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
-    const text = rows[0]?.checkpoint;
-    return text ? readPersisted(text) : undefined;
-  }
-
-  async delete(runId: string): Promise<boolean> {
-    const { rows } = await this.query<{ deleted: number }>(
-      `WITH j AS (DELETE FROM ${this.t("tool_journal")} WHERE run_id = $1 RETURNING 1),
-            r AS (DELETE FROM ${this.t("runs")} WHERE run_id = $1 RETURNING 1)
-       SELECT (SELECT count(*) FROM r)::int AS deleted`,
-      [runId],
-    );
-    return rows[0]!.deleted > 0;
-  }
-
-  // ---- ToolJournal -------------------------------------------------------------------------------
-
-  /** The atomic claim: true when this caller wrote the `started` entry; never overwrites. */
-  async started(key: JournalKey, name: string): Promise<boolean> {
-    const fence = this.fences.forWrite(key.runId);
-    if (!fence) {
-      const result = await this.query(
-        `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, updated_at) VALUES ($1, $2, $3, $4, 'started', ${NOW})
-         ON CONFLICT DO NOTHING`,
-        [key.runId, key.iteration, key.callId, name],
-      );
-      return result.rowCount === 1;
-    }
-    const { rows } = await this.query<{ token: string | null; written: number }>(
-      `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
-       ins AS (
-         INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, updated_at)
-         SELECT $1, $2, $3, $4, 'started', ${NOW} FROM owner WHERE owner.token = $5
-         ON CONFLICT DO NOTHING RETURNING 1)
-       SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
-      [key.runId, key.iteration, key.callId, name, fence.token],
-    );
-    if (Number(rows[0]!.token) !== fence.token) throw this.fences.lost(key.runId);
-    return rows[0]!.written === 1;
-  }
-
-  async completed(key: JournalKey, outcome: ToolOutcome): Promise<void> {
-    const fence = this.fences.forWrite(key.runId);
-    const values = [key.runId, key.iteration, key.callId, outcome.name, JSON.stringify(outcome)];
-    const upsert = `INSERT INTO ${this.t("tool_journal")} AS journal (run_id, iteration, call_id, name, state, outcome, updated_at)`;
-    const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at WHERE journal.state = 'started'`;
-    if (!fence) {
-      await this.query(`${upsert} VALUES ($1, $2, $3, $4, 'completed', $5, ${NOW}) ${conflict}`, values);
-      return;
-    }
-    const { rows } = await this.query<{ token: string | null }>(
-      `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
-       ins AS (${upsert} SELECT $1, $2, $3, $4, 'completed', $5, ${NOW} FROM owner WHERE owner.token = $6 ${conflict} RETURNING 1)
-       SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
-      [...values, fence.token],
-    );
-    if (Number(rows[0]!.token) !== fence.token) throw this.fences.lost(key.runId);
-  }
-
-  /** Fenced like the writes: a worker that lost the run must not replay the new owner's outcomes as its own. */
-  async lookup(key: JournalKey): Promise<JournalEntry | undefined> {
-    const fence = this.fences.get(key.runId);
-    const select = `SELECT name, state, outcome FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3`;
-    if (!fence) {
-      const { rows } = await this.query<{ name: string; state: "started" | "completed"; outcome: unknown }>(select, [key.runId, key.iteration, key.callId]);
-      return rows[0] ? journalEntryOf(rows[0], key, `schema ${this.schema}`) : undefined;
-    }
-    const { rows } = await this.query<{ token: string | null; entry: { name: string; state: "started" | "completed"; outcome: unknown } | null }>(
-      `SELECT (SELECT token FROM ${this.t("runs")} WHERE run_id = $1) AS token, (SELECT row_to_json(e) FROM (${select}) e) AS entry`,
-      [key.runId, key.iteration, key.callId],
-    );
-    if (Number(rows[0]!.token) !== fence.token) throw this.fences.lost(key.runId);
-    const row = rows[0]!.entry;
-    if (!row) return undefined;
-    return journalEntryOf(row, key, `schema ${this.schema}`);
-  }
-
-  async forget(runId: string): Promise<void> {
-    await this.query(`DELETE FROM ${this.t("tool_journal")} WHERE run_id = $1`, [runId]);
-  }
-
   // ---- the worker's half ---------------------------------------------------------------------------
 
   async registerAgents(agents: readonly string[]): Promise<void> {
@@ -337,7 +198,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
   }
 
   async claim(request: { owner: string; agents: readonly string[]; limit: number; leaseMs: number }): Promise<ClaimedRun[]> {
-    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: RunInput; checkpoint: string | null }>(
+    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: RunInput; head: string | null }>(
       `WITH c AS (
          SELECT run_id FROM ${this.t("runs")} r
          WHERE r.agent = ANY($1::text[]) AND r.status IN ('queued', 'running', 'awaitingApproval')
@@ -349,16 +210,15 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
        UPDATE ${this.t("runs")} r SET owner = $3, token = r.token + 1, lease_until = ${NOW} + $4, wake_at = ${NOW},
          status = CASE WHEN r.status = 'queued' THEN 'running' ELSE r.status END, updated_at = ${NOW}
        FROM c WHERE r.run_id = c.run_id
-       RETURNING r.run_id, r.agent, r.token, r.input, r.checkpoint`,
+       RETURNING r.run_id, r.agent, r.token, r.input, r.head`,
       [request.agents, request.limit, request.owner, request.leaseMs],
     );
-    return rows.map((row) => ({
-      runId: row.run_id,
-      agent: row.agent,
-      token: Number(row.token),
-      input: row.input,
-      ...(row.checkpoint !== null ? { checkpoint: row.checkpoint } : {}),
-    }));
+    return Promise.all(
+      rows.map(async (row) => {
+        const checkpoint = row.head !== null ? await this.load(row.run_id) : undefined;
+        return { runId: row.run_id, agent: row.agent, token: Number(row.token), input: row.input, ...(checkpoint ? { checkpoint } : {}) };
+      }),
+    );
   }
 
   fence(runId: string, token: number, onLost: (error: Error) => void): void {
@@ -403,8 +263,9 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     return this.handBack(runId, token, `status = 'awaitingApproval', wake_at = $6`, [wakeAt ?? null], undefined);
   }
 
-  finish(runId: string, token: number, output: AgentOutput): Promise<boolean> {
-    return this.handBack(runId, token, `status = $6, output = $7, wake_at = NULL, pending = '[]'`, [output.status, JSON.stringify(output)], `finished:${runId}`, true);
+  async finish(runId: string, token: number, output: AgentOutput): Promise<boolean> {
+    const stored = await this.encodeOutput(runId, output);
+    return this.handBack(runId, token, `status = $6, output = $7, wake_at = NULL, pending = '[]'`, [output.status, stored], `finished:${runId}`, true);
   }
 
   release(runId: string, token: number): Promise<boolean> {

@@ -21,6 +21,11 @@ export class RunContextCache {
     return found.context;
   }
 
+  /** The run's context whatever head it reflects (a writer that checks the head in its write statement). */
+  peek(runId: string): RunContext | undefined {
+    return this.runs.get(runId)?.context;
+  }
+
   set(context: RunContext): void {
     this.delete(context.runId);
     let chars = 0;

@@ -1,5 +1,5 @@
 import type { AgentOutput } from "../../contract/context.js";
-import { encodeValue, type KnownStream, type StreamRef } from "./codec.js";
+import { DamagedSkeleton, encodeValue, type KnownStream, type StreamRef } from "./codec.js";
 import { decodeSkeleton, refsFromText, type RunContext } from "./streams.js";
 
 /*
@@ -19,15 +19,30 @@ export function encodeOutput(output: AgentOutput, context: RunContext): string {
   return JSON.stringify({ [MARK]: 1, refs: encoded.refs, skeleton: encoded.skeleton });
 }
 
-/** The stored output put back; text that is not JSON comes back as it is, for the caller's schema to refuse. */
-export function decodeOutput(text: string, read: (refs: readonly StreamRef[]) => ReadonlyMap<number, KnownStream>): AgentOutput {
-  let value: Record<string, unknown>;
+function parsed(text: string): Record<string, unknown> | undefined {
   try {
-    value = JSON.parse(text) as Record<string, unknown>;
+    const value = JSON.parse(text) as unknown;
+    return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
   } catch {
-    return text as unknown as AgentOutput;
+    return undefined;
   }
-  if (value === null || typeof value !== "object" || value[MARK] !== 1) return value as unknown as AgentOutput;
-  const refs = refsFromText(JSON.stringify(value.refs));
-  return decodeSkeleton(String(value.skeleton), refs, read(refs)).value as AgentOutput;
+}
+
+/** The streams a stored output refers to ([] for a plain one): what a reader loads before `decodeOutput`. */
+export function outputRefs(text: string): StreamRef[] {
+  const value = parsed(text);
+  if (value?.[MARK] !== 1) return [];
+  try {
+    return refsFromText(JSON.stringify(value.refs));
+  } catch {
+    throw new DamagedSkeleton("its stream list is not a list of [stream, count] pairs");
+  }
+}
+
+/** The stored output put back; text that is not JSON comes back as it is, for the caller's schema to refuse. */
+export function decodeOutput(text: string, streams: ReadonlyMap<number, KnownStream>): AgentOutput {
+  const value = parsed(text);
+  if (value === undefined) return text as unknown as AgentOutput;
+  if (value[MARK] !== 1) return value as unknown as AgentOutput;
+  return decodeSkeleton(String(value.skeleton), outputRefs(text), streams).value as AgentOutput;
 }

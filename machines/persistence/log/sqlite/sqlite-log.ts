@@ -11,7 +11,7 @@ import { encodeValue } from "../codec.js";
 import { RunContextCache } from "../context-cache.js";
 import { effectiveEntries, inheritedKey, readInheritance, type ForkOrigin, type KeyedEntry } from "../journal-inheritance.js";
 import type { CheckpointEntry, ForkRequest, LogUsage, RunLogStore, ThreadRun } from "../log-store.js";
-import { decodeOutput, encodeOutput } from "../outputs.js";
+import { decodeOutput, encodeOutput, outputRefs } from "../outputs.js";
 import { packSkeleton, unpackSkeleton } from "../packing.js";
 import { checkpointIdOf, damaged, entryOf, isFinal, outputOfRecord, recordFrom } from "../records.js";
 import { contextAfter, emptyContext, pathsOf, refsFromText, withStoredIds, type RunContext } from "../streams.js";
@@ -243,7 +243,7 @@ export class SqliteRunLog implements RunLogStore {
 
   protected decodeOutput(runId: string, text: string): AgentOutput {
     try {
-      return decodeOutput(text, (refs) => this.reader.read(runId, refs));
+      return decodeOutput(text, this.reader.read(runId, outputRefs(text)));
     } catch (error) {
       return damaged(runId, "output", this.path, error);
     }

@@ -1,0 +1,519 @@
+import type pg from "pg";
+import type { ToolOutcome } from "../../actors/tool-outcome.js";
+import type { JournalEntry, JournalKey } from "../../actors/tool-journal.js";
+import { pendingFromSnapshot } from "../../machines/contract/approvals.js";
+import type { AgentOutput } from "../../machines/contract/context.js";
+import { CheckpointError, checkRecordId, journalEntryOf, queueOwned, type CheckpointSummary } from "../../machines/persistence/checkpoints/store.js";
+import type { PersistedAgent, RunStatus } from "../../machines/persistence/persistence.js";
+import { encodeValue, type Encoded } from "../../machines/persistence/log/codec.js";
+import { RunContextCache } from "../../machines/persistence/log/context-cache.js";
+import { effectiveEntries, inheritedKey, type ForkOrigin, type JournalInheritance, type KeyedEntry } from "../../machines/persistence/log/journal-inheritance.js";
+import type { CheckpointEntry, ForkRequest, LogUsage, RunLogStore, ThreadRun } from "../../machines/persistence/log/log-store.js";
+import { decodeOutput, encodeOutput, outputRefs } from "../../machines/persistence/log/outputs.js";
+import { packSkeleton, unpackSkeleton, type PackedSkeleton } from "../../machines/persistence/log/packing.js";
+import { checkpointIdOf, damaged, entryOf, isFinal, outputOfRecord, recordFrom } from "../../machines/persistence/log/records.js";
+import { contextAfter, emptyContext, pathsOf, refsFromText, withStoredIds, type RunContext } from "../../machines/persistence/log/streams.js";
+import { ThreadBusyError } from "../../machines/persistence/log/thread-busy.js";
+import { RunQueueError } from "../errors.js";
+import { explainPgError } from "./errors.js";
+import { insertCheckpoint, insertStreamsSql, nextStreamIds, NOW, readStreams, streamParams, type CheckpointRow, type Query } from "./log-rows.js";
+import type { ResolvedOptions } from "./options.js";
+
+/** What a write of a run must carry when the run queue holds it (its fencing token). */
+export interface PgWriteFence {
+  token: number;
+  delivered: number;
+}
+
+export interface PgWhere {
+  url: string;
+  schema: string;
+  user?: string;
+  database?: string;
+}
+
+/** An encoded save with its stream ids and packed skeleton, ready to write. */
+interface Planned {
+  stored: Encoded;
+  packed: PackedSkeleton;
+  context: RunContext;
+}
+
+/**
+ * The run log on PostgreSQL (migration 2 in migrations.ts): every checkpoint, streams of elements
+ * (the conversation stored once), the tool journal, forks and threads. A save is one statement,
+ * conditional on the run's head (and, for a claimed run, its fencing token): the store remembers
+ * the runs it wrote last (their streams' texts), so a save writes only what is new. `PostgresRunStore`
+ * builds the run queue on it.
+ */
+export class PostgresRunLog implements RunLogStore {
+  protected closed = false;
+  private readonly cache = new RunContextCache();
+  private readonly origins = new Map<string, ForkOrigin | null>();
+  private spareStreamIds: number[] = [];
+
+  protected constructor(
+    protected readonly pool: pg.Pool,
+    protected readonly options: ResolvedOptions,
+    protected readonly where: PgWhere,
+  ) {}
+
+  /** The schema the tables live in. */
+  get schema(): string {
+    return this.options.schema;
+  }
+
+  protected async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+    if (this.closed) throw new RunQueueError("closed", "this PostgresRunStore is closed; connect a new one");
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (error) {
+      throw explainPgError(error, this.where);
+    }
+  }
+
+  private readonly run = ((text: string, values?: unknown[]) => this.query(text, values)) as Query;
+
+  protected t(name: string): string {
+    return `${this.options.schema}.${name}`;
+  }
+
+  /** Several statements in one transaction on one connection. */
+  protected async transaction<T>(work: (query: Query) => Promise<T>): Promise<T> {
+    if (this.closed) throw new RunQueueError("closed", "this PostgresRunStore is closed; connect a new one");
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw explainPgError(error, this.where);
+    }
+    const query = (async (text: string, values?: unknown[]) => {
+      try {
+        return await client.query(text, values);
+      } catch (error) {
+        throw error instanceof CheckpointError || error instanceof ThreadBusyError ? error : explainPgError(error, this.where);
+      }
+    }) as Query;
+    try {
+      await query("BEGIN");
+      const result = await work(query);
+      await query("COMMIT");
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The queue's hook: the fence a write (or, `reading`, a journal read) of this run carries; undefined for a plain one. */
+  protected fenceFor(_runId: string, _reading: boolean): PgWriteFence | undefined {
+    return undefined;
+  }
+
+  /** The queue's hook: the error for a write whose fence no longer holds (after telling the run's owner). */
+  protected lost(runId: string): Error {
+    return queueOwned(runId);
+  }
+
+  // ---- CheckpointStore ----
+
+  async save(runId: string, record: PersistedAgent): Promise<void> {
+    checkRecordId(runId, record);
+    const fence = this.fenceFor(runId, false);
+    for (let attempt = 0; ; attempt++) {
+      const context = this.cache.peek(runId) ?? (await this.readContext(runId));
+      const planned = await this.plan(record, context);
+      const result = await this.writeSave(runId, record, planned, fence);
+      if (result.written) {
+        this.cache.set(contextAfter(context, planned.stored, result.id, planned.packed.keyId === undefined ? { id: result.id, text: planned.stored.skeleton } : context.keyframe));
+        if (this.options.keepCheckpoints !== undefined) await this.prune(runId);
+        return;
+      }
+      this.cache.delete(runId);
+      if (fence && result.token !== fence.token) throw this.lost(runId);
+      if (!fence && result.token > 0) throw queueOwned(runId);
+      // Another writer moved the run's head since this process read it: read it again.
+      if (attempt >= 2) throw new CheckpointError(runId, `save: run ${runId} keeps being written by another writer meanwhile; one run id, one writer`);
+    }
+  }
+
+  private async plan(record: PersistedAgent, context: RunContext): Promise<Planned> {
+    const encoded = encodeValue(record, context);
+    if (this.spareStreamIds.length < encoded.streams.length) this.spareStreamIds.push(...(await nextStreamIds(this.run, this.schema, encoded.streams.length + 8)));
+    const ids = new Map(encoded.streams.map((s) => [s.id, this.spareStreamIds.shift()!]));
+    const stored = withStoredIds(encoded, ids);
+    return { stored, packed: packSkeleton(stored.skeleton, context.keyframe), context };
+  }
+
+  /** The save in one statement: the run's row moves its head to the new checkpoint only if it still is where this writer read it (and carries the fence). */
+  private async writeSave(runId: string, record: PersistedAgent, { stored, packed, context }: Planned, fence: PgWriteFence | undefined) {
+    const runs = this.t("runs");
+    // $1 run, $2-$7 streams and elements, $8 machine, $9 state, $10 iteration, $11 savedAt, $12 pending, $13 status,
+    // $14 the head it was read at, $15 keyframe, $16 refs, $17 body, $18 token, $19 inbox events delivered.
+    const columns = `head = k.id, machine = $8::text, state = $9::text, iteration = $10::int, saved_at = $11::bigint, pending = $12::jsonb, updated_at = ${NOW}`;
+    const ok = fence
+      ? `UPDATE ${runs} SET ${columns}, status = CASE WHEN $13::text IN ('running', 'awaitingApproval') THEN $13::text ELSE ${runs}.status END
+           FROM k WHERE run_id = $1::text AND head IS NOT DISTINCT FROM $14::bigint AND token = $18::bigint RETURNING run_id`
+      : `INSERT INTO ${runs} AS r (run_id, agent, status, head, machine, state, iteration, saved_at, pending, created_at, updated_at)
+           SELECT $1::text, $8::text, $13::text, k.id, $8::text, $9::text, $10::int, $11::bigint, $12::jsonb, ${NOW}, ${NOW} FROM k
+           ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, machine = excluded.machine, state = excluded.state, iteration = excluded.iteration,
+             saved_at = excluded.saved_at, pending = excluded.pending, status = excluded.status, updated_at = excluded.updated_at
+           WHERE r.token = 0 AND r.head IS NOT DISTINCT FROM $14::bigint RETURNING run_id`;
+    const applied = fence
+      ? `, a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1::text AND id <= $19::bigint AND applied_at IS NULL AND EXISTS (SELECT 1 FROM ok) RETURNING id)`
+      : "";
+    const { rows } = await this.query<{ written: number; id: string; token: string | null }>(
+      `WITH k AS (SELECT nextval('${this.t("checkpoints_id_seq")}') AS id), ok AS (${ok}),
+       ${insertStreamsSql(this.schema, "$1::text", "EXISTS (SELECT 1 FROM ok)")},
+       c AS (INSERT INTO ${this.t("checkpoints")} (id, run_id, parent_id, key_id, state, status, iteration, saved_at, refs, body)
+         SELECT k.id, $1::text, $14::bigint, $15::bigint, $9::text, $13::text, $10::int, $11::bigint, $16::text, $17::bytea FROM k WHERE EXISTS (SELECT 1 FROM ok))${applied}
+       SELECT (SELECT count(*) FROM ok)::int AS written, (SELECT id FROM k) AS id, (SELECT token FROM ${runs} WHERE run_id = $1::text) AS token`,
+      [
+        runId, ...streamParams(stored), record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)), record.status,
+        context.head ?? null, packed.keyId ?? null, JSON.stringify(stored.refs), packed.body, ...(fence ? [fence.token, fence.delivered] : []),
+      ],
+    );
+    const row = rows[0]!;
+    return { written: row.written === 1, id: Number(row.id), token: Number(row.token ?? 0) };
+  }
+
+  async load(runId: string, checkpointId?: string): Promise<PersistedAgent | undefined> {
+    const wanted = checkpointId === undefined ? null : checkpointIdOf(checkpointId);
+    if (wanted === undefined) return undefined;
+    const { rows } = await this.query<CheckpointRow & { head: string | null }>(
+      `SELECT c.*, k.body AS key_body, r.head FROM ${this.t("runs")} r JOIN ${this.t("checkpoints")} c ON c.id = coalesce($2::bigint, r.head) AND c.run_id = r.run_id
+       LEFT JOIN ${this.t("checkpoints")} k ON k.id = c.key_id WHERE r.run_id = $1`,
+      [runId, wanted],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const refs = this.refsOf(row);
+    const cached = wanted === null ? this.cache.get(runId, Number(row.head)) : undefined;
+    const streams = cached?.known ?? (await readStreams(this.run, this.schema, runId, refs));
+    return recordFrom({ id: Number(row.id), runId }, this.skeletonOf(row), refs, streams, `schema ${this.schema}`);
+  }
+
+  async list(): Promise<CheckpointSummary[]> {
+    const { rows } = await this.query<{ run_id: string; machine: string; state: string; status: string; iteration: number; saved_at: string }>(
+      `SELECT run_id, machine, state, status, iteration, saved_at FROM ${this.t("runs")} WHERE head IS NOT NULL ORDER BY saved_at DESC, run_id`,
+    );
+    return rows.map((row) => ({
+      runId: row.run_id,
+      machine: row.machine,
+      state: row.state,
+      status: (row.status === "queued" ? "running" : row.status) as RunStatus,
+      iteration: row.iteration,
+      savedAt: Number(row.saved_at),
+    }));
+  }
+
+  async delete(runId: string): Promise<boolean> {
+    const deleted = await this.transaction(async (query) => {
+      await this.handJournalToForks(query, runId);
+      await query(`DELETE FROM ${this.t("tool_journal")} WHERE run_id = $1`, [runId]);
+      await query(`DELETE FROM ${this.t("checkpoints")} WHERE run_id = $1`, [runId]);
+      const gone = await query(`DELETE FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
+      await this.dropUnusedStreams(query, runId);
+      return (gone.rowCount ?? 0) > 0;
+    });
+    this.cache.delete(runId);
+    this.origins.clear();
+    return deleted;
+  }
+
+  async history(runId: string): Promise<CheckpointEntry[]> {
+    const { rows } = await this.query<CheckpointRow>(`SELECT id, run_id, parent_id, state, status, iteration, saved_at FROM ${this.t("checkpoints")} WHERE run_id = $1 ORDER BY id`, [runId]);
+    return rows.map((row) =>
+      entryOf({ id: Number(row.id), runId: row.run_id, parentId: row.parent_id === null ? null : Number(row.parent_id), state: row.state, status: row.status, iteration: row.iteration, savedAt: Number(row.saved_at) }),
+    );
+  }
+
+  // ---- forks and threads ----
+
+  async fork(request: ForkRequest): Promise<void> {
+    const { runId, from, record, inherit } = request;
+    checkRecordId(runId, record);
+    const sourceId = checkpointIdOf(from.checkpointId);
+    const next = await this.transaction(async (query) => {
+      const { rows } = await query<{ agent: string }>(
+        `SELECT r.agent FROM ${this.t("runs")} r JOIN ${this.t("checkpoints")} c ON c.run_id = r.run_id AND c.id = $2::bigint WHERE r.run_id = $1`,
+        [from.runId, sourceId ?? 0],
+      );
+      if (!rows[0] || sourceId === undefined) throw new CheckpointError(from.runId, `fork: run ${from.runId} has no checkpoint ${from.checkpointId} (see store.history(runId))`);
+      const created = await query(
+        `INSERT INTO ${this.t("runs")} (run_id, agent, status, fork_of, fork_checkpoint, inherit, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, ${NOW}, ${NOW}) ON CONFLICT (run_id) DO NOTHING`,
+        [runId, rows[0].agent, record.status, from.runId, sourceId, JSON.stringify(inherit)],
+      );
+      if (created.rowCount !== 1) throw new CheckpointError(runId, `fork: run ${runId} already exists; choose another runId for the fork`);
+      const context = await this.contextFrom(query, runId, sourceId, false);
+      return this.writeWithClient(query, runId, record, context, sourceId);
+    });
+    this.cache.set(next);
+  }
+
+  /** A checkpoint written inside a transaction (a fork's first, a migrated one); returns what the next save starts from. */
+  protected async writeWithClient(query: Query, runId: string, record: PersistedAgent, context: RunContext, parentId: number | null): Promise<RunContext> {
+    const encoded = encodeValue(record, context);
+    const ids = await nextStreamIds(query, this.schema, encoded.streams.length);
+    const stored = withStoredIds(encoded, new Map(encoded.streams.map((s, i) => [s.id, ids[i]!])));
+    const packed = packSkeleton(stored.skeleton, context.keyframe);
+    const id = await insertCheckpoint(query, this.schema, runId, stored, packed, { parentId, state: record.state, status: record.status, iteration: record.iteration, savedAt: record.savedAt });
+    await query(`UPDATE ${this.t("runs")} SET head = $2, machine = $3, state = $4, iteration = $5, saved_at = $6, pending = $7, updated_at = ${NOW} WHERE run_id = $1`, [
+      runId, id, record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)),
+    ]);
+    return contextAfter(context, stored, id, packed.keyId === undefined ? { id, text: stored.skeleton } : context.keyframe);
+  }
+
+  openThreadRun(threadId: string, runId: string, machine: string): Promise<void> {
+    return this.insertThreadRun(threadId, runId, { agent: machine, status: "running", input: {}, wake: false });
+  }
+
+  /** Register a new run of the thread (the queue submits its runs through this too). Refused while the thread's latest run has not ended. */
+  protected async insertThreadRun(threadId: string, runId: string, run: { agent: string; status: "running" | "queued"; input: unknown; wake: boolean }): Promise<void> {
+    const runs = this.t("runs");
+    // At most one unfinished run per thread is a unique index: of two starts at once, one inserts.
+    const inserted = await this.query(
+      `INSERT INTO ${runs} (run_id, agent, input, status, wake_at, thread_id, thread_seq, seed, created_at, updated_at)
+       SELECT $1, $2, $3, $4, CASE WHEN $5 THEN ${NOW} END, $6, coalesce(max(thread_seq), 0) + 1,
+         (SELECT head FROM ${runs} WHERE thread_id = $6 ORDER BY thread_seq DESC LIMIT 1), ${NOW}, ${NOW}
+       FROM ${runs} WHERE thread_id = $6 ON CONFLICT DO NOTHING`,
+      [runId, run.agent, JSON.stringify(run.input), run.status, run.wake, threadId],
+    );
+    if (inserted.rowCount === 1) return;
+    const { rows } = await this.query<{ run_id: string }>(`SELECT run_id FROM ${runs} WHERE thread_id = $1 AND status IN ('queued', 'running', 'awaitingApproval')`, [threadId]);
+    if (rows[0]) throw new ThreadBusyError(threadId, rows[0].run_id);
+    throw new CheckpointError(runId, `run ${runId} already exists; a thread's next run needs a new run id`);
+  }
+
+  async threadRuns(threadId: string): Promise<ThreadRun[]> {
+    const { rows } = await this.query<{ run_id: string; status: ThreadRun["status"] }>(`SELECT run_id, status FROM ${this.t("runs")} WHERE thread_id = $1 ORDER BY thread_seq`, [threadId]);
+    return rows.map((row) => ({ runId: row.run_id, status: row.status }));
+  }
+
+  async outputOf(runId: string): Promise<AgentOutput | undefined> {
+    const { rows } = await this.query<{ status: ThreadRun["status"]; output: string | null }>(`SELECT status, output FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
+    const row = rows[0];
+    if (!row) return undefined;
+    if (row.output !== null) return this.decodeOutput(runId, row.output);
+    return isFinal(row.status) ? outputOfRecord(await this.load(runId)) : undefined;
+  }
+
+  /** The queue's stored output: encoded against the run's streams (outputs.ts). */
+  protected async encodeOutput(runId: string, output: AgentOutput): Promise<string> {
+    return encodeOutput(output, this.cache.peek(runId) ?? (await this.readContext(runId)));
+  }
+
+  protected async decodeOutput(runId: string, text: string): Promise<AgentOutput> {
+    try {
+      const refs = outputRefs(text);
+      return decodeOutput(text, refs.length > 0 ? await readStreams(this.run, this.schema, runId, refs) : new Map());
+    } catch (error) {
+      return damaged(runId, "output", `schema ${this.schema}`, error);
+    }
+  }
+
+  async usage(runId?: string): Promise<LogUsage> {
+    const mine = runId === undefined ? "" : "WHERE run_id = $1";
+    const values = runId === undefined ? [] : [runId];
+    const { rows } = await this.query<{ checkpoints: string; checkpoint_bytes: string; streams: string; items: string; item_chars: string; journal: string }>(
+      `SELECT (SELECT count(*) FROM ${this.t("checkpoints")} ${mine}) AS checkpoints,
+              (SELECT coalesce(sum(length(body) + length(refs)), 0) FROM ${this.t("checkpoints")} ${mine}) AS checkpoint_bytes,
+              (SELECT count(*) FROM ${this.t("streams")} ${mine}) AS streams,
+              (SELECT count(*) FROM ${this.t("items")} i WHERE i.stream_id IN (SELECT id FROM ${this.t("streams")} ${mine})) AS items,
+              (SELECT coalesce(sum(length(body)), 0) FROM ${this.t("items")} i WHERE i.stream_id IN (SELECT id FROM ${this.t("streams")} ${mine})) AS item_chars,
+              (SELECT count(*) FROM ${this.t("tool_journal")} ${mine}) AS journal`,
+      values,
+    );
+    const row = rows[0]!;
+    return {
+      checkpoints: Number(row.checkpoints),
+      checkpointBytes: Number(row.checkpoint_bytes),
+      streams: Number(row.streams),
+      items: Number(row.items),
+      itemChars: Number(row.item_chars),
+      journalEntries: Number(row.journal),
+    };
+  }
+
+  // ---- ToolJournal ----
+
+  /** The atomic claim: true when this caller wrote the `started` entry; never overwrites. */
+  async started(key: JournalKey, name: string): Promise<boolean> {
+    const fence = this.fenceFor(key.runId, false);
+    const insert = `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, updated_at)`;
+    if (!fence) {
+      const result = await this.query(`${insert} VALUES ($1, $2, $3, $4, 'started', ${NOW}) ON CONFLICT DO NOTHING`, [key.runId, key.iteration, key.callId, name]);
+      return result.rowCount === 1;
+    }
+    const { rows } = await this.query<{ token: string | null; written: number }>(
+      `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
+       ins AS (${insert} SELECT $1, $2, $3, $4, 'started', ${NOW} FROM owner WHERE owner.token = $5 ON CONFLICT DO NOTHING RETURNING 1)
+       SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
+      [key.runId, key.iteration, key.callId, name, fence.token],
+    );
+    if (Number(rows[0]!.token) !== fence.token) throw this.lost(key.runId);
+    return rows[0]!.written === 1;
+  }
+
+  async completed(key: JournalKey, outcome: ToolOutcome): Promise<void> {
+    const fence = this.fenceFor(key.runId, false);
+    const values = [key.runId, key.iteration, key.callId, outcome.name, JSON.stringify(outcome)];
+    const upsert = `INSERT INTO ${this.t("tool_journal")} AS journal (run_id, iteration, call_id, name, state, outcome, updated_at)`;
+    const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at WHERE journal.state = 'started'`;
+    if (!fence) {
+      await this.query(`${upsert} VALUES ($1, $2, $3, $4, 'completed', $5, ${NOW}) ${conflict}`, values);
+      return;
+    }
+    const { rows } = await this.query<{ token: string | null }>(
+      `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
+       ins AS (${upsert} SELECT $1, $2, $3, $4, 'completed', $5, ${NOW} FROM owner WHERE owner.token = $6 ${conflict} RETURNING 1)
+       SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
+      [...values, fence.token],
+    );
+    if (Number(rows[0]!.token) !== fence.token) throw this.lost(key.runId);
+  }
+
+  /** Fenced like the writes: a worker that lost the run must not replay the new owner's outcomes as its own. A fork asks its original for the calls it inherited. */
+  async lookup(key: JournalKey): Promise<JournalEntry | undefined> {
+    const fence = this.fenceFor(key.runId, true);
+    const select = `SELECT name, state, outcome FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3`;
+    type Row = { name: string; state: "started" | "completed"; outcome: unknown };
+    let own: Row | undefined;
+    if (!fence) {
+      own = (await this.query<Row>(select, [key.runId, key.iteration, key.callId])).rows[0];
+    } else {
+      const { rows } = await this.query<{ token: string | null; entry: Row | null }>(
+        `SELECT (SELECT token FROM ${this.t("runs")} WHERE run_id = $1) AS token, (SELECT row_to_json(e) FROM (${select}) e) AS entry`,
+        [key.runId, key.iteration, key.callId],
+      );
+      if (Number(rows[0]!.token) !== fence.token) throw this.lost(key.runId);
+      own = rows[0]!.entry ?? undefined;
+    }
+    if (own) return journalEntryOf(own, key, `schema ${this.schema}`);
+    for (let at = inheritedKey(key, await this.originOf(key.runId)), depth = 0; at && depth < 1_000; depth++) {
+      const row = (await this.query<Row>(select, [at.runId, at.iteration, at.callId])).rows[0];
+      if (row) return journalEntryOf(row, at, `schema ${this.schema}`);
+      at = inheritedKey(at, await this.originOf(at.runId));
+    }
+    return undefined;
+  }
+
+  async forget(runId: string): Promise<void> {
+    await this.query(`DELETE FROM ${this.t("tool_journal")} WHERE run_id = $1`, [runId]);
+  }
+
+  // ---- the log ----
+
+  private async originOf(runId: string, query: Query = this.run): Promise<ForkOrigin | undefined> {
+    if (this.origins.has(runId)) return this.origins.get(runId) ?? undefined;
+    const { rows } = await query<{ fork_of: string | null; inherit: JournalInheritance | null }>(`SELECT fork_of, inherit FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
+    const origin = rows[0]?.fork_of && rows[0].inherit ? { runId: rows[0].fork_of, inherit: rows[0].inherit } : undefined;
+    if (rows[0]) this.origins.set(runId, origin ?? null);
+    return origin;
+  }
+
+  private refsOf(row: CheckpointRow) {
+    try {
+      return refsFromText(row.refs);
+    } catch (error) {
+      return damaged(row.run_id, row.id, `schema ${this.schema}`, error);
+    }
+  }
+
+  /** A checkpoint's skeleton text (its keyframe's body joined in as `key_body`). */
+  private skeletonOf(row: CheckpointRow): string {
+    try {
+      if (row.key_id === null) return unpackSkeleton(row.body, undefined);
+      if (!row.key_body) throw new Error(`its keyframe ${row.key_id} is missing`);
+      return unpackSkeleton(row.body, unpackSkeleton(row.key_body, undefined));
+    } catch (error) {
+      throw new CheckpointError(row.run_id, `checkpoint ${row.id} of run ${row.run_id} in schema ${this.schema} is damaged: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  }
+
+  /** What the run's next save builds on, read from the database (its head, or for a thread's next run the previous run's last checkpoint). */
+  protected async readContext(runId: string, query: Query = this.run): Promise<RunContext> {
+    const { rows } = await query<{ head: string | null; seed: string | null }>(`SELECT head, seed FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
+    const row = rows[0];
+    if (row?.head != null) return this.contextFrom(query, runId, Number(row.head), true);
+    if (row?.seed != null) return this.contextFrom(query, runId, Number(row.seed), false);
+    return emptyContext(runId);
+  }
+
+  private async contextFrom(query: Query, runId: string, checkpointId: number, own: boolean): Promise<RunContext> {
+    const { rows } = await query<CheckpointRow>(
+      `SELECT c.*, k.body AS key_body FROM ${this.t("checkpoints")} c LEFT JOIN ${this.t("checkpoints")} k ON k.id = c.key_id WHERE c.id = $1`,
+      [checkpointId],
+    );
+    const row = rows[0];
+    if (!row) return emptyContext(runId);
+    const skeleton = this.skeletonOf(row);
+    const refs = this.refsOf(row);
+    const known = await readStreams(query, this.schema, runId, refs);
+    const base = { runId, head: own ? Number(row.id) : undefined, known, paths: pathsOf(skeleton, refs) };
+    if (!own) return base;
+    const keyframe = row.key_id === null ? { id: Number(row.id), text: skeleton } : { id: Number(row.key_id), text: unpackSkeleton(row.key_body!, undefined) };
+    return { ...base, keyframe };
+  }
+
+  /** With `keepCheckpoints`: drop the run's older checkpoints, except keyframes still used and those a fork starts from. */
+  private async prune(runId: string): Promise<void> {
+    const checkpoints = this.t("checkpoints");
+    await this.query(
+      `DELETE FROM ${checkpoints} WHERE run_id = $1 AND id < coalesce((SELECT id FROM ${checkpoints} WHERE run_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2 - 1), 0)
+         AND id NOT IN (SELECT key_id FROM ${checkpoints} WHERE run_id = $1 AND key_id IS NOT NULL)
+         AND id NOT IN (SELECT fork_checkpoint FROM ${this.t("runs")} WHERE fork_of = $1)`,
+      [runId, this.options.keepCheckpoints],
+    );
+  }
+
+  /** A deleted run's journal stays visible to its forks: they get their own copy of what they inherited. */
+  private async handJournalToForks(query: Query, runId: string): Promise<void> {
+    const forks = await query<{ run_id: string }>(`SELECT run_id FROM ${this.t("runs")} WHERE fork_of = $1`, [runId]);
+    const entries = async (id: string): Promise<KeyedEntry[]> => {
+      const { rows } = await query<{ iteration: number; call_id: string; name: string; state: "started" | "completed"; outcome: unknown }>(
+        `SELECT iteration, call_id, name, state, outcome FROM ${this.t("tool_journal")} WHERE run_id = $1`,
+        [id],
+      );
+      return rows.map((row) => {
+        const key = { runId: id, iteration: row.iteration, callId: row.call_id };
+        return { key, entry: journalEntryOf(row, key, `schema ${this.schema}`) };
+      });
+    };
+    for (const { run_id: fork } of forks.rows) {
+      const chain: { runId: string; origin?: ForkOrigin; entries: KeyedEntry[] }[] = [];
+      for (let at: string | undefined = fork; at !== undefined && chain.length < 1_000; ) {
+        this.origins.delete(at);
+        const origin = await this.originOf(at, query);
+        chain.push({ runId: at, ...(origin ? { origin } : {}), entries: await entries(at) });
+        at = origin?.runId;
+      }
+      for (const { key, entry } of effectiveEntries(chain)) {
+        await query(
+          `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, outcome, updated_at) VALUES ($1, $2, $3, $4, $5, $6, ${NOW}) ON CONFLICT DO NOTHING`,
+          [key.runId, key.iteration, key.callId, entry.state === "completed" ? entry.outcome.name : entry.name, entry.state, entry.state === "completed" ? JSON.stringify(entry.outcome) : null],
+        );
+      }
+      await query(`UPDATE ${this.t("runs")} SET fork_of = NULL, inherit = NULL WHERE run_id = $1`, [fork]);
+    }
+  }
+
+  /** The deleted run's streams, unless a kept stream builds on them (then they stay until that one goes); then the bases they freed. */
+  private async dropUnusedStreams(query: Query, runId: string): Promise<void> {
+    const streams = this.t("streams");
+    let candidates = (await query<{ id: string }>(`SELECT id FROM ${streams} WHERE run_id = $1`, [runId])).rows.map((r) => Number(r.id));
+    while (candidates.length > 0) {
+      const { rows } = await query<{ id: string; base_id: string | null }>(
+        `DELETE FROM ${streams} s WHERE s.id = ANY($1::bigint[])
+           AND NOT EXISTS (SELECT 1 FROM ${this.t("runs")} r WHERE r.run_id = s.run_id)
+           AND NOT EXISTS (SELECT 1 FROM ${streams} b WHERE b.base_id = s.id)
+         RETURNING s.id, s.base_id`,
+        [candidates],
+      );
+      if (rows.length > 0) await query(`DELETE FROM ${this.t("items")} WHERE stream_id = ANY($1::bigint[])`, [rows.map((r) => r.id)]);
+      candidates = rows.flatMap((r) => (r.base_id === null ? [] : [Number(r.base_id)]));
+    }
+  }
+}
