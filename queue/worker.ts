@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { ReactMachine } from "../machines/react-machine.js";
 import { errorText, RunQueueError } from "./errors.js";
 import { executeRun, type Execution } from "./run-execution.js";
+import { withThreadConversation } from "./thread-input.js";
 import type { RunStore } from "./run-store.js";
 import { AgentNameSchema, firstIssue } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
@@ -105,8 +106,14 @@ export function startWorker(options: WorkerOptions): Worker {
         if (free > 0) {
           const claimed = await store.claim({ owner: id, agents: names, limit: free, leaseMs });
           backoff = 100;
-          for (const run of claimed) {
-            if (executions.has(run.runId)) continue;
+          for (const claimedRun of claimed) {
+            if (executions.has(claimedRun.runId)) continue;
+            // Loading a thread's conversation failed (the database is away): the lease runs out and the run is claimed again.
+            const run = await withThreadConversation(store, claimedRun).catch((error: unknown) => {
+              emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: leaseMs });
+              return undefined;
+            });
+            if (!run) continue;
             const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit });
             executions.set(run.runId, execution);
             void execution.done.then(() => {

@@ -23,6 +23,13 @@ export const StartRunSchema = z
     messages: z.array(MessageSchema).optional(),
     /** Host state to start from (e.g. the state of an earlier run). */
     state: z.record(z.string(), z.unknown()).optional(),
+    /** Continue this thread: the run starts from the thread's conversation so far (kept in the handler's store). */
+    threadId: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[\w.:@-]+$/, "may only hold letters, digits and . _ - : @")
+      .optional(),
   })
   .strict()
   .refine((body) => body.message !== undefined || (body.messages?.length ?? 0) > 0, {
@@ -137,6 +144,7 @@ export const ERROR_CODES = [
   "body_too_large",
   "unsupported_media_type",
   "run_finished",
+  "thread_busy",
   "not_pending",
   "command_refused",
   "store_failed",
