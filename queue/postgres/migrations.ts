@@ -111,7 +111,9 @@ CREATE TABLE ${s}.items (
   PRIMARY KEY (stream_id, seq)
 );`,
     after: async (client, s, convert) => {
-      const { rows } = await client.query<{ run_id: string; checkpoint: string }>(`SELECT run_id, checkpoint FROM ${s}.runs WHERE checkpoint IS NOT NULL ORDER BY created_at, run_id`);
+      const { rows } = await client.query<{ run_id: string; checkpoint: string; updated_at: string }>(
+        `SELECT run_id, checkpoint, updated_at FROM ${s}.runs WHERE checkpoint IS NOT NULL ORDER BY created_at, run_id`,
+      );
       for (const row of rows) {
         let record: PersistedAgent;
         try {
@@ -120,6 +122,8 @@ CREATE TABLE ${s}.items (
           throw new Error(`the checkpoint of run ${row.run_id} (written by an earlier jianmu) cannot be read (${error instanceof Error ? error.message : String(error)}); delete that row or restore a backup, then connect again`);
         }
         await convert((text, values) => client.query(text, values), row.run_id, record);
+        // A run's last change is still the one it had; moving it into the log is not one.
+        await client.query(`UPDATE ${s}.runs SET updated_at = $2 WHERE run_id = $1`, [row.run_id, row.updated_at]);
       }
       await client.query(`ALTER TABLE ${s}.runs DROP COLUMN checkpoint`);
     },
