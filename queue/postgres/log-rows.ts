@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { KnownStream, StreamRef } from "../../machines/persistence/log/codec.js";
 import { neededCounts, streamsFromRows, type ItemRow, type StreamRow } from "../../machines/persistence/log/streams.js";
 import type { Encoded } from "../../machines/persistence/log/codec.js";
-import type { PackedSkeleton } from "../../machines/persistence/log/packing.js";
+import type { PackedCheckpoint } from "../../machines/persistence/log/packing.js";
 
 /*
  * The run log's rows on PostgreSQL, read and written with any client (the pool, a transaction's
@@ -14,21 +14,6 @@ export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown
 
 /** The database's clock in epoch ms: leases are judged by one clock, whichever machine writes. */
 export const NOW = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
-
-export interface CheckpointRow {
-  id: string;
-  run_id: string;
-  parent_id: string | null;
-  key_id: string | null;
-  state: string;
-  status: "running" | "awaitingApproval" | "succeeded" | "failed";
-  iteration: number;
-  saved_at: string;
-  refs: string;
-  body: Buffer;
-  /** The keyframe's body, joined in by the reads that need the skeleton. */
-  key_body?: Buffer | null;
-}
 
 /** The streams `refs` name, with their bases, and the elements a reader of run `runId` needs (two queries). */
 export async function readStreams(query: Query, schema: string, runId: string, refs: readonly StreamRef[]): Promise<Map<number, KnownStream>> {
@@ -77,19 +62,11 @@ export function insertStreamsSql(schema: string, runParam: string, condition: st
 }
 
 /** One checkpoint written with a client inside a transaction (forks and the migration; saves use one statement). */
-export async function insertCheckpoint(
-  query: Query,
-  schema: string,
-  runId: string,
-  stored: Encoded,
-  packed: PackedSkeleton,
-  checkpoint: { parentId: number | null; state: string; status: string; iteration: number; savedAt: number },
-): Promise<number> {
+export async function insertCheckpoint(query: Query, schema: string, runId: string, stored: Encoded, packed: PackedCheckpoint, parentId: number | null, prevKey: number | null): Promise<number> {
   const { rows } = await query<{ id: string }>(
     `WITH ${insertStreamsSql(schema, "$1::text", "true")}
-     INSERT INTO ${schema}.checkpoints (run_id, parent_id, key_id, state, status, iteration, saved_at, refs, body)
-     VALUES ($1::text, $8::bigint, $9::bigint, $10::text, $11::text, $12::int, $13::bigint, $14::text, $15::bytea) RETURNING id`,
-    [runId, ...streamParams(stored), checkpoint.parentId, packed.keyId ?? null, checkpoint.state, checkpoint.status, checkpoint.iteration, checkpoint.savedAt, JSON.stringify(stored.refs), packed.body],
+     INSERT INTO ${schema}.checkpoints (run_id, parent_id, key_id, prev_key, body) VALUES ($1::text, $8::bigint, $9::bigint, $11::bigint, $10::bytea) RETURNING id`,
+    [runId, ...streamParams(stored), parentId, packed.keyId ?? null, packed.body, prevKey],
   );
   return Number(rows[0]!.id);
 }

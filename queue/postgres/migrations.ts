@@ -74,38 +74,38 @@ ALTER TABLE ${s}.runs
   ADD COLUMN head            bigint,
   ADD COLUMN thread_id       text,
   ADD COLUMN thread_seq      integer,
-  ADD COLUMN seed            bigint,
+  ADD COLUMN seed            text,
   ADD COLUMN fork_of         text,
   ADD COLUMN fork_checkpoint bigint,
   ADD COLUMN inherit         jsonb;
 -- The output may refer to the run's streams now (machines/persistence/log/outputs.ts): text, as written.
 ALTER TABLE ${s}.runs ALTER COLUMN output TYPE text USING output::text;
+-- Outcomes are journaled deflated (machines/persistence/log/journal-packing.ts); earlier ones stay jsonb in outcome.
+ALTER TABLE ${s}.tool_journal ADD COLUMN packed bytea;
 CREATE UNIQUE INDEX runs_thread_active ON ${s}.runs (thread_id) WHERE thread_id IS NOT NULL AND status IN ('queued', 'running', 'awaitingApproval');
 CREATE INDEX runs_thread ON ${s}.runs (thread_id, thread_seq) WHERE thread_id IS NOT NULL;
 CREATE INDEX runs_forks ON ${s}.runs (fork_of) WHERE fork_of IS NOT NULL;
+-- Every lookup of a checkpoint names its run: one index, by run then id.
 CREATE TABLE ${s}.checkpoints (
-  id        bigserial PRIMARY KEY,
   run_id    text NOT NULL,
+  id        bigserial,
   parent_id bigint,
   key_id    bigint,
-  state     text NOT NULL,
-  status    text NOT NULL,
-  iteration integer NOT NULL,
-  saved_at  bigint NOT NULL,
-  refs      text NOT NULL,
-  body      bytea NOT NULL
+  prev_key  bigint,
+  body      bytea NOT NULL,
+  PRIMARY KEY (run_id, id)
 );
-CREATE INDEX checkpoints_run ON ${s}.checkpoints (run_id, id);
+-- Streams are few (a handful per run): 4-byte ids keep each element's row and index entry short.
 CREATE TABLE ${s}.streams (
-  id         bigserial PRIMARY KEY,
+  id         serial PRIMARY KEY,
   run_id     text NOT NULL,
-  base_id    bigint,
+  base_id    integer,
   base_count integer
 );
 CREATE INDEX streams_run ON ${s}.streams (run_id);
 CREATE INDEX streams_base ON ${s}.streams (base_id) WHERE base_id IS NOT NULL;
 CREATE TABLE ${s}.items (
-  stream_id bigint NOT NULL,
+  stream_id integer NOT NULL,
   seq       integer NOT NULL,
   body      text NOT NULL,
   PRIMARY KEY (stream_id, seq)

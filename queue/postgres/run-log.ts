@@ -7,16 +7,20 @@ import { CheckpointError, checkRecordId, journalEntryOf, queueOwned, type Checkp
 import type { PersistedAgent, RunStatus } from "../../machines/persistence/persistence.js";
 import { encodeValue, type Encoded } from "../../machines/persistence/log/codec.js";
 import { RunContextCache } from "../../machines/persistence/log/context-cache.js";
+import { packOutcome, storedOutcome } from "../../machines/persistence/log/journal-packing.js";
 import { effectiveEntries, inheritedKey, type ForkOrigin, type JournalInheritance, type KeyedEntry } from "../../machines/persistence/log/journal-inheritance.js";
 import type { CheckpointEntry, ForkRequest, LogUsage, RunLogStore, ThreadRun } from "../../machines/persistence/log/log-store.js";
 import { decodeOutput, encodeOutput, outputRefs } from "../../machines/persistence/log/outputs.js";
-import { packSkeleton, unpackSkeleton, type PackedSkeleton } from "../../machines/persistence/log/packing.js";
-import { checkpointIdOf, damaged, entryOf, isFinal, outputOfRecord, recordFrom } from "../../machines/persistence/log/records.js";
-import { contextAfter, emptyContext, pathsOf, refsFromText, withStoredIds, type RunContext } from "../../machines/persistence/log/streams.js";
+import { keyframesAfter, packCheckpoint, splitText, type PackedCheckpoint } from "../../machines/persistence/log/packing.js";
+import { checkpointIdOf, damaged, isFinal, outputOfRecord, recordFrom } from "../../machines/persistence/log/records.js";
+import { entryFromText, keyframesAt, type KnownKeyframe, type StoredCheckpoint } from "../../machines/persistence/log/stored-checkpoint.js";
+import { contextAfter, emptyContext, pathsOf, withStoredIds, type RunContext } from "../../machines/persistence/log/streams.js";
+import { PgCheckpointRows } from "./checkpoint-rows.js";
+import { pruneKeepingSql } from "../../machines/persistence/log/retention.js";
 import { ThreadBusyError } from "../../machines/persistence/log/thread-busy.js";
 import { RunQueueError } from "../errors.js";
 import { explainPgError } from "./errors.js";
-import { insertCheckpoint, insertStreamsSql, nextStreamIds, NOW, readStreams, streamParams, type CheckpointRow, type Query } from "./log-rows.js";
+import { insertCheckpoint, insertStreamsSql, nextStreamIds, NOW, readStreams, streamParams, type Query } from "./log-rows.js";
 import type { ResolvedOptions } from "./options.js";
 
 /** What a write of a run must carry when the run queue holds it (its fencing token). */
@@ -35,7 +39,7 @@ export interface PgWhere {
 /** An encoded save with its stream ids and packed skeleton, ready to write. */
 interface Planned {
   stored: Encoded;
-  packed: PackedSkeleton;
+  packed: PackedCheckpoint;
   context: RunContext;
 }
 
@@ -51,12 +55,15 @@ export class PostgresRunLog implements RunLogStore {
   private readonly cache = new RunContextCache();
   private readonly origins = new Map<string, ForkOrigin | null>();
   private spareStreamIds: number[] = [];
+  private readonly checkpoints: PgCheckpointRows;
 
   protected constructor(
     protected readonly pool: pg.Pool,
     protected readonly options: ResolvedOptions,
     protected readonly where: PgWhere,
-  ) {}
+  ) {
+    this.checkpoints = new PgCheckpointRows(options.schema, `schema ${options.schema}`);
+  }
 
   /** The schema the tables live in. */
   get schema(): string {
@@ -127,7 +134,7 @@ export class PostgresRunLog implements RunLogStore {
       const planned = await this.plan(record, context);
       const result = await this.writeSave(runId, record, planned, fence);
       if (result.written) {
-        this.cache.set(contextAfter(context, planned.stored, result.id, planned.packed.keyId === undefined ? { id: result.id, text: planned.stored.skeleton } : context.keyframe));
+        this.cache.set(contextAfter(context, planned.stored, result.id, keyframesAfter(planned.packed, result.id, context.keyframe)));
         if (this.options.keepCheckpoints !== undefined) await this.prune(runId);
         return;
       }
@@ -144,14 +151,14 @@ export class PostgresRunLog implements RunLogStore {
     if (this.spareStreamIds.length < encoded.streams.length) this.spareStreamIds.push(...(await nextStreamIds(this.run, this.schema, encoded.streams.length + 8)));
     const ids = new Map(encoded.streams.map((s) => [s.id, this.spareStreamIds.shift()!]));
     const stored = withStoredIds(encoded, ids);
-    return { stored, packed: packSkeleton(stored.skeleton, context.keyframe), context };
+    return { stored, packed: packCheckpoint(stored.refs, stored.skeleton, context.keyframe), context };
   }
 
   /** The save in one statement: the run's row moves its head to the new checkpoint only if it still is where this writer read it (and carries the fence). */
   private async writeSave(runId: string, record: PersistedAgent, { stored, packed, context }: Planned, fence: PgWriteFence | undefined) {
     const runs = this.t("runs");
     // $1 run, $2-$7 streams and elements, $8 machine, $9 state, $10 iteration, $11 savedAt, $12 pending, $13 status,
-    // $14 the head it was read at, $15 keyframe, $16 refs, $17 body, $18 token, $19 inbox events delivered.
+    // $14 the head it was read at, $15 keyframe, $16 body, $17 a keyframe's predecessor, $18 token, $19 inbox events delivered.
     const columns = `head = k.id, machine = $8::text, state = $9::text, iteration = $10::int, saved_at = $11::bigint, pending = $12::jsonb, updated_at = ${NOW}`;
     const ok = fence
       ? `UPDATE ${runs} SET ${columns}, status = CASE WHEN $13::text IN ('running', 'awaitingApproval') THEN $13::text ELSE ${runs}.status END
@@ -167,12 +174,12 @@ export class PostgresRunLog implements RunLogStore {
     const { rows } = await this.query<{ written: number; id: string; token: string | null }>(
       `WITH k AS (SELECT nextval('${this.t("checkpoints_id_seq")}') AS id), ok AS (${ok}),
        ${insertStreamsSql(this.schema, "$1::text", "EXISTS (SELECT 1 FROM ok)")},
-       c AS (INSERT INTO ${this.t("checkpoints")} (id, run_id, parent_id, key_id, state, status, iteration, saved_at, refs, body)
-         SELECT k.id, $1::text, $14::bigint, $15::bigint, $9::text, $13::text, $10::int, $11::bigint, $16::text, $17::bytea FROM k WHERE EXISTS (SELECT 1 FROM ok))${applied}
+       c AS (INSERT INTO ${this.t("checkpoints")} (id, run_id, parent_id, key_id, prev_key, body)
+         SELECT k.id, $1::text, $14::bigint, $15::bigint, $17::bigint, $16::bytea FROM k WHERE EXISTS (SELECT 1 FROM ok))${applied}
        SELECT (SELECT count(*) FROM ok)::int AS written, (SELECT id FROM k) AS id, (SELECT token FROM ${runs} WHERE run_id = $1::text) AS token`,
       [
         runId, ...streamParams(stored), record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)), record.status,
-        context.head ?? null, packed.keyId ?? null, JSON.stringify(stored.refs), packed.body, ...(fence ? [fence.token, fence.delivered] : []),
+        context.head ?? null, packed.keyId ?? null, packed.body, PgCheckpointRows.prevKeyOf(packed, context.keyframe?.id), ...(fence ? [fence.token, fence.delivered] : []),
       ],
     );
     const row = rows[0]!;
@@ -182,17 +189,22 @@ export class PostgresRunLog implements RunLogStore {
   async load(runId: string, checkpointId?: string): Promise<PersistedAgent | undefined> {
     const wanted = checkpointId === undefined ? null : checkpointIdOf(checkpointId);
     if (wanted === undefined) return undefined;
-    const { rows } = await this.query<CheckpointRow & { head: string | null }>(
-      `SELECT c.*, k.body AS key_body, r.head FROM ${this.t("runs")} r JOIN ${this.t("checkpoints")} c ON c.id = coalesce($2::bigint, r.head) AND c.run_id = r.run_id
-       LEFT JOIN ${this.t("checkpoints")} k ON k.id = c.key_id WHERE r.run_id = $1`,
-      [runId, wanted],
-    );
-    const row = rows[0];
-    if (!row) return undefined;
-    const refs = this.refsOf(row);
-    const cached = wanted === null ? this.cache.get(runId, Number(row.head)) : undefined;
+    const read = await this.checkpoints.read(this.run, runId, wanted);
+    if (!read) return undefined;
+    const { refs, skeleton } = this.split(read.row, read.keyframe);
+    const cached = wanted === null ? this.cache.get(runId, read.head) : undefined;
     const streams = cached?.known ?? (await readStreams(this.run, this.schema, runId, refs));
-    return recordFrom({ id: Number(row.id), runId }, this.skeletonOf(row), refs, streams, `schema ${this.schema}`);
+    return recordFrom({ id: read.row.id, runId }, skeleton, refs, streams, `schema ${this.schema}`);
+  }
+
+  /** A checkpoint's text, refs and skeleton (a damaged one is a CheckpointError naming it). */
+  private split(row: StoredCheckpoint, keyframe: (id: number) => KnownKeyframe | undefined) {
+    const text = this.checkpoints.text(row, keyframe);
+    try {
+      return { text, ...splitText(text) };
+    } catch (error) {
+      return damaged(row.runId, row.id, `schema ${this.schema}`, error);
+    }
   }
 
   async list(): Promise<CheckpointSummary[]> {
@@ -224,10 +236,13 @@ export class PostgresRunLog implements RunLogStore {
   }
 
   async history(runId: string): Promise<CheckpointEntry[]> {
-    const { rows } = await this.query<CheckpointRow>(`SELECT id, run_id, parent_id, state, status, iteration, saved_at FROM ${this.t("checkpoints")} WHERE run_id = $1 ORDER BY id`, [runId]);
-    return rows.map((row) =>
-      entryOf({ id: Number(row.id), runId: row.run_id, parentId: row.parent_id === null ? null : Number(row.parent_id), state: row.state, status: row.status, iteration: row.iteration, savedAt: Number(row.saved_at) }),
-    );
+    return (await this.checkpoints.history(this.run, runId)).map(({ row, text }) => {
+      try {
+        return entryFromText(row, text);
+      } catch (error) {
+        return damaged(runId, row.id, `schema ${this.schema}`, error);
+      }
+    });
   }
 
   // ---- forks and threads ----
@@ -247,7 +262,7 @@ export class PostgresRunLog implements RunLogStore {
         [runId, rows[0].agent, record.status, from.runId, sourceId, JSON.stringify(inherit)],
       );
       if (created.rowCount !== 1) throw new CheckpointError(runId, `fork: run ${runId} already exists; choose another runId for the fork`);
-      const context = await this.contextFrom(query, runId, sourceId, false);
+      const context = await this.contextFrom(query, runId, from.runId, sourceId, false);
       return this.writeWithClient(query, runId, record, context, sourceId);
     });
     this.cache.set(next);
@@ -258,12 +273,12 @@ export class PostgresRunLog implements RunLogStore {
     const encoded = encodeValue(record, context);
     const ids = await nextStreamIds(query, this.schema, encoded.streams.length);
     const stored = withStoredIds(encoded, new Map(encoded.streams.map((s, i) => [s.id, ids[i]!])));
-    const packed = packSkeleton(stored.skeleton, context.keyframe);
-    const id = await insertCheckpoint(query, this.schema, runId, stored, packed, { parentId, state: record.state, status: record.status, iteration: record.iteration, savedAt: record.savedAt });
+    const packed = packCheckpoint(stored.refs, stored.skeleton, context.keyframe);
+    const id = await insertCheckpoint(query, this.schema, runId, stored, packed, parentId, PgCheckpointRows.prevKeyOf(packed, context.keyframe?.id));
     await query(`UPDATE ${this.t("runs")} SET head = $2, machine = $3, state = $4, iteration = $5, saved_at = $6, pending = $7, updated_at = ${NOW} WHERE run_id = $1`, [
       runId, id, record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)),
     ]);
-    return contextAfter(context, stored, id, packed.keyId === undefined ? { id, text: stored.skeleton } : context.keyframe);
+    return contextAfter(context, stored, id, keyframesAfter(packed, id, context.keyframe));
   }
 
   openThreadRun(threadId: string, runId: string, machine: string): Promise<void> {
@@ -277,7 +292,7 @@ export class PostgresRunLog implements RunLogStore {
     const inserted = await this.query(
       `INSERT INTO ${runs} (run_id, agent, input, status, wake_at, thread_id, thread_seq, seed, created_at, updated_at)
        SELECT $1, $2, $3, $4, CASE WHEN $5 THEN ${NOW} END, $6, coalesce(max(thread_seq), 0) + 1,
-         (SELECT head FROM ${runs} WHERE thread_id = $6 ORDER BY thread_seq DESC LIMIT 1), ${NOW}, ${NOW}
+         (SELECT run_id FROM ${runs} WHERE thread_id = $6 ORDER BY thread_seq DESC LIMIT 1), ${NOW}, ${NOW}
        FROM ${runs} WHERE thread_id = $6 ON CONFLICT DO NOTHING`,
       [runId, run.agent, JSON.stringify(run.input), run.status, run.wake, threadId],
     );
@@ -319,7 +334,7 @@ export class PostgresRunLog implements RunLogStore {
     const values = runId === undefined ? [] : [runId];
     const { rows } = await this.query<{ checkpoints: string; checkpoint_bytes: string; streams: string; items: string; item_chars: string; journal: string }>(
       `SELECT (SELECT count(*) FROM ${this.t("checkpoints")} ${mine}) AS checkpoints,
-              (SELECT coalesce(sum(length(body) + length(refs)), 0) FROM ${this.t("checkpoints")} ${mine}) AS checkpoint_bytes,
+              (SELECT coalesce(sum(length(body)), 0) FROM ${this.t("checkpoints")} ${mine}) AS checkpoint_bytes,
               (SELECT count(*) FROM ${this.t("streams")} ${mine}) AS streams,
               (SELECT count(*) FROM ${this.t("items")} i WHERE i.stream_id IN (SELECT id FROM ${this.t("streams")} ${mine})) AS items,
               (SELECT coalesce(sum(length(body)), 0) FROM ${this.t("items")} i WHERE i.stream_id IN (SELECT id FROM ${this.t("streams")} ${mine})) AS item_chars,
@@ -359,9 +374,9 @@ export class PostgresRunLog implements RunLogStore {
 
   async completed(key: JournalKey, outcome: ToolOutcome): Promise<void> {
     const fence = this.fenceFor(key.runId, false);
-    const values = [key.runId, key.iteration, key.callId, outcome.name, JSON.stringify(outcome)];
-    const upsert = `INSERT INTO ${this.t("tool_journal")} AS journal (run_id, iteration, call_id, name, state, outcome, updated_at)`;
-    const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at WHERE journal.state = 'started'`;
+    const values = [key.runId, key.iteration, key.callId, outcome.name, packOutcome(outcome)];
+    const upsert = `INSERT INTO ${this.t("tool_journal")} AS journal (run_id, iteration, call_id, name, state, packed, updated_at)`;
+    const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', packed = excluded.packed, updated_at = excluded.updated_at WHERE journal.state = 'started'`;
     if (!fence) {
       await this.query(`${upsert} VALUES ($1, $2, $3, $4, 'completed', $5, ${NOW}) ${conflict}`, values);
       return;
@@ -378,23 +393,24 @@ export class PostgresRunLog implements RunLogStore {
   /** Fenced like the writes: a worker that lost the run must not replay the new owner's outcomes as its own. A fork asks its original for the calls it inherited. */
   async lookup(key: JournalKey): Promise<JournalEntry | undefined> {
     const fence = this.fenceFor(key.runId, true);
-    const select = `SELECT name, state, outcome FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3`;
-    type Row = { name: string; state: "started" | "completed"; outcome: unknown };
+    const select = `SELECT name, state, outcome, packed FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3`;
+    type Row = { name: string; state: "started" | "completed"; outcome: unknown; packed: Buffer | null };
+    const entryOf = (row: Row, at: JournalKey) => journalEntryOf({ ...row, outcome: row.packed !== null ? storedOutcome(row.packed) : row.outcome }, at, `schema ${this.schema}`);
     let own: Row | undefined;
     if (!fence) {
       own = (await this.query<Row>(select, [key.runId, key.iteration, key.callId])).rows[0];
     } else {
-      const { rows } = await this.query<{ token: string | null; entry: Row | null }>(
-        `SELECT (SELECT token FROM ${this.t("runs")} WHERE run_id = $1) AS token, (SELECT row_to_json(e) FROM (${select}) e) AS entry`,
+      const { rows } = await this.query<Row & { token: string | null; found: boolean }>(
+        `SELECT (SELECT token FROM ${this.t("runs")} WHERE run_id = $1) AS token, e.name IS NOT NULL AS found, e.* FROM (SELECT 1) x LEFT JOIN (${select}) e ON true`,
         [key.runId, key.iteration, key.callId],
       );
       if (Number(rows[0]!.token) !== fence.token) throw this.lost(key.runId);
-      own = rows[0]!.entry ?? undefined;
+      own = rows[0]!.found ? rows[0] : undefined;
     }
-    if (own) return journalEntryOf(own, key, `schema ${this.schema}`);
+    if (own) return entryOf(own, key);
     for (let at = inheritedKey(key, await this.originOf(key.runId)), depth = 0; at && depth < 1_000; depth++) {
       const row = (await this.query<Row>(select, [at.runId, at.iteration, at.callId])).rows[0];
-      if (row) return journalEntryOf(row, at, `schema ${this.schema}`);
+      if (row) return entryOf(row, at);
       at = inheritedKey(at, await this.originOf(at.runId));
     }
     return undefined;
@@ -414,72 +430,49 @@ export class PostgresRunLog implements RunLogStore {
     return origin;
   }
 
-  private refsOf(row: CheckpointRow) {
-    try {
-      return refsFromText(row.refs);
-    } catch (error) {
-      return damaged(row.run_id, row.id, `schema ${this.schema}`, error);
-    }
-  }
-
-  /** A checkpoint's skeleton text (its keyframe's body joined in as `key_body`). */
-  private skeletonOf(row: CheckpointRow): string {
-    try {
-      if (row.key_id === null) return unpackSkeleton(row.body, undefined);
-      if (!row.key_body) throw new Error(`its keyframe ${row.key_id} is missing`);
-      return unpackSkeleton(row.body, unpackSkeleton(row.key_body, undefined));
-    } catch (error) {
-      throw new CheckpointError(row.run_id, `checkpoint ${row.id} of run ${row.run_id} in schema ${this.schema} is damaged: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    }
-  }
-
   /** What the run's next save builds on, read from the database (its head, or for a thread's next run the previous run's last checkpoint). */
   protected async readContext(runId: string, query: Query = this.run): Promise<RunContext> {
     const { rows } = await query<{ head: string | null; seed: string | null }>(`SELECT head, seed FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
     const row = rows[0];
-    if (row?.head != null) return this.contextFrom(query, runId, Number(row.head), true);
-    if (row?.seed != null) return this.contextFrom(query, runId, Number(row.seed), false);
+    if (row?.head != null) return this.contextFrom(query, runId, runId, Number(row.head), true);
+    // A thread's run before its first save: it builds on the last checkpoint of the thread's run before it.
+    if (row?.seed != null) return this.contextFrom(query, runId, row.seed, null, false);
     return emptyContext(runId);
   }
 
-  private async contextFrom(query: Query, runId: string, checkpointId: number, own: boolean): Promise<RunContext> {
-    const { rows } = await query<CheckpointRow>(
-      `SELECT c.*, k.body AS key_body FROM ${this.t("checkpoints")} c LEFT JOIN ${this.t("checkpoints")} k ON k.id = c.key_id WHERE c.id = $1`,
-      [checkpointId],
-    );
-    const row = rows[0];
-    if (!row) return emptyContext(runId);
-    const skeleton = this.skeletonOf(row);
-    const refs = this.refsOf(row);
-    const known = await readStreams(query, this.schema, runId, refs);
-    const base = { runId, head: own ? Number(row.id) : undefined, known, paths: pathsOf(skeleton, refs) };
+  /** What run `runId`'s next save builds on: checkpoint `checkpointId` (its head when null) of run `source`, which is its own or not. */
+  private async contextFrom(query: Query, runId: string, source: string, checkpointId: number | null, own: boolean): Promise<RunContext> {
+    const read = await this.checkpoints.read(query, source, checkpointId);
+    if (!read) return emptyContext(runId);
+    const { text, refs, skeleton } = this.split(read.row, read.keyframe);
+    const base = { runId, head: own ? read.row.id : undefined, known: await readStreams(query, this.schema, runId, refs), paths: pathsOf(skeleton, refs) };
     if (!own) return base;
-    const keyframe = row.key_id === null ? { id: Number(row.id), text: skeleton } : { id: Number(row.key_id), text: unpackSkeleton(row.key_body!, undefined) };
-    return { ...base, keyframe };
+    try {
+      return { ...base, keyframe: keyframesAt(read.row, text, read.keyframe) };
+    } catch (error) {
+      return damaged(runId, read.row.id, `schema ${this.schema}`, error);
+    }
   }
 
-  /** With `keepCheckpoints`: drop the run's older checkpoints, except keyframes still used and those a fork starts from. */
+  /** With `keepCheckpoints`: drop the run's older checkpoints, except those a fork starts from and the keyframes the kept ones need. */
   private async prune(runId: string): Promise<void> {
-    const checkpoints = this.t("checkpoints");
-    await this.query(
-      `DELETE FROM ${checkpoints} WHERE run_id = $1 AND id < coalesce((SELECT id FROM ${checkpoints} WHERE run_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2 - 1), 0)
-         AND id NOT IN (SELECT key_id FROM ${checkpoints} WHERE run_id = $1 AND key_id IS NOT NULL)
-         AND id NOT IN (SELECT fork_checkpoint FROM ${this.t("runs")} WHERE fork_of = $1)`,
-      [runId, this.options.keepCheckpoints],
-    );
+    await this.query(`${pruneKeepingSql(this.t("checkpoints"), this.t("runs"), "$1::text", "$2::int")} DELETE FROM ${this.t("checkpoints")} WHERE run_id = $1::text AND id NOT IN (SELECT id FROM needed)`, [
+      runId,
+      this.options.keepCheckpoints,
+    ]);
   }
 
   /** A deleted run's journal stays visible to its forks: they get their own copy of what they inherited. */
   private async handJournalToForks(query: Query, runId: string): Promise<void> {
     const forks = await query<{ run_id: string }>(`SELECT run_id FROM ${this.t("runs")} WHERE fork_of = $1`, [runId]);
     const entries = async (id: string): Promise<KeyedEntry[]> => {
-      const { rows } = await query<{ iteration: number; call_id: string; name: string; state: "started" | "completed"; outcome: unknown }>(
-        `SELECT iteration, call_id, name, state, outcome FROM ${this.t("tool_journal")} WHERE run_id = $1`,
+      const { rows } = await query<{ iteration: number; call_id: string; name: string; state: "started" | "completed"; outcome: unknown; packed: Buffer | null }>(
+        `SELECT iteration, call_id, name, state, outcome, packed FROM ${this.t("tool_journal")} WHERE run_id = $1`,
         [id],
       );
       return rows.map((row) => {
         const key = { runId: id, iteration: row.iteration, callId: row.call_id };
-        return { key, entry: journalEntryOf(row, key, `schema ${this.schema}`) };
+        return { key, entry: journalEntryOf({ ...row, outcome: row.packed !== null ? storedOutcome(row.packed) : row.outcome }, key, `schema ${this.schema}`) };
       });
     };
     for (const { run_id: fork } of forks.rows) {
@@ -492,8 +485,8 @@ export class PostgresRunLog implements RunLogStore {
       }
       for (const { key, entry } of effectiveEntries(chain)) {
         await query(
-          `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, outcome, updated_at) VALUES ($1, $2, $3, $4, $5, $6, ${NOW}) ON CONFLICT DO NOTHING`,
-          [key.runId, key.iteration, key.callId, entry.state === "completed" ? entry.outcome.name : entry.name, entry.state, entry.state === "completed" ? JSON.stringify(entry.outcome) : null],
+          `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, packed, updated_at) VALUES ($1, $2, $3, $4, $5, $6, ${NOW}) ON CONFLICT DO NOTHING`,
+          [key.runId, key.iteration, key.callId, entry.state === "completed" ? entry.outcome.name : entry.name, entry.state, entry.state === "completed" ? packOutcome(entry.outcome) : null],
         );
       }
       await query(`UPDATE ${this.t("runs")} SET fork_of = NULL, inherit = NULL WHERE run_id = $1`, [fork]);

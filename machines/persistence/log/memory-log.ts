@@ -28,8 +28,8 @@ export interface MemoryRunRow {
   summary: CheckpointSummary | undefined;
   threadId: string | undefined;
   threadSeq: number | undefined;
-  /** For a thread's run: the previous run's last checkpoint, whose streams its first save builds on. */
-  seed: number | undefined;
+  /** For a thread's run: the thread's run before it, whose last checkpoint its first save builds on. */
+  seed: string | undefined;
   fork: (ForkOrigin & { checkpoint: number }) | undefined;
   createdAt: number;
   updatedAt: number;
@@ -176,7 +176,7 @@ export class MemoryRunLog implements RunLogStore {
     if (active) throw new ThreadBusyError(threadId, active.runId);
     if (this.runs.has(runId)) throw new CheckpointError(runId, `run ${runId} already exists; a thread's next run needs a new run id`);
     const last = runs.at(-1);
-    return this.newRun({ ...fields, runId, threadId, threadSeq: (last?.threadSeq ?? 0) + 1, seed: last?.head });
+    return this.newRun({ ...fields, runId, threadId, threadSeq: (last?.threadSeq ?? 0) + 1, seed: last?.runId });
   }
 
   private threadRows(threadId: string): MemoryRunRow[] {
@@ -245,7 +245,7 @@ export class MemoryRunLog implements RunLogStore {
 
   /** What the run's next save builds on: its latest checkpoint, or the one its thread's previous run ended with. */
   private contextOf(run: MemoryRunRow): RunContext {
-    const from = this.checkpoints.get(run.head ?? run.seed ?? 0);
+    const from = this.checkpoints.get(run.head ?? (run.seed !== undefined ? this.runs.get(run.seed)?.head : undefined) ?? 0);
     return from ? this.contextFrom(run.runId, from, from.runId === run.runId) : emptyContext(run.runId);
   }
 

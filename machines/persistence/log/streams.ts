@@ -1,4 +1,5 @@
 import { snapshotLimitProblem } from "../snapshot-limits.js";
+import type { Keyframes } from "./packing.js";
 import { decodeValue, DamagedSkeleton, type Encoded, type KnownStream, type StreamContext, type StreamRef } from "./codec.js";
 
 /*
@@ -26,8 +27,8 @@ export interface ItemRow {
 export interface RunContext extends StreamContext {
   /** The run's latest checkpoint id (undefined before its first save). */
   readonly head: number | undefined;
-  /** The checkpoint whose skeleton the next ones are compressed against (SQLite, PostgreSQL). */
-  readonly keyframe?: { id: number; text: string };
+  /** The checkpoints the next ones are compressed against (SQLite, PostgreSQL: packing.ts). */
+  readonly keyframe?: Keyframes;
 }
 
 export function emptyContext(runId: string): RunContext {

@@ -5,8 +5,10 @@
  *   jianmu_runs         one row per run: the queue's columns (status, owner, lease, token, inbox
  *                       wake-up, output), the latest checkpoint (`head`) and its summary, the thread
  *                       it belongs to, the run it was forked from
- *   jianmu_checkpoints  every checkpoint: its summary, the streams it refers to with their counts,
- *                       and its skeleton (deflated against the run's keyframe, packing.ts)
+ *   jianmu_checkpoints  every checkpoint: the one before it, and a body holding the streams it refers
+ *                       to with their counts and its skeleton (deflated against the run's keyframes,
+ *                       packing.ts: `key_id` names the latest, a keyframe's `prev_key` the one before;
+ *                       its state, status and time are in the skeleton)
  *   jianmu_streams      append-only lists of elements, each owned by one run, maybe starting with a
  *                       prefix of another (`base_id`, `base_count`)
  *   jianmu_items        one element per row (a message, a call-log entry...), as JSON text
@@ -26,7 +28,7 @@ CREATE TABLE jianmu_runs (
   owner TEXT, token INTEGER NOT NULL DEFAULT 0, lease_until INTEGER, wake_at INTEGER,
   pending TEXT NOT NULL DEFAULT '[]', output TEXT,
   head INTEGER, machine TEXT, state TEXT, iteration INTEGER NOT NULL DEFAULT 0, saved_at INTEGER,
-  thread_id TEXT, thread_seq INTEGER, seed INTEGER,
+  thread_id TEXT, thread_seq INTEGER, seed TEXT,
   fork_of TEXT, fork_checkpoint INTEGER, inherit TEXT,
   created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
 );
@@ -35,11 +37,7 @@ CREATE INDEX jianmu_runs_created ON jianmu_runs (created_at);
 CREATE INDEX jianmu_runs_thread ON jianmu_runs (thread_id, thread_seq) WHERE thread_id IS NOT NULL;
 CREATE UNIQUE INDEX jianmu_runs_thread_active ON jianmu_runs (thread_id) WHERE thread_id IS NOT NULL AND status IN ('queued', 'running', 'awaitingApproval');
 CREATE INDEX jianmu_runs_forks ON jianmu_runs (fork_of) WHERE fork_of IS NOT NULL;
-CREATE TABLE jianmu_checkpoints (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, parent_id INTEGER, key_id INTEGER,
-  state TEXT NOT NULL, status TEXT NOT NULL, iteration INTEGER NOT NULL, saved_at INTEGER NOT NULL,
-  refs TEXT NOT NULL, body BLOB NOT NULL
-);
+CREATE TABLE jianmu_checkpoints (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, parent_id INTEGER, key_id INTEGER, prev_key INTEGER, body BLOB NOT NULL);
 CREATE INDEX jianmu_checkpoints_run ON jianmu_checkpoints (run_id, id);
 CREATE TABLE jianmu_streams (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, base_id INTEGER, base_count INTEGER);
 CREATE INDEX jianmu_streams_run ON jianmu_streams (run_id);
@@ -49,7 +47,7 @@ CREATE TABLE jianmu_journal (
   run_id TEXT NOT NULL, iteration INTEGER NOT NULL, call_id TEXT NOT NULL, name TEXT NOT NULL,
   state TEXT NOT NULL CHECK (state IN ('started', 'completed')), outcome TEXT, updated_at INTEGER NOT NULL,
   PRIMARY KEY (run_id, iteration, call_id)
-);
+) WITHOUT ROWID;
 CREATE TABLE jianmu_inbox (
   id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, dedupe_key TEXT NOT NULL, command TEXT NOT NULL,
   created_at INTEGER NOT NULL, applied_at INTEGER, UNIQUE (run_id, dedupe_key)
@@ -77,7 +75,8 @@ export interface SqliteRunRow {
   saved_at: number | null;
   thread_id: string | null;
   thread_seq: number | null;
-  seed: number | null;
+  /** A thread's run: the thread's run before it, whose last checkpoint its first save builds on. */
+  seed: string | null;
   fork_of: string | null;
   fork_checkpoint: number | null;
   inherit: string | null;
@@ -85,15 +84,3 @@ export interface SqliteRunRow {
   updated_at: number;
 }
 
-export interface SqliteCheckpointRow {
-  id: number;
-  run_id: string;
-  parent_id: number | null;
-  key_id: number | null;
-  state: string;
-  status: "running" | "awaitingApproval" | "succeeded" | "failed";
-  iteration: number;
-  saved_at: number;
-  refs: string;
-  body: Buffer;
-}

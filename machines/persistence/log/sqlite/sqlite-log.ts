@@ -8,16 +8,20 @@ import type { AgentOutput } from "../../../contract/context.js";
 import { CheckpointError, checkRecordId, journalEntryOf, queueOwned, type CheckpointSummary } from "../../checkpoints/store.js";
 import type { PersistedAgent, RunStatus } from "../../persistence.js";
 import { encodeValue } from "../codec.js";
+import { packOutcome, storedOutcome } from "../journal-packing.js";
 import { RunContextCache } from "../context-cache.js";
 import { effectiveEntries, inheritedKey, readInheritance, type ForkOrigin, type KeyedEntry } from "../journal-inheritance.js";
 import type { CheckpointEntry, ForkRequest, LogUsage, RunLogStore, ThreadRun } from "../log-store.js";
 import { decodeOutput, encodeOutput, outputRefs } from "../outputs.js";
-import { packSkeleton, unpackSkeleton } from "../packing.js";
-import { checkpointIdOf, damaged, entryOf, isFinal, outputOfRecord, recordFrom } from "../records.js";
-import { contextAfter, emptyContext, pathsOf, refsFromText, withStoredIds, type RunContext } from "../streams.js";
+import { keyframesAfter, packCheckpoint, splitText } from "../packing.js";
+import { checkpointIdOf, damaged, isFinal, outputOfRecord, recordFrom } from "../records.js";
+import { entryFromText, keyframesAt, type StoredCheckpoint } from "../stored-checkpoint.js";
+import { contextAfter, emptyContext, pathsOf, withStoredIds, type RunContext } from "../streams.js";
+import { SqliteCheckpointRows } from "./checkpoint-rows.js";
+import { pruneKeepingSql } from "../retention.js";
 import { ThreadBusyError } from "../thread-busy.js";
 import { migrate } from "./migrate.js";
-import type { SqliteCheckpointRow, SqliteRunRow } from "./schema.js";
+import type { SqliteRunRow } from "./schema.js";
 import { SqliteStreamReader } from "./stream-reader.js";
 
 /** What a write of a run must carry when the run queue holds it (its fencing token). */
@@ -59,6 +63,7 @@ export class SqliteRunLog implements RunLogStore {
   protected readonly db: Database.Database;
   private readonly cache = new RunContextCache();
   private readonly reader: SqliteStreamReader;
+  private readonly checkpoints: SqliteCheckpointRows;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly keepCheckpoints: number | undefined;
 
@@ -72,6 +77,7 @@ export class SqliteRunLog implements RunLogStore {
       throw config.fail("open", `cannot open ${config.path}: ${openFailure(error)}`, error);
     }
     this.reader = new SqliteStreamReader((sql) => this.sql(sql));
+    this.checkpoints = new SqliteCheckpointRows((sql) => this.sql(sql), config.path);
     try {
       this.db.pragma("journal_mode = WAL");
       // FULL: a committed journal row survives a power cut, not only a killed process.
@@ -144,14 +150,21 @@ export class SqliteRunLog implements RunLogStore {
   load(runId: string, checkpointId?: string): PersistedAgent | undefined {
     const row = this.runRow(runId);
     const id = checkpointId === undefined ? (row?.head ?? undefined) : checkpointIdOf(checkpointId);
-    if (id === undefined) return undefined;
-    const checkpoint = this.sql(`SELECT * FROM jianmu_checkpoints WHERE id = ? AND run_id = ?`).get(id, runId) as SqliteCheckpointRow | undefined;
+    const checkpoint = id === undefined ? undefined : this.checkpoints.get(id, runId);
     if (!checkpoint) return undefined;
+    const { refs, skeleton } = this.split(checkpoint);
     const cached = checkpointId === undefined ? this.cache.get(runId, row?.head) : undefined;
-    const skeleton = this.skeletonOf(checkpoint);
-    const refs = this.refsOf(checkpoint);
-    const streams = cached?.known ?? this.reader.read(runId, refs);
-    return recordFrom({ id: checkpoint.id, runId }, skeleton, refs, streams, this.path);
+    return recordFrom({ id: checkpoint.id, runId }, skeleton, refs, cached?.known ?? this.reader.read(runId, refs), this.path);
+  }
+
+  /** A checkpoint's refs and skeleton (a damaged one is a CheckpointError naming it). */
+  private split(checkpoint: StoredCheckpoint) {
+    const text = this.checkpoints.text(checkpoint);
+    try {
+      return { text, ...splitText(text) };
+    } catch (error) {
+      return damaged(checkpoint.runId, checkpoint.id, this.path, error);
+    }
   }
 
   list(): CheckpointSummary[] {
@@ -181,8 +194,13 @@ export class SqliteRunLog implements RunLogStore {
   }
 
   history(runId: string): CheckpointEntry[] {
-    const rows = this.sql(`SELECT id, run_id, parent_id, state, status, iteration, saved_at FROM jianmu_checkpoints WHERE run_id = ? ORDER BY id`).all(runId) as SqliteCheckpointRow[];
-    return rows.map((row) => entryOf({ id: row.id, runId: row.run_id, parentId: row.parent_id, state: row.state, status: row.status, iteration: row.iteration, savedAt: row.saved_at }));
+    return this.checkpoints.history(runId).map(({ row, text }) => {
+      try {
+        return entryFromText(row, text);
+      } catch (error) {
+        return damaged(runId, row.id, this.path, error);
+      }
+    });
   }
 
   // ---- forks and threads ----
@@ -193,7 +211,7 @@ export class SqliteRunLog implements RunLogStore {
     const next = this.db.transaction(() => {
       if (this.runRow(runId)) throw new CheckpointError(runId, `fork: run ${runId} already exists; choose another runId for the fork`);
       const sourceId = checkpointIdOf(from.checkpointId);
-      const source = sourceId === undefined ? undefined : (this.sql(`SELECT id FROM jianmu_checkpoints WHERE id = ? AND run_id = ?`).get(sourceId, from.runId) as { id: number } | undefined);
+      const source = sourceId === undefined ? undefined : this.checkpoints.get(sourceId, from.runId);
       const original = this.runRow(from.runId);
       if (!source || !original) throw new CheckpointError(from.runId, `fork: run ${from.runId} has no checkpoint ${from.checkpointId} (see store.history(runId))`);
       const now = Date.now();
@@ -215,11 +233,11 @@ export class SqliteRunLog implements RunLogStore {
       const active = this.sql(`SELECT run_id FROM jianmu_runs WHERE thread_id = ? AND status IN ('queued', 'running', 'awaitingApproval')`).get(threadId) as { run_id: string } | undefined;
       if (active) throw new ThreadBusyError(threadId, active.run_id);
       if (this.runRow(runId)) throw new CheckpointError(runId, `run ${runId} already exists; a thread's next run needs a new run id`);
-      const last = this.sql(`SELECT thread_seq, head FROM jianmu_runs WHERE thread_id = ? ORDER BY thread_seq DESC LIMIT 1`).get(threadId) as { thread_seq: number; head: number | null } | undefined;
+      const last = this.sql(`SELECT thread_seq, run_id FROM jianmu_runs WHERE thread_id = ? ORDER BY thread_seq DESC LIMIT 1`).get(threadId) as { thread_seq: number; run_id: string } | undefined;
       const now = Date.now();
       this.sql(
         `INSERT INTO jianmu_runs (run_id, agent, input, status, wake_at, thread_id, thread_seq, seed, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(runId, run.agent, run.input, run.status, run.wakeAt, threadId, (last?.thread_seq ?? 0) + 1, last?.head ?? null, now, now);
+      ).run(runId, run.agent, run.input, run.status, run.wakeAt, threadId, (last?.thread_seq ?? 0) + 1, last?.run_id ?? null, now, now);
     }).immediate();
   }
 
@@ -252,7 +270,7 @@ export class SqliteRunLog implements RunLogStore {
   usage(runId?: string): LogUsage {
     const where = runId === undefined ? "" : " WHERE run_id = ?";
     const args = runId === undefined ? [] : [runId];
-    const checkpoints = this.sql(`SELECT count(*) AS n, coalesce(sum(length(body) + length(refs)), 0) AS bytes FROM jianmu_checkpoints${where}`).get(...args) as { n: number; bytes: number };
+    const checkpoints = this.sql(`SELECT count(*) AS n, coalesce(sum(length(body)), 0) AS bytes FROM jianmu_checkpoints${where}`).get(...args) as { n: number; bytes: number };
     const streams = this.sql(`SELECT count(*) AS n FROM jianmu_streams${where}`).get(...args) as { n: number };
     const items = this.sql(
       `SELECT count(*) AS n, coalesce(sum(length(body)), 0) AS chars FROM jianmu_items i${runId === undefined ? "" : " JOIN jianmu_streams s ON s.id = i.stream_id WHERE s.run_id = ?"}`,
@@ -288,19 +306,19 @@ export class SqliteRunLog implements RunLogStore {
       this.sql(
         `INSERT INTO jianmu_journal (run_id, iteration, call_id, name, state, outcome, updated_at) VALUES (?, ?, ?, ?, 'completed', ?, ?)
          ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at WHERE state = 'started'`,
-      ).run(key.runId, key.iteration, key.callId, outcome.name, JSON.stringify(outcome), Date.now()),
+      ).run(key.runId, key.iteration, key.callId, outcome.name, packOutcome(outcome), Date.now()),
     );
   }
 
   /** Fenced like the writes: a worker that lost the run must not replay the new owner's outcomes as its own. A fork asks its original for the calls it inherited. */
   lookup(key: JournalKey): JournalEntry | undefined {
     const read = (at: JournalKey) => this.sql(`SELECT name, state, outcome FROM jianmu_journal WHERE run_id = ? AND iteration = ? AND call_id = ?`).get(at.runId, at.iteration, at.callId) as
-      | { name: string; state: "started" | "completed"; outcome: string | null }
+      | { name: string; state: "started" | "completed"; outcome: Buffer | string | null }
       | undefined;
     return this.fenced(key.runId, true, () => {
       for (let at: JournalKey | undefined = key, depth = 0; at && depth < 1_000; depth++) {
         const row = read(at);
-        if (row) return journalEntryOf(row, at, this.path);
+        if (row) return journalEntryOf({ ...row, outcome: storedOutcome(row.outcome) }, at, this.path);
         at = inheritedKey(at, this.originOf(at.runId));
       }
       return undefined;
@@ -324,45 +342,27 @@ export class SqliteRunLog implements RunLogStore {
     return row?.fork_of && inherit ? { runId: row.fork_of, inherit } : undefined;
   }
 
-  private refsOf(checkpoint: SqliteCheckpointRow) {
-    try {
-      return refsFromText(checkpoint.refs);
-    } catch (error) {
-      return damaged(checkpoint.run_id, checkpoint.id, this.path, error);
-    }
-  }
-
-  /** A checkpoint's skeleton text (inflated against its keyframe). */
-  private skeletonOf(checkpoint: SqliteCheckpointRow): string {
-    try {
-      if (checkpoint.key_id === null) return unpackSkeleton(checkpoint.body, undefined);
-      const key = this.sql(`SELECT body FROM jianmu_checkpoints WHERE id = ?`).get(checkpoint.key_id) as { body: Buffer } | undefined;
-      if (!key) throw new Error(`its keyframe ${checkpoint.key_id} is missing`);
-      return unpackSkeleton(checkpoint.body, unpackSkeleton(key.body, undefined));
-    } catch (error) {
-      throw new CheckpointError(checkpoint.run_id, `checkpoint ${checkpoint.id} of run ${checkpoint.run_id} in ${this.path} is damaged: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    }
-  }
-
   /** What the run's next save builds on (cached when this process wrote it last). */
   private contextFor(runId: string, row = this.runRow(runId)): RunContext {
     const cached = this.cache.get(runId, row?.head);
     if (cached) return cached;
     if (row?.head != null) return this.contextFrom(runId, row.head, true);
-    if (row?.seed != null) return this.contextFrom(runId, row.seed, false);
+    const seed = row?.seed != null ? this.runRow(row.seed)?.head : undefined;
+    if (seed != null) return this.contextFrom(runId, seed, false);
     return emptyContext(runId);
   }
 
   private contextFrom(runId: string, checkpointId: number, own: boolean): RunContext {
-    const checkpoint = this.sql(`SELECT * FROM jianmu_checkpoints WHERE id = ?`).get(checkpointId) as SqliteCheckpointRow | undefined;
+    const checkpoint = this.checkpoints.get(checkpointId);
     if (!checkpoint) return emptyContext(runId);
-    const skeleton = this.skeletonOf(checkpoint);
-    const refs = this.refsOf(checkpoint);
-    const known = this.reader.read(runId, refs);
-    const base = { runId, head: own ? checkpoint.id : undefined, known, paths: pathsOf(skeleton, refs) };
+    const { text, refs, skeleton } = this.split(checkpoint);
+    const base = { runId, head: own ? checkpoint.id : undefined, known: this.reader.read(runId, refs), paths: pathsOf(skeleton, refs) };
     if (!own) return base;
-    const keyframe = checkpoint.key_id === null ? { id: checkpoint.id, text: skeleton } : { id: checkpoint.key_id, text: this.skeletonOf(this.sql(`SELECT * FROM jianmu_checkpoints WHERE id = ?`).get(checkpoint.key_id) as SqliteCheckpointRow) };
-    return { ...base, keyframe };
+    try {
+      return { ...base, keyframe: keyframesAt(checkpoint, text, this.checkpoints.keyframe) };
+    } catch (error) {
+      return damaged(runId, checkpoint.id, this.path, error);
+    }
   }
 
   /** Store `record` as the run's next checkpoint (inside the caller's transaction); returns what the save after it starts from. */
@@ -376,37 +376,29 @@ export class SqliteRunLog implements RunLogStore {
     const stored = withStoredIds(encoded, ids);
     const insertItem = this.sql(`INSERT INTO jianmu_items (stream_id, seq, body) VALUES (?, ?, ?)`);
     for (const item of stored.items) insertItem.run(item.stream, item.seq, item.text);
-    const packed = packSkeleton(stored.skeleton, context.keyframe);
-    const id = Number(
-      this.sql(`INSERT INTO jianmu_checkpoints (run_id, parent_id, key_id, state, status, iteration, saved_at, refs, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-        runId, parentId, packed.keyId ?? null, record.state, record.status, record.iteration, record.savedAt, JSON.stringify(stored.refs), packed.body,
-      ).lastInsertRowid,
-    );
+    const packed = packCheckpoint(stored.refs, stored.skeleton, context.keyframe);
+    const id = this.checkpoints.insert(runId, parentId, packed, context.keyframe?.id);
     this.sql(`UPDATE jianmu_runs SET head = ?, machine = ?, state = ?, iteration = ?, saved_at = ?, pending = ?, updated_at = ? WHERE run_id = ?`).run(
       id, record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)), Date.now(), runId,
     );
     this.prune(runId);
-    return contextAfter(context, stored, id, packed.keyId === undefined ? { id, text: stored.skeleton } : context.keyframe);
+    return contextAfter(context, stored, id, keyframesAfter(packed, id, context.keyframe));
   }
 
-  /** With `keepCheckpoints`: drop the run's older checkpoints, except keyframes still used and those a fork starts from. */
+  /** With `keepCheckpoints`: drop the run's older checkpoints, except those a fork starts from and the keyframes the kept ones need. */
   private prune(runId: string): void {
     if (this.keepCheckpoints === undefined) return;
-    this.sql(
-      `DELETE FROM jianmu_checkpoints WHERE run_id = @run AND id < coalesce((SELECT id FROM jianmu_checkpoints WHERE run_id = @run ORDER BY id DESC LIMIT 1 OFFSET @keep - 1), 0)
-         AND id NOT IN (SELECT key_id FROM jianmu_checkpoints WHERE run_id = @run AND key_id IS NOT NULL)
-         AND id NOT IN (SELECT fork_checkpoint FROM jianmu_runs WHERE fork_of = @run)`,
-    ).run({ run: runId, keep: this.keepCheckpoints });
+    this.sql(`${pruneKeepingSql("jianmu_checkpoints", "jianmu_runs", "@run", "@keep")} DELETE FROM jianmu_checkpoints WHERE run_id = @run AND id NOT IN (SELECT id FROM needed)`).run({ run: runId, keep: this.keepCheckpoints });
   }
 
   /** A deleted run's journal stays visible to its forks: they get their own copy of what they inherited. */
   private handJournalToForks(runId: string): void {
     const forks = this.sql(`SELECT run_id FROM jianmu_runs WHERE fork_of = ?`).all(runId) as { run_id: string }[];
     const entries = (id: string): KeyedEntry[] =>
-      (this.sql(`SELECT iteration, call_id, name, state, outcome FROM jianmu_journal WHERE run_id = ?`).all(id) as { iteration: number; call_id: string; name: string; state: "started" | "completed"; outcome: string | null }[]).map(
+      (this.sql(`SELECT iteration, call_id, name, state, outcome FROM jianmu_journal WHERE run_id = ?`).all(id) as { iteration: number; call_id: string; name: string; state: "started" | "completed"; outcome: Buffer | string | null }[]).map(
         (row) => {
           const key = { runId: id, iteration: row.iteration, callId: row.call_id };
-          return { key, entry: journalEntryOf(row, key, this.path) };
+          return { key, entry: journalEntryOf({ ...row, outcome: storedOutcome(row.outcome) }, key, this.path) };
         },
       );
     for (const { run_id: fork } of forks) {
@@ -418,7 +410,7 @@ export class SqliteRunLog implements RunLogStore {
       }
       for (const { key, entry } of effectiveEntries(chain)) {
         this.sql(`INSERT INTO jianmu_journal (run_id, iteration, call_id, name, state, outcome, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`).run(
-          key.runId, key.iteration, key.callId, entry.state === "completed" ? entry.outcome.name : entry.name, entry.state, entry.state === "completed" ? JSON.stringify(entry.outcome) : null, Date.now(),
+          key.runId, key.iteration, key.callId, entry.state === "completed" ? entry.outcome.name : entry.name, entry.state, entry.state === "completed" ? packOutcome(entry.outcome) : null, Date.now(),
         );
       }
       this.sql(`UPDATE jianmu_runs SET fork_of = NULL, inherit = NULL WHERE run_id = ?`).run(fork);
