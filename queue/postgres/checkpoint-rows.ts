@@ -6,7 +6,6 @@ import type { Query } from "./log-rows.js";
 interface Row {
   id: string;
   run_id: string;
-  parent_id: string | null;
   key_id: string | null;
   prev_key: string | null;
   body: Buffer;
@@ -21,7 +20,7 @@ export interface ReadCheckpoint {
 }
 
 const num = (value: string | null) => (value === null ? null : Number(value));
-const stored = (row: Row): StoredCheckpoint => ({ id: Number(row.id), runId: row.run_id, parentId: num(row.parent_id), keyId: num(row.key_id), prevKey: num(row.prev_key), body: row.body });
+const stored = (row: Row): StoredCheckpoint => ({ id: Number(row.id), runId: row.run_id, keyId: num(row.key_id), prevKey: num(row.prev_key), body: row.body });
 
 /** The checkpoint rows of a PostgreSQL store: read with their keyframes in one query, decompressed, written. */
 export class PgCheckpointRows {
@@ -76,6 +75,6 @@ export class PgCheckpointRows {
   }
 
   private standalone(runId: string, id: number, body: Buffer): string {
-    return this.text({ id, runId, parentId: null, keyId: null, prevKey: null, body }, () => undefined);
+    return this.text({ id, runId, keyId: null, prevKey: null, body }, () => undefined);
   }
 }

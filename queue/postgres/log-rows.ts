@@ -62,11 +62,11 @@ export function insertStreamsSql(schema: string, runParam: string, condition: st
 }
 
 /** One checkpoint written with a client inside a transaction (forks and the migration; saves use one statement). */
-export async function insertCheckpoint(query: Query, schema: string, runId: string, stored: Encoded, packed: PackedCheckpoint, parentId: number | null, prevKey: number | null): Promise<number> {
+export async function insertCheckpoint(query: Query, schema: string, runId: string, stored: Encoded, packed: PackedCheckpoint, prevKey: number | null): Promise<number> {
   const { rows } = await query<{ id: string }>(
     `WITH ${insertStreamsSql(schema, "$1::text", "true")}
-     INSERT INTO ${schema}.checkpoints (run_id, parent_id, key_id, prev_key, body) VALUES ($1::text, $8::bigint, $9::bigint, $11::bigint, $10::bytea) RETURNING id`,
-    [runId, ...streamParams(stored), parentId, packed.keyId ?? null, packed.body, prevKey],
+     INSERT INTO ${schema}.checkpoints (run_id, key_id, prev_key, body) VALUES ($1::text, $8::bigint, $10::bigint, $9::bytea) RETURNING id`,
+    [runId, ...streamParams(stored), packed.keyId ?? null, packed.body, prevKey],
   );
   return Number(rows[0]!.id);
 }

@@ -89,7 +89,6 @@ CREATE INDEX runs_forks ON ${s}.runs (fork_of) WHERE fork_of IS NOT NULL;
 CREATE TABLE ${s}.checkpoints (
   run_id    text NOT NULL,
   id        bigserial,
-  parent_id bigint,
   key_id    bigint,
   prev_key  bigint,
   body      bytea NOT NULL,

@@ -12,7 +12,7 @@ import { effectiveEntries, inheritedKey, type ForkOrigin, type JournalInheritanc
 import type { CheckpointEntry, ForkRequest, LogUsage, RunLogStore, ThreadRun } from "../../machines/persistence/log/log-store.js";
 import { decodeOutput, encodeOutput, outputRefs } from "../../machines/persistence/log/outputs.js";
 import { keyframesAfter, packCheckpoint, splitText, type PackedCheckpoint } from "../../machines/persistence/log/packing.js";
-import { checkpointIdOf, damaged, isFinal, outputOfRecord, recordFrom } from "../../machines/persistence/log/records.js";
+import { checkpointIdOf, damaged, isFinal, outputOfRecord, recordFrom, withParents } from "../../machines/persistence/log/records.js";
 import { entryFromText, keyframesAt, type KnownKeyframe, type StoredCheckpoint } from "../../machines/persistence/log/stored-checkpoint.js";
 import { contextAfter, emptyContext, pathsOf, withStoredIds, type RunContext } from "../../machines/persistence/log/streams.js";
 import { PgCheckpointRows } from "./checkpoint-rows.js";
@@ -174,8 +174,8 @@ export class PostgresRunLog implements RunLogStore {
     const { rows } = await this.query<{ written: number; id: string; token: string | null }>(
       `WITH k AS (SELECT nextval('${this.t("checkpoints_id_seq")}') AS id), ok AS (${ok}),
        ${insertStreamsSql(this.schema, "$1::text", "EXISTS (SELECT 1 FROM ok)")},
-       c AS (INSERT INTO ${this.t("checkpoints")} (id, run_id, parent_id, key_id, prev_key, body)
-         SELECT k.id, $1::text, $14::bigint, $15::bigint, $17::bigint, $16::bytea FROM k WHERE EXISTS (SELECT 1 FROM ok))${applied}
+       c AS (INSERT INTO ${this.t("checkpoints")} (id, run_id, key_id, prev_key, body)
+         SELECT k.id, $1::text, $15::bigint, $17::bigint, $16::bytea FROM k WHERE EXISTS (SELECT 1 FROM ok))${applied}
        SELECT (SELECT count(*) FROM ok)::int AS written, (SELECT id FROM k) AS id, (SELECT token FROM ${runs} WHERE run_id = $1::text) AS token`,
       [
         runId, ...streamParams(stored), record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)), record.status,
@@ -236,13 +236,15 @@ export class PostgresRunLog implements RunLogStore {
   }
 
   async history(runId: string): Promise<CheckpointEntry[]> {
-    return (await this.checkpoints.history(this.run, runId)).map(({ row, text }) => {
+    const entries = (await this.checkpoints.history(this.run, runId)).map(({ row, text }) => {
       try {
         return entryFromText(row, text);
       } catch (error) {
         return damaged(runId, row.id, `schema ${this.schema}`, error);
       }
     });
+    const { rows } = await this.query<{ fork_checkpoint: string | null }>(`SELECT fork_checkpoint FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
+    return withParents(entries, rows[0]?.fork_checkpoint != null ? Number(rows[0].fork_checkpoint) : undefined);
   }
 
   // ---- forks and threads ----
@@ -263,18 +265,18 @@ export class PostgresRunLog implements RunLogStore {
       );
       if (created.rowCount !== 1) throw new CheckpointError(runId, `fork: run ${runId} already exists; choose another runId for the fork`);
       const context = await this.contextFrom(query, runId, from.runId, sourceId, false);
-      return this.writeWithClient(query, runId, record, context, sourceId);
+      return this.writeWithClient(query, runId, record, context);
     });
     this.cache.set(next);
   }
 
   /** A checkpoint written inside a transaction (a fork's first, a migrated one); returns what the next save starts from. */
-  protected async writeWithClient(query: Query, runId: string, record: PersistedAgent, context: RunContext, parentId: number | null): Promise<RunContext> {
+  protected async writeWithClient(query: Query, runId: string, record: PersistedAgent, context: RunContext): Promise<RunContext> {
     const encoded = encodeValue(record, context);
     const ids = await nextStreamIds(query, this.schema, encoded.streams.length);
     const stored = withStoredIds(encoded, new Map(encoded.streams.map((s, i) => [s.id, ids[i]!])));
     const packed = packCheckpoint(stored.refs, stored.skeleton, context.keyframe);
-    const id = await insertCheckpoint(query, this.schema, runId, stored, packed, parentId, PgCheckpointRows.prevKeyOf(packed, context.keyframe?.id));
+    const id = await insertCheckpoint(query, this.schema, runId, stored, packed, PgCheckpointRows.prevKeyOf(packed, context.keyframe?.id));
     await query(`UPDATE ${this.t("runs")} SET head = $2, machine = $3, state = $4, iteration = $5, saved_at = $6, pending = $7, updated_at = ${NOW} WHERE run_id = $1`, [
       runId, id, record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)),
     ]);

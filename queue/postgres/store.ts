@@ -81,7 +81,7 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     try {
       client = await pool.connect();
       // Runs saved by the release before become the first checkpoint of their log, written as a save would.
-      await migrate(client, resolved.schema, async (query, runId, record) => void (await store.writeWithClient(query as never, runId, record, emptyContext(runId), null)));
+      await migrate(client, resolved.schema, async (query, runId, record) => void (await store.writeWithClient(query as never, runId, record, emptyContext(runId))));
     } catch (error) {
       client?.release(true);
       client = undefined;

@@ -7,7 +7,7 @@ import type { PersistedAgent } from "../persistence.js";
 import { encodeValue, type KnownStream, type StreamRef } from "./codec.js";
 import { effectiveEntries, inheritedKey, type ForkOrigin, type KeyedEntry } from "./journal-inheritance.js";
 import type { CheckpointEntry, ForkRequest, LogUsage, RunLogStore, StoredRunStatus, ThreadRun } from "./log-store.js";
-import { checkpointIdOf, entryOf, isFinal, metaOf, outputOfRecord, recordFrom, type CheckpointMeta } from "./records.js";
+import { checkpointIdOf, entryOf, isFinal, metaOf, outputOfRecord, recordFrom, withParents, type CheckpointMeta } from "./records.js";
 import { emptyContext, pathsOf, streamsFromRows, withStoredIds, type RunContext } from "./streams.js";
 import { ThreadBusyError } from "./thread-busy.js";
 
@@ -30,7 +30,10 @@ export interface MemoryRunRow {
   threadSeq: number | undefined;
   /** For a thread's run: the thread's run before it, whose last checkpoint its first save builds on. */
   seed: string | undefined;
-  fork: (ForkOrigin & { checkpoint: number }) | undefined;
+  /** While the original exists: where the fork's journal continues (the original's id and what it inherits). */
+  fork: ForkOrigin | undefined;
+  /** The checkpoint this run was forked from (kept when the original is deleted). */
+  forkedFrom: number | undefined;
   createdAt: number;
   updatedAt: number;
   seq: number;
@@ -99,7 +102,7 @@ export class MemoryRunLog implements RunLogStore {
     const now = this.now();
     const run: MemoryRunRow = {
       input: {}, owner: undefined, token: 0, leaseUntil: undefined, wakeAt: undefined, pending: [], output: undefined, head: undefined, summary: undefined,
-      threadId: undefined, threadSeq: undefined, seed: undefined, fork: undefined, createdAt: now, updatedAt: now, seq: ++this.seq, ...fields,
+      threadId: undefined, threadSeq: undefined, seed: undefined, fork: undefined, forkedFrom: undefined, createdAt: now, updatedAt: now, seq: ++this.seq, ...fields,
     };
     this.runs.set(run.runId, run);
     return run;
@@ -119,7 +122,7 @@ export class MemoryRunLog implements RunLogStore {
     run ??= this.newRun({ runId, agent: record.machine, status: record.status });
     // A queued run's final status comes with its output (finish), so a crash in between resumes it.
     if (!fence || record.status === "running" || record.status === "awaitingApproval") run.status = record.status;
-    this.append(run, record, this.contextOf(run), run.head ?? null);
+    this.append(run, record, this.contextOf(run));
     if (fence) this.fencedSaveStored(run, fence);
   }
 
@@ -149,7 +152,7 @@ export class MemoryRunLog implements RunLogStore {
   }
 
   history(runId: string): CheckpointEntry[] {
-    return [...this.checkpoints.values()].filter((c) => c.runId === runId).sort((a, b) => a.id - b.id).map(entryOf);
+    return withParents([...this.checkpoints.values()].filter((c) => c.runId === runId).sort((a, b) => a.id - b.id).map(entryOf), this.runs.get(runId)?.forkedFrom);
   }
 
   // ---- forks and threads ----
@@ -161,8 +164,8 @@ export class MemoryRunLog implements RunLogStore {
     const source = this.checkpoints.get(checkpointIdOf(from.checkpointId) ?? 0);
     if (!source || source.runId !== from.runId) throw new CheckpointError(from.runId, `fork: run ${from.runId} has no checkpoint ${from.checkpointId} (see store.history(runId))`);
     const original = this.runs.get(from.runId)!;
-    const run = this.newRun({ runId, agent: original.agent, status: record.status, fork: { runId: from.runId, inherit, checkpoint: source.id } });
-    this.append(run, record, this.contextFrom(runId, source, false), source.id);
+    const run = this.newRun({ runId, agent: original.agent, status: record.status, fork: { runId: from.runId, inherit }, forkedFrom: source.id });
+    this.append(run, record, this.contextFrom(runId, source, false));
   }
 
   openThreadRun(threadId: string, runId: string, machine: string): void {
@@ -270,7 +273,7 @@ export class MemoryRunLog implements RunLogStore {
   }
 
   /** Store `record` as the run's next checkpoint: its new streams and elements, then the checkpoint. Nothing is written when a step fails. */
-  private append(run: MemoryRunRow, record: PersistedAgent, context: RunContext, parentId: number | null): void {
+  private append(run: MemoryRunRow, record: PersistedAgent, context: RunContext): void {
     const encoded = encodeValue(record, context);
     const ids = new Map(encoded.streams.map((s, i) => [s.id, this.nextStream + i]));
     const stored = withStoredIds(encoded, ids);
@@ -286,7 +289,7 @@ export class MemoryRunLog implements RunLogStore {
     for (const s of stored.streams) this.streams.set(s.id, { id: s.id, owner: run.runId, baseId: s.base?.[0] ?? null, baseCount: s.base?.[1] ?? null, items: [] });
     for (const item of stored.items) this.streams.get(item.stream)!.items.push(item.text);
     const id = this.nextCheckpoint++;
-    this.checkpoints.set(id, { id, runId: run.runId, parentId, ...metaOf(record), refs: stored.refs, skeleton: stored.skeleton });
+    this.checkpoints.set(id, { id, runId: run.runId, ...metaOf(record), refs: stored.refs, skeleton: stored.skeleton });
     run.head = id;
     run.summary = { runId: run.runId, ...metaOf(record) };
     run.pending = pendingFromSnapshot(record.snapshot);
@@ -299,7 +302,7 @@ export class MemoryRunLog implements RunLogStore {
     const keep = this.logOptions.keepCheckpoints;
     if (keep === undefined) return;
     const ids = [...this.checkpoints.values()].filter((c) => c.runId === runId).map((c) => c.id).sort((a, b) => a - b);
-    const forked = new Set([...this.runs.values()].flatMap((r) => (r.fork ? [r.fork.checkpoint] : [])));
+    const forked = new Set([...this.runs.values()].flatMap((r) => (r.forkedFrom !== undefined ? [r.forkedFrom] : [])));
     for (const id of ids.slice(0, Math.max(0, ids.length - keep))) if (!forked.has(id)) this.checkpoints.delete(id);
   }
 

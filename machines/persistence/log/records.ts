@@ -5,11 +5,10 @@ import { DamagedSkeleton, type KnownStream, type StreamRef } from "./codec.js";
 import type { CheckpointEntry, StoredRunStatus } from "./log-store.js";
 import { decodeSkeleton } from "./streams.js";
 
-/** A checkpoint as every store keeps its row (the body aside): what `history()` and `list()` show. */
+/** A checkpoint as every store knows it (the body aside): what `history()` and `list()` show. */
 export interface CheckpointMeta {
   id: number;
   runId: string;
-  parentId: number | null;
   machine: string;
   state: string;
   status: PersistedAgent["status"];
@@ -17,20 +16,24 @@ export interface CheckpointMeta {
   savedAt: number;
 }
 
-export function metaOf(record: PersistedAgent): Omit<CheckpointMeta, "id" | "runId" | "parentId"> {
+export function metaOf(record: PersistedAgent): Omit<CheckpointMeta, "id" | "runId"> {
   return { machine: record.machine, state: record.state, status: record.status, iteration: record.iteration, savedAt: record.savedAt };
 }
 
 export function entryOf(meta: Omit<CheckpointMeta, "machine">): CheckpointEntry {
-  return {
-    checkpointId: String(meta.id),
-    runId: meta.runId,
-    state: meta.state,
-    status: meta.status,
-    iteration: meta.iteration,
-    at: meta.savedAt,
-    ...(meta.parentId !== null ? { parentId: String(meta.parentId) } : {}),
-  };
+  return { checkpointId: String(meta.id), runId: meta.runId, state: meta.state, status: meta.status, iteration: meta.iteration, at: meta.savedAt };
+}
+
+/**
+ * A run's history with each checkpoint's parent: the one saved before it in the run (the one before
+ * it still kept, under `keepCheckpoints`), and for a fork's first, the checkpoint it was forked from.
+ * Stores keep no parent per checkpoint: the order and the run's fork point say it.
+ */
+export function withParents(entries: CheckpointEntry[], forkedFrom: number | null | undefined): CheckpointEntry[] {
+  return entries.map((entry, i) => {
+    const parent = i > 0 ? entries[i - 1]!.checkpointId : forkedFrom != null ? String(forkedFrom) : undefined;
+    return parent !== undefined ? { ...entry, parentId: parent } : entry;
+  });
 }
 
 /** A checkpoint id from its text form, or undefined when it cannot name one. */

@@ -4,15 +4,13 @@ import { entryOf } from "./records.js";
 import { decodeValue } from "./codec.js";
 
 /*
- * A checkpoint row of the SQL stores (SQLite, PostgreSQL): its id, its run, the checkpoint before it,
- * and its body (packing.ts). A checkpoint compressed against keyframes names the latest (`keyId`); a
+ * A checkpoint row of the SQL stores (SQLite, PostgreSQL): its id, its run and its body (packing.ts). A checkpoint compressed against keyframes names the latest (`keyId`); a
  * keyframe has none and names the keyframe before it (`prevKey`), which the next checkpoints use
  * too. Everything else a checkpoint says (state, status, iteration, when) is in its skeleton.
  */
 export interface StoredCheckpoint {
   id: number;
   runId: string;
-  parentId: number | null;
   keyId: number | null;
   prevKey: number | null;
   body: Uint8Array;
@@ -44,7 +42,7 @@ export function checkpointText(row: StoredCheckpoint, dictionary: readonly strin
 export function entryFromText(row: StoredCheckpoint, text: string): CheckpointEntry {
   const { refs, skeleton } = splitText(text);
   const envelope = decodeValue(JSON.parse(skeleton), refs, () => []).value as { state: string; status: CheckpointEntry["status"]; iteration: number; savedAt: number };
-  return entryOf({ id: row.id, runId: row.runId, parentId: row.parentId, state: envelope.state, status: envelope.status, iteration: envelope.iteration, savedAt: envelope.savedAt });
+  return entryOf({ id: row.id, runId: row.runId, state: envelope.state, status: envelope.status, iteration: envelope.iteration, savedAt: envelope.savedAt });
 }
 
 /** The keyframes a writer continues with when this row (with text `text`) is the run's latest. */

@@ -6,13 +6,12 @@ import { checkpointText, dictionaryOf, type KnownKeyframe, type StoredCheckpoint
 interface Row {
   id: number;
   run_id: string;
-  parent_id: number | null;
   key_id: number | null;
   prev_key: number | null;
   body: Buffer;
 }
 
-const stored = (row: Row): StoredCheckpoint => ({ id: row.id, runId: row.run_id, parentId: row.parent_id, keyId: row.key_id, prevKey: row.prev_key, body: row.body });
+const stored = (row: Row): StoredCheckpoint => ({ id: row.id, runId: row.run_id, keyId: row.key_id, prevKey: row.prev_key, body: row.body });
 
 /** The checkpoint rows of a SQLite store: read, decompressed (keyframes' texts kept at hand), written. */
 export class SqliteCheckpointRows {
@@ -59,8 +58,8 @@ export class SqliteCheckpointRows {
     }
   }
 
-  insert(runId: string, parentId: number | null, packed: PackedCheckpoint, latestKeyframe: number | undefined): number {
+  insert(runId: string, packed: PackedCheckpoint, latestKeyframe: number | undefined): number {
     const prevKey = packed.keyId === undefined ? (latestKeyframe ?? null) : null;
-    return Number(this.sql(`INSERT INTO jianmu_checkpoints (run_id, parent_id, key_id, prev_key, body) VALUES (?, ?, ?, ?, ?)`).run(runId, parentId, packed.keyId ?? null, prevKey, packed.body).lastInsertRowid);
+    return Number(this.sql(`INSERT INTO jianmu_checkpoints (run_id, key_id, prev_key, body) VALUES (?, ?, ?, ?)`).run(runId, packed.keyId ?? null, prevKey, packed.body).lastInsertRowid);
   }
 }

@@ -5,7 +5,7 @@
  *   jianmu_runs         one row per run: the queue's columns (status, owner, lease, token, inbox
  *                       wake-up, output), the latest checkpoint (`head`) and its summary, the thread
  *                       it belongs to, the run it was forked from
- *   jianmu_checkpoints  every checkpoint: the one before it, and a body holding the streams it refers
+ *   jianmu_checkpoints  every checkpoint of a run, in the order saved: a body holding the streams it refers
  *                       to with their counts and its skeleton (deflated against the run's keyframes,
  *                       packing.ts: `key_id` names the latest, a keyframe's `prev_key` the one before;
  *                       its state, status and time are in the skeleton)
@@ -37,7 +37,7 @@ CREATE INDEX jianmu_runs_created ON jianmu_runs (created_at);
 CREATE INDEX jianmu_runs_thread ON jianmu_runs (thread_id, thread_seq) WHERE thread_id IS NOT NULL;
 CREATE UNIQUE INDEX jianmu_runs_thread_active ON jianmu_runs (thread_id) WHERE thread_id IS NOT NULL AND status IN ('queued', 'running', 'awaitingApproval');
 CREATE INDEX jianmu_runs_forks ON jianmu_runs (fork_of) WHERE fork_of IS NOT NULL;
-CREATE TABLE jianmu_checkpoints (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, parent_id INTEGER, key_id INTEGER, prev_key INTEGER, body BLOB NOT NULL);
+CREATE TABLE jianmu_checkpoints (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, key_id INTEGER, prev_key INTEGER, body BLOB NOT NULL);
 CREATE INDEX jianmu_checkpoints_run ON jianmu_checkpoints (run_id, id);
 CREATE TABLE jianmu_streams (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, base_id INTEGER, base_count INTEGER);
 CREATE INDEX jianmu_streams_run ON jianmu_streams (run_id);

@@ -14,7 +14,7 @@ import { effectiveEntries, inheritedKey, readInheritance, type ForkOrigin, type 
 import type { CheckpointEntry, ForkRequest, LogUsage, RunLogStore, ThreadRun } from "../log-store.js";
 import { decodeOutput, encodeOutput, outputRefs } from "../outputs.js";
 import { keyframesAfter, packCheckpoint, splitText } from "../packing.js";
-import { checkpointIdOf, damaged, isFinal, outputOfRecord, recordFrom } from "../records.js";
+import { checkpointIdOf, damaged, isFinal, outputOfRecord, recordFrom, withParents } from "../records.js";
 import { entryFromText, keyframesAt, type StoredCheckpoint } from "../stored-checkpoint.js";
 import { contextAfter, emptyContext, pathsOf, withStoredIds, type RunContext } from "../streams.js";
 import { SqliteCheckpointRows } from "./checkpoint-rows.js";
@@ -82,7 +82,7 @@ export class SqliteRunLog implements RunLogStore {
       this.db.pragma("journal_mode = WAL");
       // FULL: a committed journal row survives a power cut, not only a killed process.
       this.db.pragma("synchronous = FULL");
-      migrate(this.db, (runId, record) => this.append(runId, record, this.contextFor(runId), null));
+      migrate(this.db, (runId, record) => this.append(runId, record, this.contextFor(runId)));
     } catch (error) {
       this.db.close();
       throw config.fail("schema", `${config.path}: ${error instanceof Error ? error.message : String(error)}`, error);
@@ -137,7 +137,7 @@ export class SqliteRunLog implements RunLogStore {
         this.sql(`INSERT INTO jianmu_runs (run_id, agent, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`).run(runId, record.machine, record.status, now, now);
       }
       const context = this.contextFor(runId, row);
-      const next = this.append(runId, record, context, row?.head ?? null);
+      const next = this.append(runId, record, context);
       // A queued run's final status comes with its output (finish), so a crash in between resumes it.
       if (!fence || record.status === "running" || record.status === "awaitingApproval") this.sql(`UPDATE jianmu_runs SET status = ? WHERE run_id = ?`).run(record.status, runId);
       if (fence) this.fencedSaveStored(runId, fence);
@@ -194,13 +194,14 @@ export class SqliteRunLog implements RunLogStore {
   }
 
   history(runId: string): CheckpointEntry[] {
-    return this.checkpoints.history(runId).map(({ row, text }) => {
+    const entries = this.checkpoints.history(runId).map(({ row, text }) => {
       try {
         return entryFromText(row, text);
       } catch (error) {
         return damaged(runId, row.id, this.path, error);
       }
     });
+    return withParents(entries, this.runRow(runId)?.fork_checkpoint);
   }
 
   // ---- forks and threads ----
@@ -218,7 +219,7 @@ export class SqliteRunLog implements RunLogStore {
       this.sql(`INSERT INTO jianmu_runs (run_id, agent, status, fork_of, fork_checkpoint, inherit, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(
         runId, original.agent, record.status, from.runId, source.id, JSON.stringify(inherit), now, now,
       );
-      return this.append(runId, record, this.contextFrom(runId, source.id, false), source.id);
+      return this.append(runId, record, this.contextFrom(runId, source.id, false));
     }).immediate();
     this.cache.set(next);
   }
@@ -366,7 +367,7 @@ export class SqliteRunLog implements RunLogStore {
   }
 
   /** Store `record` as the run's next checkpoint (inside the caller's transaction); returns what the save after it starts from. */
-  private append(runId: string, record: PersistedAgent, context: RunContext, parentId: number | null): RunContext {
+  private append(runId: string, record: PersistedAgent, context: RunContext): RunContext {
     const encoded = encodeValue(record, context);
     const ids = new Map<number, number>();
     for (const stream of encoded.streams) {
@@ -377,7 +378,7 @@ export class SqliteRunLog implements RunLogStore {
     const insertItem = this.sql(`INSERT INTO jianmu_items (stream_id, seq, body) VALUES (?, ?, ?)`);
     for (const item of stored.items) insertItem.run(item.stream, item.seq, item.text);
     const packed = packCheckpoint(stored.refs, stored.skeleton, context.keyframe);
-    const id = this.checkpoints.insert(runId, parentId, packed, context.keyframe?.id);
+    const id = this.checkpoints.insert(runId, packed, context.keyframe?.id);
     this.sql(`UPDATE jianmu_runs SET head = ?, machine = ?, state = ?, iteration = ?, saved_at = ?, pending = ?, updated_at = ? WHERE run_id = ?`).run(
       id, record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)), Date.now(), runId,
     );
