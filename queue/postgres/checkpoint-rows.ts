@@ -33,10 +33,10 @@ export class PgCheckpointRows {
   async read(query: Query, runId: string, id: number | null): Promise<ReadCheckpoint | undefined> {
     const c = `${this.schema}.checkpoints`;
     const { rows } = await query<Row & { head: string | null; k_id: string | null; k_prev: string | null; k_body: Buffer | null; p_id: string | null; p_body: Buffer | null }>(
-      `SELECT c.*, r.head, k.id AS k_id, k.prev_key AS k_prev, k.body AS k_body, p.id AS p_id, p.body AS p_body
-       FROM ${this.schema}.runs r JOIN ${c} c ON c.run_id = r.run_id AND c.id = coalesce($2::bigint, r.head)
-       LEFT JOIN ${c} k ON k.run_id = c.run_id AND k.id = c.key_id
-       LEFT JOIN ${c} p ON p.run_id = c.run_id AND p.id = coalesce(k.prev_key, c.prev_key)
+      `SELECT c.*, r.run_id, r.head, k.id AS k_id, k.prev_key AS k_prev, k.body AS k_body, p.id AS p_id, p.body AS p_body
+       FROM ${this.schema}.runs r JOIN ${c} c ON c.run_key = r.run_key AND c.id = coalesce($2::bigint, r.head)
+       LEFT JOIN ${c} k ON k.run_key = c.run_key AND k.id = c.key_id
+       LEFT JOIN ${c} p ON p.run_key = c.run_key AND p.id = coalesce(k.prev_key, c.prev_key)
        WHERE r.run_id = $1`,
       [runId, id],
     );
@@ -50,7 +50,7 @@ export class PgCheckpointRows {
 
   /** Every checkpoint of the run with its text, oldest first. */
   async history(query: Query, runId: string): Promise<{ row: StoredCheckpoint; text: string }[]> {
-    const { rows } = await query<Row>(`SELECT * FROM ${this.schema}.checkpoints WHERE run_id = $1 ORDER BY id`, [runId]);
+    const { rows } = await query<Row>(`SELECT c.*, r.run_id FROM ${this.schema}.checkpoints c JOIN ${this.schema}.runs r ON r.run_key = c.run_key WHERE r.run_id = $1 ORDER BY c.id`, [runId]);
     const keyframes = new Map<number, KnownKeyframe>();
     return rows.map((raw) => {
       const row = stored(raw);

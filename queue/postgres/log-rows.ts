@@ -20,9 +20,9 @@ export async function readStreams(query: Query, schema: string, runId: string, r
   if (refs.length === 0) return new Map();
   const chain = await query<{ id: string; run_id: string; base_id: string | null; base_count: number | null }>(
     `WITH RECURSIVE chain AS (
-       SELECT id, run_id, base_id, base_count FROM ${schema}.streams WHERE id = ANY($1::bigint[])
-       UNION SELECT s.id, s.run_id, s.base_id, s.base_count FROM ${schema}.streams s JOIN chain c ON s.id = c.base_id)
-     SELECT * FROM chain`,
+       SELECT id, run_key, base_id, base_count FROM ${schema}.streams WHERE id = ANY($1::bigint[])
+       UNION SELECT s.id, s.run_key, s.base_id, s.base_count FROM ${schema}.streams s JOIN chain c ON s.id = c.base_id)
+     SELECT chain.id, coalesce(r.run_id, '') AS run_id, chain.base_id, chain.base_count FROM chain LEFT JOIN ${schema}.runs r ON r.run_key = chain.run_key`,
     [refs.map(([id]) => id)],
   );
   const rows: StreamRow[] = chain.rows.map((r) => ({ id: Number(r.id), owner: r.run_id, baseId: r.base_id === null ? null : Number(r.base_id), baseCount: r.base_count }));
@@ -53,10 +53,10 @@ export function streamParams(stored: Encoded): unknown[] {
   ];
 }
 
-/** The streams and elements of `stored` ($2..$7 as streamParams gives them), written when `condition` holds. */
-export function insertStreamsSql(schema: string, runParam: string, condition: string): string {
-  return `s AS (INSERT INTO ${schema}.streams (id, run_id, base_id, base_count)
-       SELECT u.id, ${runParam}, u.base_id, u.base_count FROM unnest($2::bigint[], $3::bigint[], $4::int[]) AS u(id, base_id, base_count) WHERE ${condition} RETURNING 1),
+/** The streams and elements of `stored` ($2..$7 as streamParams gives them) of the run whose key `runKey` yields, written when `condition` holds. */
+export function insertStreamsSql(schema: string, runKey: string, condition: string): string {
+  return `s AS (INSERT INTO ${schema}.streams (id, run_key, base_id, base_count)
+       SELECT u.id, ${runKey}, u.base_id, u.base_count FROM unnest($2::bigint[], $3::bigint[], $4::int[]) AS u(id, base_id, base_count) WHERE ${condition} RETURNING 1),
      i AS (INSERT INTO ${schema}.items (stream_id, seq, body)
        SELECT u.stream_id, u.seq, u.body FROM unnest($5::bigint[], $6::int[], $7::text[]) AS u(stream_id, seq, body) WHERE ${condition} RETURNING 1)`;
 }
@@ -64,8 +64,8 @@ export function insertStreamsSql(schema: string, runParam: string, condition: st
 /** One checkpoint written with a client inside a transaction (forks and the migration; saves use one statement). */
 export async function insertCheckpoint(query: Query, schema: string, runId: string, stored: Encoded, packed: PackedCheckpoint, prevKey: number | null): Promise<number> {
   const { rows } = await query<{ id: string }>(
-    `WITH ${insertStreamsSql(schema, "$1::text", "true")}
-     INSERT INTO ${schema}.checkpoints (run_id, key_id, prev_key, body) VALUES ($1::text, $8::bigint, $10::bigint, $9::bytea) RETURNING id`,
+    `WITH run AS (SELECT run_key FROM ${schema}.runs WHERE run_id = $1::text), ${insertStreamsSql(schema, "(SELECT run_key FROM run)", "true")}
+     INSERT INTO ${schema}.checkpoints (run_key, key_id, prev_key, body) SELECT run_key, $8::bigint, $10::bigint, $9::bytea FROM run RETURNING id`,
     [runId, ...streamParams(stored), packed.keyId ?? null, packed.body, prevKey],
   );
   return Number(rows[0]!.id);

@@ -70,7 +70,9 @@ CREATE TABLE ${s}.agents (
     // One log per run: every checkpoint kept, the conversation stored once (streams of elements), forks and threads.
     version: 2,
     sql: (s) => `
+-- run_key: how checkpoints and streams name their run (a 4-byte integer instead of its id in every row); never reused.
 ALTER TABLE ${s}.runs
+  ADD COLUMN run_key         serial UNIQUE,
   ADD COLUMN head            bigint,
   ADD COLUMN thread_id       text,
   ADD COLUMN thread_seq      integer,
@@ -87,21 +89,21 @@ CREATE INDEX runs_thread ON ${s}.runs (thread_id, thread_seq) WHERE thread_id IS
 CREATE INDEX runs_forks ON ${s}.runs (fork_of) WHERE fork_of IS NOT NULL;
 -- Every lookup of a checkpoint names its run: one index, by run then id.
 CREATE TABLE ${s}.checkpoints (
-  run_id    text NOT NULL,
+  run_key   integer NOT NULL,
   id        bigserial,
   key_id    bigint,
   prev_key  bigint,
   body      bytea NOT NULL,
-  PRIMARY KEY (run_id, id)
+  PRIMARY KEY (run_key, id)
 );
 -- Streams are few (a handful per run): 4-byte ids keep each element's row and index entry short.
 CREATE TABLE ${s}.streams (
   id         serial PRIMARY KEY,
-  run_id     text NOT NULL,
+  run_key    integer NOT NULL,
   base_id    integer,
   base_count integer
 );
-CREATE INDEX streams_run ON ${s}.streams (run_id);
+CREATE INDEX streams_run ON ${s}.streams (run_key);
 CREATE INDEX streams_base ON ${s}.streams (base_id) WHERE base_id IS NOT NULL;
 CREATE TABLE ${s}.items (
   stream_id integer NOT NULL,

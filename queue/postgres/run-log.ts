@@ -162,20 +162,20 @@ export class PostgresRunLog implements RunLogStore {
     const columns = `head = k.id, machine = $8::text, state = $9::text, iteration = $10::int, saved_at = $11::bigint, pending = $12::jsonb, updated_at = ${NOW}`;
     const ok = fence
       ? `UPDATE ${runs} SET ${columns}, status = CASE WHEN $13::text IN ('running', 'awaitingApproval') THEN $13::text ELSE ${runs}.status END
-           FROM k WHERE run_id = $1::text AND head IS NOT DISTINCT FROM $14::bigint AND token = $18::bigint RETURNING run_id`
+           FROM k WHERE run_id = $1::text AND head IS NOT DISTINCT FROM $14::bigint AND token = $18::bigint RETURNING run_key`
       : `INSERT INTO ${runs} AS r (run_id, agent, status, head, machine, state, iteration, saved_at, pending, created_at, updated_at)
            SELECT $1::text, $8::text, $13::text, k.id, $8::text, $9::text, $10::int, $11::bigint, $12::jsonb, ${NOW}, ${NOW} FROM k
            ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, machine = excluded.machine, state = excluded.state, iteration = excluded.iteration,
              saved_at = excluded.saved_at, pending = excluded.pending, status = excluded.status, updated_at = excluded.updated_at
-           WHERE r.token = 0 AND r.head IS NOT DISTINCT FROM $14::bigint RETURNING run_id`;
+           WHERE r.token = 0 AND r.head IS NOT DISTINCT FROM $14::bigint RETURNING run_key`;
     const applied = fence
       ? `, a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1::text AND id <= $19::bigint AND applied_at IS NULL AND EXISTS (SELECT 1 FROM ok) RETURNING id)`
       : "";
     const { rows } = await this.query<{ written: number; id: string; token: string | null }>(
       `WITH k AS (SELECT nextval('${this.t("checkpoints_id_seq")}') AS id), ok AS (${ok}),
-       ${insertStreamsSql(this.schema, "$1::text", "EXISTS (SELECT 1 FROM ok)")},
-       c AS (INSERT INTO ${this.t("checkpoints")} (id, run_id, key_id, prev_key, body)
-         SELECT k.id, $1::text, $15::bigint, $17::bigint, $16::bytea FROM k WHERE EXISTS (SELECT 1 FROM ok))${applied}
+       ${insertStreamsSql(this.schema, "(SELECT run_key FROM ok)", "EXISTS (SELECT 1 FROM ok)")},
+       c AS (INSERT INTO ${this.t("checkpoints")} (id, run_key, key_id, prev_key, body)
+         SELECT k.id, ok.run_key, $15::bigint, $17::bigint, $16::bytea FROM k, ok)${applied}
        SELECT (SELECT count(*) FROM ok)::int AS written, (SELECT id FROM k) AS id, (SELECT token FROM ${runs} WHERE run_id = $1::text) AS token`,
       [
         runId, ...streamParams(stored), record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)), record.status,
@@ -225,10 +225,12 @@ export class PostgresRunLog implements RunLogStore {
     const deleted = await this.transaction(async (query) => {
       await this.handJournalToForks(query, runId);
       await query(`DELETE FROM ${this.t("tool_journal")} WHERE run_id = $1`, [runId]);
-      await query(`DELETE FROM ${this.t("checkpoints")} WHERE run_id = $1`, [runId]);
-      const gone = await query(`DELETE FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
-      await this.dropUnusedStreams(query, runId);
-      return (gone.rowCount ?? 0) > 0;
+      const gone = await query<{ run_key: number }>(`DELETE FROM ${this.t("runs")} WHERE run_id = $1 RETURNING run_key`, [runId]);
+      const runKey = gone.rows[0]?.run_key;
+      if (runKey === undefined) return false;
+      await query(`DELETE FROM ${this.t("checkpoints")} WHERE run_key = $1`, [runKey]);
+      await this.dropUnusedStreams(query, runKey);
+      return true;
     });
     this.cache.delete(runId);
     this.origins.clear();
@@ -255,7 +257,7 @@ export class PostgresRunLog implements RunLogStore {
     const sourceId = checkpointIdOf(from.checkpointId);
     const next = await this.transaction(async (query) => {
       const { rows } = await query<{ agent: string }>(
-        `SELECT r.agent FROM ${this.t("runs")} r JOIN ${this.t("checkpoints")} c ON c.run_id = r.run_id AND c.id = $2::bigint WHERE r.run_id = $1`,
+        `SELECT r.agent FROM ${this.t("runs")} r JOIN ${this.t("checkpoints")} c ON c.run_key = r.run_key AND c.id = $2::bigint WHERE r.run_id = $1`,
         [from.runId, sourceId ?? 0],
       );
       if (!rows[0] || sourceId === undefined) throw new CheckpointError(from.runId, `fork: run ${from.runId} has no checkpoint ${from.checkpointId} (see store.history(runId))`);
@@ -332,7 +334,8 @@ export class PostgresRunLog implements RunLogStore {
   }
 
   async usage(runId?: string): Promise<LogUsage> {
-    const mine = runId === undefined ? "" : "WHERE run_id = $1";
+    const mine = runId === undefined ? "" : `WHERE run_key = (SELECT run_key FROM ${this.t("runs")} WHERE run_id = $1)`;
+    const journal = runId === undefined ? "" : "WHERE run_id = $1";
     const values = runId === undefined ? [] : [runId];
     const { rows } = await this.query<{ checkpoints: string; checkpoint_bytes: string; streams: string; items: string; item_chars: string; journal: string }>(
       `SELECT (SELECT count(*) FROM ${this.t("checkpoints")} ${mine}) AS checkpoints,
@@ -340,7 +343,7 @@ export class PostgresRunLog implements RunLogStore {
               (SELECT count(*) FROM ${this.t("streams")} ${mine}) AS streams,
               (SELECT count(*) FROM ${this.t("items")} i WHERE i.stream_id IN (SELECT id FROM ${this.t("streams")} ${mine})) AS items,
               (SELECT coalesce(sum(length(body)), 0) FROM ${this.t("items")} i WHERE i.stream_id IN (SELECT id FROM ${this.t("streams")} ${mine})) AS item_chars,
-              (SELECT count(*) FROM ${this.t("tool_journal")} ${mine}) AS journal`,
+              (SELECT count(*) FROM ${this.t("tool_journal")} ${journal}) AS journal`,
       values,
     );
     const row = rows[0]!;
@@ -458,7 +461,8 @@ export class PostgresRunLog implements RunLogStore {
 
   /** With `keepCheckpoints`: drop the run's older checkpoints, except those a fork starts from and the keyframes the kept ones need. */
   private async prune(runId: string): Promise<void> {
-    await this.query(`${pruneKeepingSql(this.t("checkpoints"), this.t("runs"), "$1::text", "$2::int")} DELETE FROM ${this.t("checkpoints")} WHERE run_id = $1::text AND id NOT IN (SELECT id FROM needed)`, [
+    const key = `(SELECT run_key FROM ${this.t("runs")} WHERE run_id = $1::text)`;
+    await this.query(`${pruneKeepingSql(this.t("checkpoints"), this.t("runs"), { key, id: "$1::text" }, "$2::int")} DELETE FROM ${this.t("checkpoints")} WHERE run_key = ${key} AND id NOT IN (SELECT id FROM needed)`, [
       runId,
       this.options.keepCheckpoints,
     ]);
@@ -496,19 +500,19 @@ export class PostgresRunLog implements RunLogStore {
   }
 
   /** The deleted run's streams, unless a kept stream builds on them (then they stay until that one goes); then the bases they freed. */
-  private async dropUnusedStreams(query: Query, runId: string): Promise<void> {
+  private async dropUnusedStreams(query: Query, runKey: number): Promise<void> {
     const streams = this.t("streams");
-    let candidates = (await query<{ id: string }>(`SELECT id FROM ${streams} WHERE run_id = $1`, [runId])).rows.map((r) => Number(r.id));
+    let candidates = (await query<{ id: number }>(`SELECT id FROM ${streams} WHERE run_key = $1`, [runKey])).rows.map((r) => r.id);
     while (candidates.length > 0) {
-      const { rows } = await query<{ id: string; base_id: string | null }>(
-        `DELETE FROM ${streams} s WHERE s.id = ANY($1::bigint[])
-           AND NOT EXISTS (SELECT 1 FROM ${this.t("runs")} r WHERE r.run_id = s.run_id)
+      const { rows } = await query<{ id: number; base_id: number | null }>(
+        `DELETE FROM ${streams} s WHERE s.id = ANY($1::int[])
+           AND NOT EXISTS (SELECT 1 FROM ${this.t("runs")} r WHERE r.run_key = s.run_key)
            AND NOT EXISTS (SELECT 1 FROM ${streams} b WHERE b.base_id = s.id)
          RETURNING s.id, s.base_id`,
         [candidates],
       );
-      if (rows.length > 0) await query(`DELETE FROM ${this.t("items")} WHERE stream_id = ANY($1::bigint[])`, [rows.map((r) => r.id)]);
-      candidates = rows.flatMap((r) => (r.base_id === null ? [] : [Number(r.base_id)]));
+      if (rows.length > 0) await query(`DELETE FROM ${this.t("items")} WHERE stream_id = ANY($1::int[])`, [rows.map((r) => r.id)]);
+      candidates = rows.flatMap((r) => (r.base_id === null ? [] : [r.base_id]));
     }
   }
 }

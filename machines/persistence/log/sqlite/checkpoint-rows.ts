@@ -11,6 +11,9 @@ interface Row {
   body: Buffer;
 }
 
+/** A checkpoint with its run's id (rows name their run by its key; a deleted run's keyframes read as run ""). */
+const SELECT = `SELECT c.*, coalesce(r.run_id, '') AS run_id FROM jianmu_checkpoints c LEFT JOIN jianmu_runs r ON r.run_key = c.run_key`;
+
 const stored = (row: Row): StoredCheckpoint => ({ id: row.id, runId: row.run_id, keyId: row.key_id, prevKey: row.prev_key, body: row.body });
 
 /** The checkpoint rows of a SQLite store: read, decompressed (keyframes' texts kept at hand), written. */
@@ -22,8 +25,9 @@ export class SqliteCheckpointRows {
     private readonly where: string,
   ) {}
 
-  get(id: number, runId?: string): StoredCheckpoint | undefined {
-    const row = (runId === undefined ? this.sql(`SELECT * FROM jianmu_checkpoints WHERE id = ?`).get(id) : this.sql(`SELECT * FROM jianmu_checkpoints WHERE id = ? AND run_id = ?`).get(id, runId)) as Row | undefined;
+  /** Checkpoint `id` (of run `runKey` when given). */
+  get(id: number, runKey?: number): StoredCheckpoint | undefined {
+    const row = (runKey === undefined ? this.sql(`${SELECT} WHERE c.id = ?`).get(id) : this.sql(`${SELECT} WHERE c.id = ? AND c.run_key = ?`).get(id, runKey)) as Row | undefined;
     return row ? stored(row) : undefined;
   }
 
@@ -41,8 +45,8 @@ export class SqliteCheckpointRows {
   };
 
   /** Every checkpoint of the run with its text, oldest first. */
-  history(runId: string): { row: StoredCheckpoint; text: string }[] {
-    return (this.sql(`SELECT * FROM jianmu_checkpoints WHERE run_id = ? ORDER BY id`).all(runId) as Row[]).map((raw) => {
+  history(runKey: number): { row: StoredCheckpoint; text: string }[] {
+    return (this.sql(`${SELECT} WHERE c.run_key = ? ORDER BY c.id`).all(runKey) as Row[]).map((raw) => {
       const row = stored(raw);
       return { row, text: row.keyId === null ? (this.keyframe(row.id)?.text ?? this.text(row)) : this.text(row) };
     });
@@ -58,8 +62,8 @@ export class SqliteCheckpointRows {
     }
   }
 
-  insert(runId: string, packed: PackedCheckpoint, latestKeyframe: number | undefined): number {
+  insert(runKey: number, packed: PackedCheckpoint, latestKeyframe: number | undefined): number {
     const prevKey = packed.keyId === undefined ? (latestKeyframe ?? null) : null;
-    return Number(this.sql(`INSERT INTO jianmu_checkpoints (run_id, key_id, prev_key, body) VALUES (?, ?, ?, ?)`).run(runId, packed.keyId ?? null, prevKey, packed.body).lastInsertRowid);
+    return Number(this.sql(`INSERT INTO jianmu_checkpoints (run_key, key_id, prev_key, body) VALUES (?, ?, ?, ?)`).run(runKey, packed.keyId ?? null, prevKey, packed.body).lastInsertRowid);
   }
 }

@@ -2,7 +2,8 @@
  * The one SQLite layout of jianmu's stores (layout 2): `SqliteCheckpointStore` and `SqliteRunStore`
  * open the same tables, so one file serves `runAgent` checkpoints and the run queue alike.
  *
- *   jianmu_runs         one row per run: the queue's columns (status, owner, lease, token, inbox
+ *   jianmu_runs         one row per run (`run_key`, never reused, is what checkpoints and streams
+ *                       name it by: a short integer instead of its id in every row): the queue's columns (status, owner, lease, token, inbox
  *                       wake-up, output), the latest checkpoint (`head`) and its summary, the thread
  *                       it belongs to, the run it was forked from
  *   jianmu_checkpoints  every checkpoint of a run, in the order saved: a body holding the streams it refers
@@ -23,7 +24,7 @@ export const LAYOUT_VERSION = 2;
 
 export const LAYOUT = `
 CREATE TABLE jianmu_runs (
-  run_id TEXT PRIMARY KEY, agent TEXT NOT NULL, input TEXT NOT NULL DEFAULT '{}',
+  run_key INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE, agent TEXT NOT NULL, input TEXT NOT NULL DEFAULT '{}',
   status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'awaitingApproval', 'succeeded', 'failed')),
   owner TEXT, token INTEGER NOT NULL DEFAULT 0, lease_until INTEGER, wake_at INTEGER,
   pending TEXT NOT NULL DEFAULT '[]', output TEXT,
@@ -37,10 +38,10 @@ CREATE INDEX jianmu_runs_created ON jianmu_runs (created_at);
 CREATE INDEX jianmu_runs_thread ON jianmu_runs (thread_id, thread_seq) WHERE thread_id IS NOT NULL;
 CREATE UNIQUE INDEX jianmu_runs_thread_active ON jianmu_runs (thread_id) WHERE thread_id IS NOT NULL AND status IN ('queued', 'running', 'awaitingApproval');
 CREATE INDEX jianmu_runs_forks ON jianmu_runs (fork_of) WHERE fork_of IS NOT NULL;
-CREATE TABLE jianmu_checkpoints (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, key_id INTEGER, prev_key INTEGER, body BLOB NOT NULL);
-CREATE INDEX jianmu_checkpoints_run ON jianmu_checkpoints (run_id, id);
-CREATE TABLE jianmu_streams (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, base_id INTEGER, base_count INTEGER);
-CREATE INDEX jianmu_streams_run ON jianmu_streams (run_id);
+CREATE TABLE jianmu_checkpoints (id INTEGER PRIMARY KEY AUTOINCREMENT, run_key INTEGER NOT NULL, key_id INTEGER, prev_key INTEGER, body BLOB NOT NULL);
+CREATE INDEX jianmu_checkpoints_run ON jianmu_checkpoints (run_key, id);
+CREATE TABLE jianmu_streams (id INTEGER PRIMARY KEY AUTOINCREMENT, run_key INTEGER NOT NULL, base_id INTEGER, base_count INTEGER);
+CREATE INDEX jianmu_streams_run ON jianmu_streams (run_key);
 CREATE INDEX jianmu_streams_base ON jianmu_streams (base_id) WHERE base_id IS NOT NULL;
 CREATE TABLE jianmu_items (stream_id INTEGER NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (stream_id, seq)) WITHOUT ROWID;
 CREATE TABLE jianmu_journal (
@@ -58,6 +59,7 @@ INSERT INTO jianmu_queue_meta (key, value) VALUES ('layout', '${LAYOUT_VERSION}'
 
 /** A run row as the stores read it. */
 export interface SqliteRunRow {
+  run_key: number;
   run_id: string;
   agent: string;
   input: string;

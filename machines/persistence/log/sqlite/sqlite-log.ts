@@ -82,7 +82,7 @@ export class SqliteRunLog implements RunLogStore {
       this.db.pragma("journal_mode = WAL");
       // FULL: a committed journal row survives a power cut, not only a killed process.
       this.db.pragma("synchronous = FULL");
-      migrate(this.db, (runId, record) => this.append(runId, record, this.contextFor(runId)));
+      migrate(this.db, (runId, record) => this.append(this.runRow(runId)!, record, this.contextFor(runId)));
     } catch (error) {
       this.db.close();
       throw config.fail("schema", `${config.path}: ${error instanceof Error ? error.message : String(error)}`, error);
@@ -137,7 +137,7 @@ export class SqliteRunLog implements RunLogStore {
         this.sql(`INSERT INTO jianmu_runs (run_id, agent, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`).run(runId, record.machine, record.status, now, now);
       }
       const context = this.contextFor(runId, row);
-      const next = this.append(runId, record, context);
+      const next = this.append(row ?? this.runRow(runId)!, record, context);
       // A queued run's final status comes with its output (finish), so a crash in between resumes it.
       if (!fence || record.status === "running" || record.status === "awaitingApproval") this.sql(`UPDATE jianmu_runs SET status = ? WHERE run_id = ?`).run(record.status, runId);
       if (fence) this.fencedSaveStored(runId, fence);
@@ -150,7 +150,7 @@ export class SqliteRunLog implements RunLogStore {
   load(runId: string, checkpointId?: string): PersistedAgent | undefined {
     const row = this.runRow(runId);
     const id = checkpointId === undefined ? (row?.head ?? undefined) : checkpointIdOf(checkpointId);
-    const checkpoint = id === undefined ? undefined : this.checkpoints.get(id, runId);
+    const checkpoint = id === undefined || !row ? undefined : this.checkpoints.get(id, row.run_key);
     if (!checkpoint) return undefined;
     const { refs, skeleton } = this.split(checkpoint);
     const cached = checkpointId === undefined ? this.cache.get(runId, row?.head) : undefined;
@@ -184,24 +184,28 @@ export class SqliteRunLog implements RunLogStore {
       this.handJournalToForks(runId);
       this.sql(`DELETE FROM jianmu_journal WHERE run_id = ?`).run(runId);
       this.sql(`DELETE FROM jianmu_inbox WHERE run_id = ?`).run(runId);
-      this.sql(`DELETE FROM jianmu_checkpoints WHERE run_id = ?`).run(runId);
-      const gone = this.sql(`DELETE FROM jianmu_runs WHERE run_id = ?`).run(runId).changes > 0;
-      this.dropUnusedStreams(runId);
-      return gone;
+      const row = this.runRow(runId);
+      if (!row) return false;
+      this.sql(`DELETE FROM jianmu_checkpoints WHERE run_key = ?`).run(row.run_key);
+      this.sql(`DELETE FROM jianmu_runs WHERE run_key = ?`).run(row.run_key);
+      this.dropUnusedStreams(row.run_key);
+      return true;
     }).immediate();
     this.cache.delete(runId);
     return deleted;
   }
 
   history(runId: string): CheckpointEntry[] {
-    const entries = this.checkpoints.history(runId).map(({ row, text }) => {
+    const run = this.runRow(runId);
+    if (!run) return [];
+    const entries = this.checkpoints.history(run.run_key).map(({ row, text }) => {
       try {
         return entryFromText(row, text);
       } catch (error) {
         return damaged(runId, row.id, this.path, error);
       }
     });
-    return withParents(entries, this.runRow(runId)?.fork_checkpoint);
+    return withParents(entries, run.fork_checkpoint);
   }
 
   // ---- forks and threads ----
@@ -212,14 +216,14 @@ export class SqliteRunLog implements RunLogStore {
     const next = this.db.transaction(() => {
       if (this.runRow(runId)) throw new CheckpointError(runId, `fork: run ${runId} already exists; choose another runId for the fork`);
       const sourceId = checkpointIdOf(from.checkpointId);
-      const source = sourceId === undefined ? undefined : this.checkpoints.get(sourceId, from.runId);
       const original = this.runRow(from.runId);
+      const source = sourceId === undefined || !original ? undefined : this.checkpoints.get(sourceId, original.run_key);
       if (!source || !original) throw new CheckpointError(from.runId, `fork: run ${from.runId} has no checkpoint ${from.checkpointId} (see store.history(runId))`);
       const now = Date.now();
       this.sql(`INSERT INTO jianmu_runs (run_id, agent, status, fork_of, fork_checkpoint, inherit, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(
         runId, original.agent, record.status, from.runId, source.id, JSON.stringify(inherit), now, now,
       );
-      return this.append(runId, record, this.contextFrom(runId, source.id, false));
+      return this.append(this.runRow(runId)!, record, this.contextFrom(runId, source.id, false));
     }).immediate();
     this.cache.set(next);
   }
@@ -269,14 +273,12 @@ export class SqliteRunLog implements RunLogStore {
   }
 
   usage(runId?: string): LogUsage {
-    const where = runId === undefined ? "" : " WHERE run_id = ?";
-    const args = runId === undefined ? [] : [runId];
-    const checkpoints = this.sql(`SELECT count(*) AS n, coalesce(sum(length(body)), 0) AS bytes FROM jianmu_checkpoints${where}`).get(...args) as { n: number; bytes: number };
-    const streams = this.sql(`SELECT count(*) AS n FROM jianmu_streams${where}`).get(...args) as { n: number };
-    const items = this.sql(
-      `SELECT count(*) AS n, coalesce(sum(length(body)), 0) AS chars FROM jianmu_items i${runId === undefined ? "" : " JOIN jianmu_streams s ON s.id = i.stream_id WHERE s.run_id = ?"}`,
-    ).get(...args) as { n: number; chars: number };
-    const journal = this.sql(`SELECT count(*) AS n FROM jianmu_journal${where}`).get(...args) as { n: number };
+    const key = runId === undefined ? undefined : (this.runRow(runId)?.run_key ?? -1);
+    const mine = (column: string) => (key === undefined ? "" : ` WHERE ${column} = ${key}`);
+    const checkpoints = this.sql(`SELECT count(*) AS n, coalesce(sum(length(body)), 0) AS bytes FROM jianmu_checkpoints${mine("run_key")}`).get() as { n: number; bytes: number };
+    const streams = this.sql(`SELECT count(*) AS n FROM jianmu_streams${mine("run_key")}`).get() as { n: number };
+    const items = this.sql(`SELECT count(*) AS n, coalesce(sum(length(body)), 0) AS chars FROM jianmu_items i JOIN jianmu_streams s ON s.id = i.stream_id${mine("s.run_key")}`).get() as { n: number; chars: number };
+    const journal = (runId === undefined ? this.sql(`SELECT count(*) AS n FROM jianmu_journal`).get() : this.sql(`SELECT count(*) AS n FROM jianmu_journal WHERE run_id = ?`).get(runId)) as { n: number };
     return { checkpoints: checkpoints.n, checkpointBytes: checkpoints.bytes, streams: streams.n, items: items.n, itemChars: items.chars, journalEntries: journal.n };
   }
 
@@ -367,29 +369,34 @@ export class SqliteRunLog implements RunLogStore {
   }
 
   /** Store `record` as the run's next checkpoint (inside the caller's transaction); returns what the save after it starts from. */
-  private append(runId: string, record: PersistedAgent, context: RunContext): RunContext {
+  private append(run: SqliteRunRow, record: PersistedAgent, context: RunContext): RunContext {
+    const runId = run.run_id;
     const encoded = encodeValue(record, context);
     const ids = new Map<number, number>();
     for (const stream of encoded.streams) {
       const base = stream.base ? [ids.get(stream.base[0]) ?? stream.base[0], stream.base[1]] : [null, null];
-      ids.set(stream.id, Number(this.sql(`INSERT INTO jianmu_streams (run_id, base_id, base_count) VALUES (?, ?, ?)`).run(runId, base[0], base[1]).lastInsertRowid));
+      ids.set(stream.id, Number(this.sql(`INSERT INTO jianmu_streams (run_key, base_id, base_count) VALUES (?, ?, ?)`).run(run.run_key, base[0], base[1]).lastInsertRowid));
     }
     const stored = withStoredIds(encoded, ids);
     const insertItem = this.sql(`INSERT INTO jianmu_items (stream_id, seq, body) VALUES (?, ?, ?)`);
     for (const item of stored.items) insertItem.run(item.stream, item.seq, item.text);
     const packed = packCheckpoint(stored.refs, stored.skeleton, context.keyframe);
-    const id = this.checkpoints.insert(runId, packed, context.keyframe?.id);
+    const id = this.checkpoints.insert(run.run_key, packed, context.keyframe?.id);
     this.sql(`UPDATE jianmu_runs SET head = ?, machine = ?, state = ?, iteration = ?, saved_at = ?, pending = ?, updated_at = ? WHERE run_id = ?`).run(
       id, record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)), Date.now(), runId,
     );
-    this.prune(runId);
+    this.prune(run);
     return contextAfter(context, stored, id, keyframesAfter(packed, id, context.keyframe));
   }
 
   /** With `keepCheckpoints`: drop the run's older checkpoints, except those a fork starts from and the keyframes the kept ones need. */
-  private prune(runId: string): void {
+  private prune(run: SqliteRunRow): void {
     if (this.keepCheckpoints === undefined) return;
-    this.sql(`${pruneKeepingSql("jianmu_checkpoints", "jianmu_runs", "@run", "@keep")} DELETE FROM jianmu_checkpoints WHERE run_id = @run AND id NOT IN (SELECT id FROM needed)`).run({ run: runId, keep: this.keepCheckpoints });
+    this.sql(`${pruneKeepingSql("jianmu_checkpoints", "jianmu_runs", { key: "@key", id: "@run" }, "@keep")} DELETE FROM jianmu_checkpoints WHERE run_key = @key AND id NOT IN (SELECT id FROM needed)`).run({
+      key: run.run_key,
+      run: run.run_id,
+      keep: this.keepCheckpoints,
+    });
   }
 
   /** A deleted run's journal stays visible to its forks: they get their own copy of what they inherited. */
@@ -419,13 +426,13 @@ export class SqliteRunLog implements RunLogStore {
   }
 
   /** The deleted run's streams, unless a kept stream builds on them (then they stay until that one goes); then the bases they freed. */
-  private dropUnusedStreams(runId: string): void {
-    let candidates = (this.sql(`SELECT id FROM jianmu_streams WHERE run_id = ?`).all(runId) as { id: number }[]).map((row) => row.id);
+  private dropUnusedStreams(runKey: number): void {
+    let candidates = (this.sql(`SELECT id FROM jianmu_streams WHERE run_key = ?`).all(runKey) as { id: number }[]).map((row) => row.id);
     while (candidates.length > 0) {
       const next: number[] = [];
       for (const id of candidates) {
-        const row = this.sql(`SELECT run_id, base_id FROM jianmu_streams WHERE id = ?`).get(id) as { run_id: string; base_id: number | null } | undefined;
-        if (!row || this.runRow(row.run_id) || this.sql(`SELECT 1 FROM jianmu_streams WHERE base_id = ?`).get(id)) continue;
+        const row = this.sql(`SELECT run_key, base_id FROM jianmu_streams WHERE id = ?`).get(id) as { run_key: number; base_id: number | null } | undefined;
+        if (!row || this.sql(`SELECT 1 FROM jianmu_runs WHERE run_key = ?`).get(row.run_key) || this.sql(`SELECT 1 FROM jianmu_streams WHERE base_id = ?`).get(id)) continue;
         this.sql(`DELETE FROM jianmu_items WHERE stream_id = ?`).run(id);
         this.sql(`DELETE FROM jianmu_streams WHERE id = ?`).run(id);
         if (row.base_id !== null) next.push(row.base_id);

@@ -13,7 +13,8 @@ export class SqliteStreamReader {
     if (refs.length === 0) return new Map();
     const rows = this.sql(
       `WITH RECURSIVE chain(id) AS (SELECT value FROM json_each(?) UNION SELECT s.base_id FROM jianmu_streams s JOIN chain c ON s.id = c.id WHERE s.base_id IS NOT NULL)
-       SELECT s.id, s.run_id AS owner, s.base_id AS baseId, s.base_count AS baseCount FROM jianmu_streams s JOIN chain c ON s.id = c.id`,
+       SELECT s.id, coalesce(r.run_id, '') AS owner, s.base_id AS baseId, s.base_count AS baseCount
+       FROM jianmu_streams s JOIN chain c ON s.id = c.id LEFT JOIN jianmu_runs r ON r.run_key = s.run_key`,
     ).all(JSON.stringify(refs.map(([id]) => id))) as StreamRow[];
     const needs = neededCounts(rows, refs, runId);
     const items = this.sql(
