@@ -1,4 +1,4 @@
-import { readPersisted, type PersistedAgent } from "../persistence.js";
+import { checkedEnvelope, type PersistedAgent } from "../persistence.js";
 import { CheckpointError } from "../checkpoints/store.js";
 import type { AgentOutput } from "../../contract/context.js";
 import { DamagedSkeleton, type KnownStream, type StreamRef } from "./codec.js";
@@ -51,7 +51,8 @@ export function damaged(runId: string, checkpoint: number | string, where: strin
 /** The saved record a stored checkpoint holds: its skeleton with the streams put back, checked as `restoreAgent` checks it. */
 export function recordFrom(meta: Pick<CheckpointMeta, "id" | "runId">, skeleton: string, refs: readonly StreamRef[], streams: ReadonlyMap<number, KnownStream>, where: string): PersistedAgent {
   try {
-    return readPersisted(decodeSkeleton(skeleton, refs, streams).value);
+    // Its size and nesting were checked part by part (decodeSkeleton): the envelope's checks remain.
+    return checkedEnvelope(decodeSkeleton(skeleton, refs, streams).value);
   } catch (error) {
     return damaged(meta.runId, meta.id, where, error);
   }

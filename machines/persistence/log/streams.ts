@@ -1,4 +1,4 @@
-import { snapshotLimitProblem } from "../snapshot-limits.js";
+import { DEFAULT_SNAPSHOT_LIMITS, snapshotLimitProblem, type SnapshotLimits } from "../snapshot-limits.js";
 import type { Keyframes } from "./packing.js";
 import { decodeValue, DamagedSkeleton, type Encoded, type KnownStream, type StreamContext, type StreamRef } from "./codec.js";
 
@@ -117,16 +117,82 @@ export function neededCounts(rows: readonly StreamRow[], refs: readonly StreamRe
   return need;
 }
 
-/** Rebuild a value from its skeleton text and the streams it refers to (each element parsed once). */
-export function decodeSkeleton(skeleton: string, refs: readonly StreamRef[], streams: ReadonlyMap<number, KnownStream>): { value: unknown; paths: Map<string, number> } {
+/** How deep a parsed JSON value nests (objects and arrays), without recursing. */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== "object") continue;
+    deepest = Math.max(deepest, depth + 1);
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+/** How deep a JSON text nests, by scanning it (strings skipped). */
+function textDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) deepest = Math.max(deepest, ++depth);
+    else if (c === 93 || c === 125) depth--;
+  }
+  return deepest;
+}
+
+/**
+ * The limits `restoreAgent` puts on a saved record (snapshot-limits.ts), checked on the parts before
+ * they are put together: characters counted from the texts, depth as the skeleton's plus the deepest
+ * element's (an element too short to nest that deep is not scanned).
+ */
+function partsLimitProblem(skeleton: string, value: unknown, refs: readonly StreamRef[], streams: ReadonlyMap<number, KnownStream>, limits: SnapshotLimits): string | undefined {
+  const outer = depthOf(value);
+  let chars = skeleton.length;
+  let deepest = 0;
+  for (const [id, count] of refs) {
+    const texts = streams.get(id)?.texts ?? [];
+    for (let i = 0; i < Math.min(count, texts.length); i++) {
+      const text = texts[i]!;
+      chars += text.length;
+      if (outer + Math.ceil(text.length / 2) > limits.maxDepth) deepest = Math.max(deepest, textDepth(text));
+    }
+  }
+  if (chars > limits.maxChars) return `it holds more than ${limits.maxChars} characters of JSON`;
+  if (outer + deepest > limits.maxDepth) return `it is nested more than ${limits.maxDepth} levels deep`;
+  return undefined;
+}
+
+/**
+ * Rebuild a value from its skeleton text and the streams it refers to (each stream parsed once),
+ * refusing it as `restoreAgent` would when it breaks the snapshot limits.
+ */
+export function decodeSkeleton(
+  skeleton: string,
+  refs: readonly StreamRef[],
+  streams: ReadonlyMap<number, KnownStream>,
+  limits: SnapshotLimits = DEFAULT_SNAPSHOT_LIMITS,
+): { value: unknown; paths: Map<string, number> } {
   const parsed = new Map<number, unknown[]>();
   const elements = ([id, count]: StreamRef): unknown[] => {
     const stream = streams.get(id);
     if (!stream) throw new DamagedSkeleton(`stream ${id} is missing`);
     if (stream.texts.length < count) throw new DamagedSkeleton(`stream ${id} holds ${stream.texts.length} elements, the checkpoint needs ${count}`);
     let list = parsed.get(id);
-    if (!list) parsed.set(id, (list = []));
-    for (let i = list.length; i < count; i++) list.push(JSON.parse(stream.texts[i]!));
+    // One parse for the whole stream: thousands of small ones cost more.
+    if (!list || list.length < count) {
+      try {
+        parsed.set(id, (list = JSON.parse(`[${stream.texts.slice(0, count).join(",")}]`) as unknown[]));
+      } catch {
+        throw new DamagedSkeleton(`an element of stream ${id} is not JSON`);
+      }
+    }
     return list.slice(0, count);
   };
   let value: unknown;
@@ -135,9 +201,9 @@ export function decodeSkeleton(skeleton: string, refs: readonly StreamRef[], str
   } catch (error) {
     throw new DamagedSkeleton(`its skeleton is not JSON (${error instanceof Error ? error.message : String(error)})`);
   }
-  // Before anything recursive walks it (restoreAgent's limits, checked again on the whole record).
-  const tooBig = snapshotLimitProblem(value);
-  if (tooBig !== undefined) throw new DamagedSkeleton(`its skeleton is refused: ${tooBig}`);
+  // Before anything recursive walks it.
+  const problem = snapshotLimitProblem(value, limits) ?? partsLimitProblem(skeleton, value, refs, streams, limits);
+  if (problem !== undefined) throw new DamagedSkeleton(`it is refused: ${problem}`);
   return decodeValue(value, refs, elements);
 }
 

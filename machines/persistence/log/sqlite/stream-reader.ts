@@ -4,7 +4,7 @@ import { neededCounts, streamsFromRows, type ItemRow, type StreamRow } from "../
 
 /**
  * Reads the streams a checkpoint refers to: their rows with every base they build on (one
- * recursive query), then the elements each one needs (one query on the elements' primary key).
+ * recursive query), then the elements each one needs (a range of the elements' primary key each).
  */
 export class SqliteStreamReader {
   constructor(private readonly sql: (text: string) => Database.Statement) {}
@@ -16,11 +16,12 @@ export class SqliteStreamReader {
        SELECT s.id, coalesce(r.run_id, '') AS owner, s.base_id AS baseId, s.base_count AS baseCount
        FROM jianmu_streams s JOIN chain c ON s.id = c.id LEFT JOIN jianmu_runs r ON r.run_key = s.run_key`,
     ).all(JSON.stringify(refs.map(([id]) => id))) as StreamRow[];
-    const needs = neededCounts(rows, refs, runId);
-    const items = this.sql(
-      `SELECT i.stream_id AS stream, i.seq AS seq, i.body AS text FROM json_each(?) j
-       JOIN jianmu_items i ON i.stream_id = json_extract(j.value, '$[0]') AND i.seq < json_extract(j.value, '$[1]')`,
-    ).all(JSON.stringify([...needs])) as ItemRow[];
+    // One range of the primary key per stream, rows as arrays: a long conversation is thousands of them.
+    const range = this.sql(`SELECT seq, body FROM jianmu_items WHERE stream_id = ? AND seq < ? ORDER BY seq`).raw(true);
+    const items: ItemRow[] = [];
+    for (const [stream, count] of neededCounts(rows, refs, runId)) {
+      for (const [seq, text] of range.all(stream, count) as [number, string][]) items.push({ stream, seq, text });
+    }
     return streamsFromRows(rows, items, (row) => row.owner === runId);
   }
 }
