@@ -9,7 +9,8 @@ import { encodeValue, type Encoded } from "../../machines/persistence/log/codec.
 import { RunContextCache } from "../../machines/persistence/log/context-cache.js";
 import { packOutcome, storedOutcome } from "../../machines/persistence/log/journal-packing.js";
 import { effectiveEntries, inheritedKey, type ForkOrigin, type JournalInheritance, type KeyedEntry } from "../../machines/persistence/log/journal-inheritance.js";
-import type { CheckpointEntry, ForkRequest, LogUsage, RunLogStore, ThreadRun } from "../../machines/persistence/log/log-store.js";
+import type { CheckpointEntry, ForkRequest, LogUsage, RunBranch, RunLogStore, ThreadRun } from "../../machines/persistence/log/log-store.js";
+import { lineageOf } from "../../machines/persistence/log/lineage.js";
 import { decodeOutput, encodeOutput, outputRefs } from "../../machines/persistence/log/outputs.js";
 import { keyframesAfter, packCheckpoint, splitText, type PackedCheckpoint } from "../../machines/persistence/log/packing.js";
 import { checkpointIdOf, damaged, isFinal, outputOfRecord, recordFrom, withParents } from "../../machines/persistence/log/records.js";
@@ -311,6 +312,21 @@ export class PostgresRunLog implements RunLogStore {
     return rows.map((row) => ({ runId: row.run_id, status: row.status }));
   }
 
+  lineage(runId: string): Promise<RunBranch[]> {
+    return lineageOf(
+      {
+        forkOf: async (id) => {
+          const { rows } = await this.query<{ fork_of: string | null; fork_checkpoint: string | null }>(`SELECT fork_of, fork_checkpoint FROM ${this.t("runs")} WHERE run_id = $1`, [id]);
+          const row = rows[0];
+          const from = row?.fork_of != null && row.fork_checkpoint != null ? { runId: row.fork_of, checkpointId: String(row.fork_checkpoint) } : undefined;
+          return { exists: row !== undefined, ...(from ? { forkedFrom: from } : {}) };
+        },
+        forks: async (id) => (await this.query<{ run_id: string }>(`SELECT run_id FROM ${this.t("runs")} WHERE fork_of = $1 ORDER BY run_key`, [id])).rows.map((r) => r.run_id),
+      },
+      runId,
+    );
+  }
+
   async outputOf(runId: string): Promise<AgentOutput | undefined> {
     const { rows } = await this.query<{ status: ThreadRun["status"]; output: string | null }>(`SELECT status, output FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
     const row = rows[0];
@@ -495,7 +511,8 @@ export class PostgresRunLog implements RunLogStore {
           [key.runId, key.iteration, key.callId, entry.state === "completed" ? entry.outcome.name : entry.name, entry.state, entry.state === "completed" ? packOutcome(entry.outcome) : null],
         );
       }
-      await query(`UPDATE ${this.t("runs")} SET fork_of = NULL, inherit = NULL WHERE run_id = $1`, [fork]);
+      // It keeps naming the run it was forked from (history, lineage); it inherits nothing more.
+      await query(`UPDATE ${this.t("runs")} SET inherit = NULL WHERE run_id = $1`, [fork]);
     }
   }
 

@@ -149,9 +149,19 @@ export function describeRunLogConformance(name: string, open: OpenLogStore): voi
       await runAgent(rerun.machine, {}, { snapshot: restoreAgent(rerun.machine, await store.load(fromModel)), checkpoints: store });
       expect(rerun.runs).toEqual(["paid again"]);
 
-      // The original deleted: a fork of it still answers from what it inherited.
+      // The branches: the original first, then its forks in the order made, each with its fork point.
       const late = await forkRun(store, "pay", { from: executing.checkpointId, runId: "pay-late" });
+      expect(await store.lineage(fromModel)).toEqual([
+        { runId: "pay" },
+        { runId: fromBatch, forkedFrom: { runId: "pay", checkpointId: executing.checkpointId } },
+        { runId: fromModel, forkedFrom: { runId: "pay", checkpointId: modelCall.checkpointId } },
+        { runId: "pay-late", forkedFrom: { runId: "pay", checkpointId: executing.checkpointId } },
+      ]);
+      expect(await store.lineage("no-such-run")).toEqual([]);
+
+      // The original deleted: a fork of it still answers from what it inherited.
       expect(await store.delete("pay")).toBe(true);
+      expect(await store.lineage(late)).toEqual([{ runId: "pay-late" }]);
       const orphan = agent(store, [{ content: "still paid once" }]);
       const finished = await runAgent(orphan.machine, {}, { snapshot: restoreAgent(orphan.machine, await store.load(late)), checkpoints: store });
       expect(finished.finalAnswer).toBe("still paid once");

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MessageSchema, type Message } from "../../../actors/messages.js";
+import { conversationsIn } from "./conversation.js";
 import { CheckpointError } from "../checkpoints/store.js";
 import type { PersistedAgent } from "../persistence.js";
 import { inheritanceAt } from "./journal-inheritance.js";
@@ -41,23 +42,12 @@ function withRunId(value: unknown, from: string, to: string): unknown {
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, key === "runId" && item === from ? to : withRunId(item, from, to)]));
 }
 
-/** Arrays under `node` whose elements are all messages, with their JSON text. */
-function conversations(node: unknown, found: { array: unknown[]; text: string }[] = []): { array: unknown[]; text: string }[] {
-  if (Array.isArray(node)) {
-    if (node.length > 0 && node.every((item) => MessageSchema.safeParse(item).success)) found.push({ array: node, text: JSON.stringify(node) });
-    return found;
-  }
-  if (node !== null && typeof node === "object") for (const value of Object.values(node)) conversations(value, found);
-  return found;
-}
-
 /**
  * Replace the checkpoint's conversation: the message array in the agent's state that shares the
  * longest beginning with `messages`, and every other copy of it in the snapshot.
  */
 function withMessages(snapshot: Record<string, unknown>, messages: Message[], runId: string): Record<string, unknown> {
-  const state = (snapshot.context as { state?: unknown } | undefined)?.state;
-  const candidates = conversations(state);
+  const candidates = conversationsIn(snapshot).map((array) => ({ array, text: JSON.stringify(array) }));
   if (candidates.length === 0) throw new CheckpointError(runId, "forkRun: the checkpoint holds no conversation to replace (options.messages)");
   const given = messages.map((m) => JSON.stringify(m));
   const shared = (c: { array: unknown[] }) => {

@@ -35,6 +35,12 @@ export interface ThreadRun {
   status: StoredRunStatus;
 }
 
+/** A run of a fork tree: its id, and the checkpoint of another run it was forked from (absent for the tree's root). */
+export interface RunBranch {
+  runId: string;
+  forkedFrom?: { runId: string; checkpointId: string };
+}
+
 /** What a store holds, counted (all runs, or one run's own rows): for tests and the bench. */
 export interface LogUsage {
   checkpoints: number;
@@ -77,6 +83,8 @@ export interface RunLogStore extends CheckpointStore, ToolJournal {
   openThreadRun(threadId: string, runId: string, machine: string): MaybePromise<void>;
   /** The thread's runs in order ([] for an unknown thread). */
   threadRuns(threadId: string): MaybePromise<ThreadRun[]>;
+  /** The fork tree holding the run: its root first, then each run after the one it was forked from ([] for an unknown run). */
+  lineage(runId: string): MaybePromise<RunBranch[]>;
   /** The run's output once it has ended (its final checkpoint's, or what the queue recorded). */
   outputOf(runId: string): MaybePromise<AgentOutput | undefined>;
   /** What the store holds: every run, or one run's own rows (not what it shares with the run it was forked from). */

@@ -6,7 +6,8 @@ import { CheckpointError, checkRecordId, queueOwned, type CheckpointSummary } fr
 import type { PersistedAgent } from "../persistence.js";
 import { encodeValue, type KnownStream, type StreamRef } from "./codec.js";
 import { effectiveEntries, inheritedKey, type ForkOrigin, type KeyedEntry } from "./journal-inheritance.js";
-import type { CheckpointEntry, ForkRequest, LogUsage, RunLogStore, StoredRunStatus, ThreadRun } from "./log-store.js";
+import type { CheckpointEntry, ForkRequest, LogUsage, RunBranch, RunLogStore, StoredRunStatus, ThreadRun } from "./log-store.js";
+import { lineageOf } from "./lineage.js";
 import { checkpointIdOf, entryOf, isFinal, metaOf, outputOfRecord, recordFrom, withParents, type CheckpointMeta } from "./records.js";
 import { emptyContext, pathsOf, streamsFromRows, withStoredIds, type RunContext } from "./streams.js";
 import { ThreadBusyError } from "./thread-busy.js";
@@ -32,7 +33,8 @@ export interface MemoryRunRow {
   seed: string | undefined;
   /** While the original exists: where the fork's journal continues (the original's id and what it inherits). */
   fork: ForkOrigin | undefined;
-  /** The checkpoint this run was forked from (kept when the original is deleted). */
+  /** The run and checkpoint this run was forked from (kept when the original is deleted). */
+  forkOf: string | undefined;
   forkedFrom: number | undefined;
   createdAt: number;
   updatedAt: number;
@@ -102,7 +104,7 @@ export class MemoryRunLog implements RunLogStore {
     const now = this.now();
     const run: MemoryRunRow = {
       input: {}, owner: undefined, token: 0, leaseUntil: undefined, wakeAt: undefined, pending: [], output: undefined, head: undefined, summary: undefined,
-      threadId: undefined, threadSeq: undefined, seed: undefined, fork: undefined, forkedFrom: undefined, createdAt: now, updatedAt: now, seq: ++this.seq, ...fields,
+      threadId: undefined, threadSeq: undefined, seed: undefined, fork: undefined, forkOf: undefined, forkedFrom: undefined, createdAt: now, updatedAt: now, seq: ++this.seq, ...fields,
     };
     this.runs.set(run.runId, run);
     return run;
@@ -164,7 +166,7 @@ export class MemoryRunLog implements RunLogStore {
     const source = this.checkpoints.get(checkpointIdOf(from.checkpointId) ?? 0);
     if (!source || source.runId !== from.runId) throw new CheckpointError(from.runId, `fork: run ${from.runId} has no checkpoint ${from.checkpointId} (see store.history(runId))`);
     const original = this.runs.get(from.runId)!;
-    const run = this.newRun({ runId, agent: original.agent, status: record.status, fork: { runId: from.runId, inherit }, forkedFrom: source.id });
+    const run = this.newRun({ runId, agent: original.agent, status: record.status, fork: { runId: from.runId, inherit }, forkOf: from.runId, forkedFrom: source.id });
     this.append(run, record, this.contextFrom(runId, source, false));
   }
 
@@ -188,6 +190,20 @@ export class MemoryRunLog implements RunLogStore {
 
   threadRuns(threadId: string): ThreadRun[] {
     return this.threadRows(threadId).map((r) => ({ runId: r.runId, status: r.status }));
+  }
+
+  lineage(runId: string): Promise<RunBranch[]> {
+    return lineageOf(
+      {
+        forkOf: (id) => {
+          const run = this.runs.get(id);
+          const from = run?.forkOf !== undefined && run.forkedFrom !== undefined ? { runId: run.forkOf, checkpointId: String(run.forkedFrom) } : undefined;
+          return { exists: run !== undefined, ...(from ? { forkedFrom: from } : {}) };
+        },
+        forks: (id) => [...this.runs.values()].filter((r) => r.forkOf === id).map((r) => r.runId),
+      },
+      runId,
+    );
   }
 
   outputOf(runId: string): AgentOutput | undefined {

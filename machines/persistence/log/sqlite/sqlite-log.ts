@@ -11,7 +11,8 @@ import { encodeValue } from "../codec.js";
 import { packOutcome, storedOutcome } from "../journal-packing.js";
 import { RunContextCache } from "../context-cache.js";
 import { effectiveEntries, inheritedKey, readInheritance, type ForkOrigin, type KeyedEntry } from "../journal-inheritance.js";
-import type { CheckpointEntry, ForkRequest, LogUsage, RunLogStore, ThreadRun } from "../log-store.js";
+import type { CheckpointEntry, ForkRequest, LogUsage, RunBranch, RunLogStore, ThreadRun } from "../log-store.js";
+import { lineageOf } from "../lineage.js";
 import { decodeOutput, encodeOutput, outputRefs } from "../outputs.js";
 import { keyframesAfter, packCheckpoint, splitText } from "../packing.js";
 import { checkpointIdOf, damaged, isFinal, outputOfRecord, recordFrom, withParents } from "../records.js";
@@ -251,6 +252,20 @@ export class SqliteRunLog implements RunLogStore {
     return rows.map((row) => ({ runId: row.run_id, status: row.status }));
   }
 
+  lineage(runId: string): Promise<RunBranch[]> {
+    return lineageOf(
+      {
+        forkOf: (id) => {
+          const row = this.runRow(id);
+          const from = row?.fork_of != null && row.fork_checkpoint != null ? { runId: row.fork_of, checkpointId: String(row.fork_checkpoint) } : undefined;
+          return { exists: row !== undefined, ...(from ? { forkedFrom: from } : {}) };
+        },
+        forks: (id) => (this.sql(`SELECT run_id FROM jianmu_runs WHERE fork_of = ? ORDER BY run_key`).all(id) as { run_id: string }[]).map((r) => r.run_id),
+      },
+      runId,
+    );
+  }
+
   outputOf(runId: string): AgentOutput | undefined {
     const row = this.runRow(runId);
     if (!row) return undefined;
@@ -421,7 +436,8 @@ export class SqliteRunLog implements RunLogStore {
           key.runId, key.iteration, key.callId, entry.state === "completed" ? entry.outcome.name : entry.name, entry.state, entry.state === "completed" ? packOutcome(entry.outcome) : null, Date.now(),
         );
       }
-      this.sql(`UPDATE jianmu_runs SET fork_of = NULL, inherit = NULL WHERE run_id = ?`).run(fork);
+      // It keeps naming the run it was forked from (history, lineage); it inherits nothing more.
+      this.sql(`UPDATE jianmu_runs SET inherit = NULL WHERE run_id = ?`).run(fork);
     }
   }
 
