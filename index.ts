@@ -113,7 +113,7 @@ export type { ForkOptions } from "./machines/persistence/log/fork.js";
 export { loadThread, ThreadBusyError } from "./machines/persistence/log/threads.js";
 export type { ThreadView } from "./machines/persistence/log/threads.js";
 export { CheckpointEntrySchema, isRunLogStore } from "./machines/persistence/log/log-store.js";
-export type { RunLogStore, CheckpointEntry, ThreadRun, LogUsage, ForkRequest, StoredRunStatus } from "./machines/persistence/log/log-store.js";
+export type { RunLogStore, CheckpointEntry, ThreadRun, LogUsage, ForkRequest, StoredRunStatus, RunBranch } from "./machines/persistence/log/log-store.js";
 export type { MemoryLogOptions } from "./machines/persistence/log/memory-log.js";
 export { MemoryToolJournal, ToolOutcomeSchema } from "./actors/tool-journal.js";
 export type { ToolJournal, JournalEntry, JournalKey } from "./actors/tool-journal.js";
