@@ -21,10 +21,13 @@ export { ReActConfig, ConfigError, loadConfig, readConfigFile, ToolChoiceSchema 
 export type { ReActConfigInput, LoadConfigOptions, JianmuFile } from "./machines/contract/config.js";
 export { ContextLimitSchema, OutputStrategySchema } from "./machines/contract/config.js";
 export type { ContextLimit, OutputStrategy } from "./machines/contract/config.js";
-export { FINAL_RESULT_TOOL, OutputCheckSchema } from "./machines/chart/output.js";
-export type { OutputCheck } from "./machines/chart/output.js";
-export { RoundPlanSchema, RoundPlanError } from "./machines/chart/prepare-round.js";
-export type { PrepareRound, RoundPlan, RoundView } from "./machines/chart/prepare-round.js";
+export { FINAL_RESULT_TOOL } from "./machines/chart/output.js";
+export { OutputCheckSchema } from "./machines/contract/output-check.js";
+export type { OutputCheck } from "./machines/contract/output-check.js";
+export { RoundPlanError } from "./machines/chart/prepare-round.js";
+export { RoundPlanSchema } from "./machines/contract/round-plan.js";
+export type { RoundPlan } from "./machines/contract/round-plan.js";
+export type { PrepareRound, RoundView } from "./machines/chart/prepare-round.js";
 export { compactableSpan, trimMessages, SUMMARY_PREFIX } from "./actors/compaction.js";
 export type { CompactionInput, CompactionOutput, CompactionStrategy } from "./actors/compaction.js";
 export {
@@ -59,8 +62,14 @@ export type {
   TerminationReason,
 } from "./machines/contract/events.js";
 
-export { ai, human, system, toolMessage, MessageSchema, ToolCallSchema } from "./actors/messages.js";
+export { ai, human, system, toolMessage, MessageSchema, ToolCallSchema, ContentPartSchema } from "./actors/messages.js";
 export type { AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage } from "./actors/messages.js";
+export type { ContentPart, FilePart, ImagePart, MediaPart, PartsContent, TextPart } from "./actors/messages.js";
+export { describeContent, textOf } from "./actors/content-parts.js";
+export { toolContent, isToolContent } from "./actors/tool-content.js";
+export type { ToolContent } from "./actors/tool-content.js";
+export { ContentPartError, UNSUPPORTED_CONTENT, defaultAccepts } from "./actors/content-capabilities.js";
+export type { Accepts, AcceptsOption } from "./actors/content-capabilities.js";
 export { ModelError, ZERO_USAGE, addUsage } from "./actors/model-client.js";
 export { JianmuError, isJianmuError } from "./tools/jianmu-error.js";
 export type { ModelCallEvent, ModelCallOptions, ModelRequest, ModelTurn, ToolChoice, Usage } from "./actors/model-client.js";
@@ -115,6 +124,9 @@ export type { ThreadView } from "./machines/persistence/log/threads.js";
 export { CheckpointEntrySchema, isRunLogStore } from "./machines/persistence/log/log-store.js";
 export type { RunLogStore, CheckpointEntry, ThreadRun, LogUsage, ForkRequest, StoredRunStatus, RunBranch } from "./machines/persistence/log/log-store.js";
 export type { MemoryLogOptions } from "./machines/persistence/log/memory-log.js";
+export { loadCheckpoint } from "./machines/persistence/checkpoints/load-checkpoint.js";
+export { resolveBlobs, isBlobStore, MIN_BLOB_CHARS } from "./machines/persistence/blobs.js";
+export type { BlobStore, StoredBlob } from "./machines/persistence/blobs.js";
 export { MemoryToolJournal, ToolOutcomeSchema } from "./actors/tool-journal.js";
 export type { ToolJournal, JournalEntry, JournalKey } from "./actors/tool-journal.js";
 

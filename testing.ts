@@ -6,7 +6,7 @@ export { startOpenAIServer, replies, toSse, splitEvents } from "./testing/openai
 export type { OpenAIServer, OpenAIServerOptions, Reply, Respond, ReceivedRequest, RequestOutcome } from "./testing/openai-server.js";
 export { textTurn, toolCallTurn, scriptedTurns, recordedTurns } from "./testing/turns.js";
 export type { TurnPacing, TurnReplay, TurnUsage, ScriptedCall } from "./testing/turns.js";
-export { loadRecording, replayInteractions, replayRecording, formatOf } from "./testing/recordings.js";
+export { loadRecording, replayInteractions, replayRecording, formatOf, wireMediaOf } from "./testing/recordings.js";
 export type { Recording, RecordedInteraction, RecordingFormat } from "./testing/recordings.js";
 export { generateAgentPaths, InvariantViolation, ReplayDivergence, ModelTooLargeError, ModelInconsistencyError } from "./testing/model-based.js";
 export type {

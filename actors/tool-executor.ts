@@ -11,6 +11,7 @@ import { fromReportingPromise } from "./reporting-promise.js";
 import { cancellationOf, type Cancellation } from "./cancellation.js";
 import type { ToolOwners } from "./tool-providers.js";
 import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
+import { checkedToolContent, isToolContent } from "./tool-content.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
 /** Replaces how one validated call is run (e.g. in a sandbox). The default calls `tool.execute`. */
@@ -367,6 +368,11 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       let outcome: ToolOutcome;
       try {
         const value = await runWithLimits(tool, args, call, input.state, batch, runner, parallel);
+        if (isToolContent(value)) {
+          const content = checkedToolContent(value, input.maxOutputChars);
+          if ("problem" in content) return finish(failedOutcome(call, "invalid_output", `${call.name} ran, but ${content.problem}`, now() - started));
+          return finish(succeededOutcome(call, tool, content.text, now() - started, content.parts));
+        }
         const rendered = renderResult(value);
         if (rendered.problem !== undefined) {
           return finish(failedOutcome(call, "invalid_output", `${call.name} ran, but ${rendered.problem}`, now() - started));

@@ -13,6 +13,7 @@ import { writeViewer } from "../visualize/viewer.js";
 import { renderHistorySection } from "../visualize/render-history.js";
 import { conversationsIn } from "../machines/persistence/log/conversation.js";
 import type { PersistedAgent } from "../machines/persistence/persistence.js";
+import { loadCheckpoint } from "../machines/persistence/checkpoints/load-checkpoint.js";
 
 /** The chart only: a stored run is shown, never continued, so no model is ever called. */
 const noModel: ModelClient = {
@@ -43,7 +44,8 @@ export interface StoredRunView {
  */
 export async function viewStoredRun(store: RunStore, view: StoredRunView): Promise<{ outPath: string; bytes: number; status: string }> {
   const { runId, checkpointId, outPath, cwd } = view;
-  const record = await store.load(runId, checkpointId);
+  // Large images and files the store keeps apart are put back (machines/persistence/blobs.ts).
+  const record = await loadCheckpoint(store, runId, checkpointId);
   if (!record) {
     throw new RunQueueError(
       "unknown_run",

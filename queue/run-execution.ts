@@ -2,6 +2,7 @@ import { createActor, type Actor } from "xstate";
 import { pendingApprovals } from "../machines/contract/approvals.js";
 import { checkpointAgent, type CheckpointHandle } from "../machines/persistence/checkpoints/checkpoint-agent.js";
 import type { CheckpointStore } from "../machines/persistence/checkpoints/store.js";
+import type { BlobStore } from "../machines/persistence/blobs.js";
 import type { AgentContext, AgentOutput } from "../machines/contract/context.js";
 import type { AgentEmitted } from "../machines/contract/events.js";
 import { restoreAgent, runStatusOf } from "../machines/persistence/persistence.js";
@@ -19,6 +20,8 @@ export interface ExecutionOptions {
   worker: string;
   leaseMs: number;
   emit: (event: WorkerEvent) => void;
+  /** Why the checkpoint's stored images and files could not be read back (`withStoredBlobs`): the run cannot start. */
+  blobProblem?: string;
 }
 
 export interface Execution {
@@ -212,6 +215,7 @@ export function executeRun(options: ExecutionOptions): Execution {
   };
 
   try {
+    if (options.blobProblem !== undefined) throw new Error(options.blobProblem);
     const snapshot = run.checkpoint !== undefined ? restoreAgent(machine, run.checkpoint) : undefined;
     actor = createActor(machine, snapshot ? { snapshot } : { input: { ...run.input, runId } });
   } catch (error) {
@@ -221,7 +225,8 @@ export function executeRun(options: ExecutionOptions): Execution {
   const live = actor;
 
   // Saves go to the store (fenced by the token registered above); a stopping worker releases the run after the next one.
-  const checkpointSink: CheckpointStore = {
+  // The store also keeps the run's large images and files once (machines/persistence/blobs.ts); its checkpoints refer to them.
+  const checkpointSink: CheckpointStore & BlobStore = {
     save: (id, record) => {
       const result = store.save(id, record);
       // Released at the start of a model call (an aborted call is simply made again), never mid-tool.
@@ -231,6 +236,8 @@ export function executeRun(options: ExecutionOptions): Execution {
     load: (id) => store.load(id),
     list: () => store.list(),
     delete: (id) => store.delete(id),
+    putBlob: (id, sha256, blob) => store.putBlob(id, sha256, blob),
+    getBlob: (id, sha256) => store.getBlob(id, sha256),
   };
   checkpoints = checkpointAgent(live, checkpointSink, { onError: (error) => lose(error.cause instanceof FencedError ? error.cause : error) });
   live.on("*", (event) => emit({ type: "agent.event", worker, runId, event: event as AgentEmitted }));

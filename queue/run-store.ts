@@ -15,6 +15,8 @@ export type QueueSignal = { kind: "runnable" } | { kind: "finished"; runId: stri
  * token with `fence()`, and from then on every checkpoint and journal write of that run carries the
  * token; a write that finds another token throws `FencedError` (after telling the fence's `onLost`).
  *
+ * Large images and files of a run's checkpoints are kept apart once (`BlobStore`, machines/persistence/blobs.ts).
+ *
  * Implementations: `MemoryRunStore` (tests, one process), `SqliteRunStore` (one machine, several
  * processes), `PostgresRunStore` (several machines).
  */

@@ -5,6 +5,7 @@ import type { ReactMachine } from "../machines/react-machine.js";
 import { errorText, RunQueueError } from "./errors.js";
 import { executeRun, type Execution } from "./run-execution.js";
 import { withThreadConversation } from "./thread-input.js";
+import { withStoredBlobs } from "./run-blobs.js";
 import type { RunStore } from "./run-store.js";
 import { AgentNameSchema, firstIssue } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
@@ -108,13 +109,15 @@ export function startWorker(options: WorkerOptions): Worker {
           backoff = 100;
           for (const claimedRun of claimed) {
             if (executions.has(claimedRun.runId)) continue;
+            // Stored images and files back into the checkpoint, then (a thread's run before its first checkpoint) the thread's conversation.
+            const { run: withBlobs, problem } = await withStoredBlobs(claimedRun, store);
             // Loading a thread's conversation failed (the database is away): the lease runs out and the run is claimed again.
-            const run = await withThreadConversation(store, claimedRun).catch((error: unknown) => {
+            const run = await withThreadConversation(store, withBlobs).catch((error: unknown) => {
               emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: leaseMs });
               return undefined;
             });
             if (!run) continue;
-            const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit });
+            const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, ...(problem !== undefined ? { blobProblem: problem } : {}) });
             executions.set(run.runId, execution);
             void execution.done.then(() => {
               if (executions.get(run.runId) === execution) executions.delete(run.runId);

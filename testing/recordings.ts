@@ -121,6 +121,13 @@ function readCassette(path: string, text: string): RecordedInteraction[] {
 export interface ReplayOptions {
   /** Reply once the recording is used up. Default: a 500 saying so (the test then fails loudly). */
   whenExhausted?: Respond;
+  /**
+   * Answer a request only when its images, documents and audio (`image_url`, `file` and
+   * `input_audio` parts, in order, with their bytes or URLs) are the ones the recorded request
+   * carried; otherwise reply HTTP 400 naming the difference, as a server that got the wrong
+   * input would fail. Interactions recorded without their request (not cassettes) are not checked.
+   */
+  checkMedia?: boolean;
 }
 
 /** A `respond` function that answers with the interactions' replies, one per request, in order. */
@@ -129,6 +136,10 @@ export function replayInteractions(interactions: readonly RecordedInteraction[],
   return (request) => {
     const interaction = interactions[next];
     next += 1;
+    if (interaction && options.checkMedia && interaction.request !== undefined) {
+      const problem = mediaDifference(wireMediaOf(request.body), wireMediaOf(interaction.request));
+      if (problem !== undefined) return replies.error(400, `test server: request ${request.index} ${problem}`);
+    }
     if (interaction) return interaction.reply;
     if (options.whenExhausted) return options.whenExhausted(request);
     return replies.error(500, `test server: the recording has only ${interactions.length} interaction(s); request ${request.index} has none`);
@@ -138,4 +149,34 @@ export function replayInteractions(interactions: readonly RecordedInteraction[],
 /** Shorthand: load a recording file and replay it. */
 export function replayRecording(path: string, options: LoadOptions & ReplayOptions = {}): Respond {
   return replayInteractions(loadRecording(path, options).interactions, options);
+}
+
+/** One image, document or audio part of a Chat Completions request, as `type: its bytes or URL`. */
+export function wireMediaOf(body: unknown): string[] {
+  const messages = (body as { messages?: unknown } | null)?.messages;
+  if (!Array.isArray(messages)) return [];
+  const media: string[] = [];
+  for (const message of messages) {
+    const content = (message as { content?: unknown } | null)?.content;
+    if (!Array.isArray(content)) continue;
+    for (const part of content as Record<string, unknown>[]) {
+      const image = part["image_url"] as { url?: string } | undefined;
+      const file = part["file"] as { file_data?: string; file_id?: string } | undefined;
+      const audio = part["input_audio"] as { data?: string; format?: string } | undefined;
+      if (part["type"] === "image_url") media.push(`image_url: ${image?.url ?? ""}`);
+      else if (part["type"] === "file") media.push(`file: ${file?.file_data ?? file?.file_id ?? ""}`);
+      else if (part["type"] === "input_audio") media.push(`input_audio (${audio?.format ?? "?"}): ${audio?.data ?? ""}`);
+    }
+  }
+  return media;
+}
+
+function mediaDifference(received: readonly string[], recorded: readonly string[]): string | undefined {
+  const short = (item: string) => (item.length > 72 ? `${item.slice(0, 60)}... (${item.length} characters)` : item);
+  if (received.length !== recorded.length) {
+    return `carried ${received.length} image/file/audio part(s) but the recorded request carried ${recorded.length}: ${received.map(short).join("; ") || "none"}`;
+  }
+  const index = received.findIndex((item, i) => item !== recorded[i]);
+  if (index === -1) return undefined;
+  return `media part ${index + 1} differs from the recorded request: got ${short(received[index]!)}, recorded ${short(recorded[index]!)}`;
 }

@@ -84,7 +84,10 @@ export interface TimelineMarker {
 
 export interface Message {
   role: string;
+  /** The text (of a content given as parts: its text parts, joined). */
   content: string | null;
+  /** A content given as parts (text, images, files), as the recording holds it. */
+  parts?: ViewerPart[];
   name?: string;
   toolCallId?: string;
   isError?: boolean;
@@ -145,9 +148,31 @@ function findMessages(context: Plain | undefined): Plain[] {
   return found ?? [];
 }
 
+/** One part of a message as the viewer shows it: read leniently from the recording's JSON. */
+export type ViewerPart =
+  | { type: "text"; text: string }
+  | { type: "image" | "file"; mediaType?: string; data?: string; url?: string; blob?: string; filename?: string };
+
+function toParts(content: Plain[]): ViewerPart[] {
+  return content.filter(isPlainObject).map((raw): ViewerPart => {
+    const part = raw as Record<string, Plain>;
+    if (part["type"] !== "image" && part["type"] !== "file") return { type: "text", text: str(part["text"]) ?? "" };
+    const out: ViewerPart = { type: part["type"] };
+    for (const key of ["mediaType", "data", "url", "blob", "filename"] as const) {
+      const value = str(part[key]);
+      if (value !== undefined) out[key] = value;
+    }
+    return out;
+  });
+}
+
 function toMessage(raw: Plain): Message {
   const m = raw as Record<string, Plain>;
-  const message: Message = { role: String(m["role"]), content: typeof m["content"] === "string" ? m["content"] : null };
+  const content = m["content"];
+  const parts = Array.isArray(content) ? toParts(content) : undefined;
+  const text = parts ? parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n") : typeof content === "string" ? content : null;
+  const message: Message = { role: String(m["role"]), content: text };
+  if (parts) message.parts = parts;
   if (typeof m["name"] === "string") message.name = m["name"];
   if (typeof m["toolCallId"] === "string") message.toolCallId = m["toolCallId"];
   if (m["isError"] === true) message.isError = true;

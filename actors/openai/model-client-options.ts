@@ -4,6 +4,7 @@ import { FallbackSchema, ResilienceSchema } from "../resilience-config.js";
 import type { ResilienceRuntime } from "./resilience.js";
 import { JianmuError } from "../../tools/jianmu-error.js";
 import { builtOnce } from "../../tools/built-once.js";
+import { acceptsOptionSchema } from "../content-capabilities.js";
 
 const URL_FIX = "must be an http(s) URL such as https://api.openai.com/v1 or http://127.0.0.1:11434/v1";
 
@@ -13,6 +14,8 @@ const tuningFields = () => ({
   streamUsage: z.boolean({ error: "must be true or false" }).optional(),
   /** Which body field carries `maxTokens`; defaults to `max_completion_tokens` on api.openai.com, `max_tokens` elsewhere. */
   maxTokensParam: z.enum(["max_tokens", "max_completion_tokens"], { error: 'must be "max_tokens" or "max_completion_tokens"' }).optional(),
+  /** Which content parts the model takes besides text (`{ image, file, audio }`); each left out keeps its default (docs/content-parts.md). */
+  accepts: acceptsOptionSchema().optional(),
 });
 
 /** A fallback as given in code: the config-file shape plus the per-server tuning. */

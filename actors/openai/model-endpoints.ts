@@ -3,6 +3,7 @@ import { loadedOpenAI } from "./openai-sdk.js";
 import type { EndpointTuning } from "./openai-wire.js";
 import type { AttemptTarget } from "./resilience.js";
 import { publicEndpoint, secretRedactor, urlSecrets } from "./redact.js";
+import { acceptsFor, type Accepts, type AcceptsOption } from "../content-capabilities.js";
 
 export const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
@@ -13,6 +14,8 @@ export const NO_KEY = "no-key";
 export interface CallTarget extends AttemptTarget {
   client: OpenAI;
   tuning: EndpointTuning;
+  /** The content parts this target's model takes besides text. */
+  accepts: Accepts;
   /** Set when this target cannot be used as configured; the attempt fails with this reason. */
   unavailable?: string;
 }
@@ -23,6 +26,7 @@ export interface EndpointSpec {
   apiKey: string;
   streamUsage?: boolean;
   maxTokensParam?: EndpointTuning["maxTokensParam"];
+  accepts?: AcceptsOption;
 }
 
 /** The tuning an endpoint gets unless configured otherwise (see `EndpointTuning`). */
@@ -113,7 +117,7 @@ export function targetFor(pool: ClientPool, spec: EndpointSpec, model: string, c
   const tuning: Partial<EndpointTuning> = {};
   if (spec.streamUsage !== undefined) tuning.streamUsage = spec.streamUsage;
   if (spec.maxTokensParam !== undefined) tuning.maxTokensParam = spec.maxTokensParam;
-  return { endpoint, model, client: client ?? pool.get(spec.baseURL, spec.apiKey), tuning: tuningFor(host, tuning) };
+  return { endpoint, model, client: client ?? pool.get(spec.baseURL, spec.apiKey), tuning: tuningFor(host, tuning), accepts: acceptsFor(model, host, spec.accepts) };
 }
 
 /** A fallback as written in options or config, before its key is looked up. */
@@ -124,6 +128,7 @@ export interface FallbackSpec {
   apiKeyEnv?: string | undefined;
   streamUsage?: boolean | undefined;
   maxTokensParam?: EndpointTuning["maxTokensParam"] | undefined;
+  accepts?: AcceptsOption | undefined;
 }
 
 /**
@@ -149,6 +154,7 @@ export function fallbackEndpoint(
   const spec: EndpointSpec = { baseURL, apiKey };
   if (fallback.streamUsage !== undefined) spec.streamUsage = fallback.streamUsage;
   if (fallback.maxTokensParam !== undefined) spec.maxTokensParam = fallback.maxTokensParam;
+  if (fallback.accepts !== undefined) spec.accepts = fallback.accepts;
   return spec;
 }
 

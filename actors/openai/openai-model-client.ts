@@ -16,6 +16,7 @@ import {
   type FallbackSpec,
 } from "./model-endpoints.js";
 import { AttemptError } from "./model-failure.js";
+import { ContentPartError, mediaOf, refusedMedia, UNSUPPORTED_CONTENT, type MediaUse } from "../content-capabilities.js";
 import { loadedCallPath, loadCallPath, type CallPath } from "./openai-sdk.js";
 import { publicEndpoint, secretRedactor, urlSecrets } from "./redact.js";
 import { ResilienceSchema, type Resilience } from "../resilience-config.js";
@@ -89,6 +90,7 @@ class OpenAIModelClient implements ModelClient {
     }
     if (options.streamUsage !== undefined) this.primary.streamUsage = options.streamUsage;
     if (options.maxTokensParam !== undefined) this.primary.maxTokensParam = options.maxTokensParam;
+    if (options.accepts !== undefined) this.primary.accepts = options.accepts;
     this.defaultModel = fromEnv.model ?? options.model;
     this.policy = options.resilience ?? ResilienceSchema.parse({});
     this.fallbacks = options.fallbacks ?? this.policy.fallbacks;
@@ -154,6 +156,8 @@ class OpenAIModelClient implements ModelClient {
     const timeoutMs = request.timeoutMs ?? this.timeoutMs;
     // Each streamed delta becomes an event; without a listener there is nobody to build it for.
     const onText = onEvent ? (delta: string) => emitSafely(onEvent, { type: "text.delta", delta }) : ignoreText;
+    // Images and files, read once: each target checks them against what its model takes.
+    const media = mediaOf(request.messages);
     return {
       targets,
       policy: override ?? this.policy,
@@ -166,8 +170,9 @@ class OpenAIModelClient implements ModelClient {
         if (target.unavailable !== undefined) {
           throw new AttemptError({ category: "config", kind: "config", message: target.unavailable, delivered: false });
         }
+        if (media !== undefined) refuseMedia(media, target);
         // Built from the same request every time: retries and fallbacks send the same toolChoice.
-        const body = buildRequestBody(request, target.model, stream, target.tuning);
+        const body = contentChecked(() => buildRequestBody(request, target.model, stream, target.tuning));
         return attemptCompletion({ client: target.client, body, stream, timeoutMs, model: target.model, cancellation, onText, onToolArguments: options.onToolArguments });
       },
     };
@@ -239,6 +244,22 @@ function readEnvironment(env: Record<string, string | undefined>): { apiKey?: st
 }
 
 function ignoreText(): void {}
+
+/** A part the target's model cannot take ends this attempt before any request (a fallback may take it). */
+function refuseMedia(media: readonly MediaUse[], target: CallTarget): void {
+  const refusal = refusedMedia(media, target.accepts, target);
+  if (refusal !== undefined) throw new AttemptError({ category: "config", kind: "config", code: UNSUPPORTED_CONTENT, message: refusal.message, delivered: false, cause: refusal });
+}
+
+/** A part the API cannot carry (see content-parts-wire.ts) fails the attempt the same way. */
+function contentChecked<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (!(error instanceof ContentPartError)) throw error;
+    throw new AttemptError({ category: "config", kind: "config", code: UNSUPPORTED_CONTENT, message: error.message, delivered: false, cause: error });
+  }
+}
 
 function urlHasCredentials(baseURL: string): boolean {
   const url = new URL(baseURL);

@@ -1,5 +1,7 @@
 import { z } from "zod";
-import type { Message } from "../messages.js";
+import type { Message, PartsContent } from "../messages.js";
+import { describePart, hasMedia, partPlace } from "../content-parts.js";
+import { fromChatParts, toChatParts, type ChatContentPart } from "./content-parts-wire.js";
 import type { ModelRequest } from "../model-client.js";
 
 /** Per-endpoint differences in what the server accepts. */
@@ -20,7 +22,8 @@ export interface EndpointTuning {
 }
 
 export type WireMessage =
-  | { role: "system" | "user"; content: string }
+  | { role: "system"; content: string }
+  | { role: "user"; content: string | ChatContentPart[] }
   | {
       role: "assistant";
       content: string | null;
@@ -33,19 +36,26 @@ export type WireMessage =
  * `content: null` (what OpenAI itself produces); one without tool calls always carries a string,
  * because several servers reject a null content there. A tool message's `name` and `isError`
  * stay on our side: the API has no such fields (the content already says what went wrong).
- * Plain loops: this runs over the whole history on every call.
+ * A user turn with parts becomes an array of Chat parts (`toChatParts`). Plain loops: this runs
+ * over the whole history on every call.
  */
 export function toWireMessages(messages: readonly Message[]): WireMessage[] {
-  const wire: WireMessage[] = new Array(messages.length);
-  for (let i = 0; i < messages.length; i++) wire[i] = toWireMessage(messages[i] as Message);
-  return wire;
+  if (!hasToolMedia(messages)) {
+    const wire: WireMessage[] = new Array(messages.length);
+    for (let i = 0; i < messages.length; i++) wire[i] = toWireMessage(messages[i] as Message, i);
+    return wire;
+  }
+  return withToolMediaFollowUps(messages);
 }
 
-function toWireMessage(message: Message): WireMessage {
+function toWireMessage(message: Message, index: number): WireMessage {
   switch (message.role) {
     case "system":
-    case "user":
-      return { role: message.role, content: message.content };
+      return { role: "system", content: message.content };
+    case "user": {
+      const content = message.content;
+      return { role: "user", content: typeof content === "string" ? content : toChatParts(content, (part) => partPlace(index, "user", part)) };
+    }
     case "assistant": {
       const calls = message.toolCalls;
       if (calls === undefined || calls.length === 0) return { role: "assistant", content: message.content ?? "" };
@@ -57,8 +67,52 @@ function toWireMessage(message: Message): WireMessage {
       return { role: "assistant", content: message.content === "" ? null : message.content, tool_calls: toolCalls };
     }
     case "tool":
-      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+      return { role: "tool", tool_call_id: message.toolCallId, content: typeof message.content === "string" ? message.content : toolText(message.content) };
   }
+}
+
+function hasToolMedia(messages: readonly Message[]): boolean {
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]!;
+    if (message.role === "tool" && hasMedia(message.content)) return true;
+  }
+  return false;
+}
+
+/**
+ * A Chat Completions tool message carries text only. A tool result's images and files therefore
+ * travel in a user message right after the batch's tool messages (a user turn between two answers
+ * of one batch would break the API's rule that every call of an assistant turn is answered first),
+ * introduced by the call they belong to; the tool message says they follow. pydantic-ai does the
+ * same on this API (test/fixtures/openai/pydantic-ai/test_openai/test_image_as_binary_content_tool_response.yaml
+ * is OpenAI accepting it); the Responses API takes them in the `function_call_output` itself.
+ * This follow-up exists only on the wire: the conversation keeps the tool result as it was.
+ */
+function withToolMediaFollowUps(messages: readonly Message[]): WireMessage[] {
+  const wire: WireMessage[] = [];
+  let pending: ChatContentPart[] = [];
+  const flush = () => {
+    if (pending.length > 0) wire.push({ role: "user", content: pending });
+    pending = [];
+  };
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]!;
+    if (message.role !== "tool") flush();
+    wire.push(toWireMessage(message, i));
+    if (message.role !== "tool" || typeof message.content === "string" || !hasMedia(message.content)) continue;
+    const media = message.content.flatMap((part, index) => (part.type === "text" ? [] : [{ part, index }]));
+    const parts = toChatParts(media.map((m) => m.part), (n) => partPlace(i, "tool", media[n]!.index));
+    pending.push({ type: "text", text: `${media.length === 1 ? "The attachment" : `The ${media.length} attachments`} of tool result ${message.toolCallId}${message.name ? ` (${message.name})` : ""}:` }, ...parts);
+  }
+  flush();
+  return wire;
+}
+
+/** A tool result's text, with a line naming each image or file that follows in the next user message. */
+function toolText(parts: Exclude<PartsContent, string>): string {
+  const lines: string[] = [];
+  for (const part of parts) lines.push(part.type === "text" ? part.text : `[${describePart(part)}: attached in the next message]`);
+  return lines.join("\n");
 }
 
 /**
@@ -133,8 +187,11 @@ export function fromWireMessages(messages: unknown): Message[] {
         case "system":
         case "developer":
           return { role: "system", content: contentText(message.content) ?? "" };
-        case "user":
-          return { role: "user", content: contentText(message.content) ?? "" };
+        case "user": {
+          // A user turn sent as parts stays parts (images, documents and audio among them).
+          const content = message.content;
+          return { role: "user", content: Array.isArray(content) && content.length > 0 ? fromChatParts(content) : (contentText(content) ?? "") };
+        }
         case "assistant": {
           const calls = message.tool_calls ?? [];
           const content = contentText(message.content);

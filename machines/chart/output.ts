@@ -3,6 +3,7 @@ import { human, toolMessage, type ToolCall } from "../../actors/messages.js";
 import type { JsonSchema, ToolInfo } from "../../tools/tool.js";
 import type { OutputStrategy } from "../contract/config.js";
 import type { AgentContext } from "../contract/context.js";
+import type { OutputCheck } from "../contract/output-check.js";
 import type { HostState, StateAccess } from "../contract/state-access.js";
 
 /**
@@ -14,17 +15,6 @@ import type { HostState, StateAccess } from "../contract/state-access.js";
 
 /** The tool the model calls to give its final result (strategy "tool"). */
 export const FINAL_RESULT_TOOL = "final_result";
-
-/**
- * What `CheckOutput` found, kept in `loop.output` (JSON, checkpointed). Only the raw text is kept, not the
- * parsed value: the run's output parses it again (the check is pure), and text under `raw` is what
- * recordings and the inspector know to leave out.
- */
-export const OutputCheckSchema = z.discriminatedUnion("status", [
-  z.object({ status: z.literal("valid"), raw: z.string() }),
-  z.object({ status: z.literal("invalid"), raw: z.string(), error: z.string() }),
-]);
-export type OutputCheck = z.infer<typeof OutputCheckSchema>;
 
 export interface OutputPlan {
   /** "auto" resolved for this machine's model. */

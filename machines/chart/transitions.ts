@@ -53,7 +53,7 @@ export function recordStarted(context: AgentContext, started: readonly CallRecor
  */
 export function applyOutcomes(context: AgentContext, access: StateAccess, output: ExecutorOutput): AgentContext {
   const messages = output.outcomes.map((outcome) =>
-    toolMessage(outcome.callId, outcome.content, { name: outcome.name, isError: outcome.status !== "ok" }),
+    toolMessage(outcome.callId, outcome.parts ?? outcome.content, { name: outcome.name, isError: outcome.status !== "ok" }),
   );
   let state = access.append(context.state, "messages", messages);
   const effects = new Set(access.read<string[]>(state, "toolEffects") ?? []);

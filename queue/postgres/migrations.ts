@@ -6,7 +6,7 @@ import { readPersisted, type PersistedAgent } from "../../machines/persistence/p
  * missing ones in one transaction under an advisory lock, so processes connecting at once migrate once.
  * Never edit a released migration: add the next one.
  */
-/** Migration 2 moves each run's one checkpoint into its log: the store's own write path does it (see PostgresRunStore.connect). */
+/** Migration 3 moves each run's one checkpoint into its log: the store's own write path does it (see PostgresRunStore.connect). */
 export type ConvertCheckpoint = (query: (text: string, values?: unknown[]) => Promise<unknown>, runId: string, record: PersistedAgent) => Promise<void>;
 
 export interface Migration {
@@ -67,8 +67,20 @@ CREATE TABLE ${s}.agents (
 );`,
   },
   {
-    // One log per run: every checkpoint kept, the conversation stored once (streams of elements), forks and threads.
+    // Large images and files of a run's checkpoints, kept once per run and content (machines/persistence/blobs.ts).
     version: 2,
+    sql: (s) => `
+CREATE TABLE ${s}.blobs (
+  run_id     text NOT NULL,
+  sha256     text NOT NULL,
+  media_type text NOT NULL,
+  data       bytea NOT NULL,
+  PRIMARY KEY (run_id, sha256)
+);`,
+  },
+  {
+    // One log per run: every checkpoint kept, the conversation stored once (streams of elements), forks and threads.
+    version: 3,
     sql: (s) => `
 -- run_key: how checkpoints and streams name their run (a 4-byte integer instead of its id in every row); never reused.
 ALTER TABLE ${s}.runs

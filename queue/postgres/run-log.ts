@@ -20,6 +20,7 @@ import { PgCheckpointRows } from "./checkpoint-rows.js";
 import { pruneKeepingSql } from "../../machines/persistence/log/retention.js";
 import { ThreadBusyError } from "../../machines/persistence/log/thread-busy.js";
 import { RunQueueError } from "../errors.js";
+import type { StoredBlob } from "../../machines/persistence/blobs.js";
 import { explainPgError } from "./errors.js";
 import { insertCheckpoint, insertStreamsSql, nextStreamIds, NOW, readStreams, streamParams, type Query } from "./log-rows.js";
 import type { ResolvedOptions } from "./options.js";
@@ -45,7 +46,7 @@ interface Planned {
 }
 
 /**
- * The run log on PostgreSQL (migration 2 in migrations.ts): every checkpoint, streams of elements
+ * The run log on PostgreSQL (migration 3 in migrations.ts): every checkpoint, streams of elements
  * (the conversation stored once), the tool journal, forks and threads. A save is one statement,
  * conditional on the run's head (and, for a claimed run, its fencing token): the store remembers
  * the runs it wrote last (their streams' texts), so a save writes only what is new. `PostgresRunStore`
@@ -226,6 +227,7 @@ export class PostgresRunLog implements RunLogStore {
     const deleted = await this.transaction(async (query) => {
       await this.handJournalToForks(query, runId);
       await query(`DELETE FROM ${this.t("tool_journal")} WHERE run_id = $1`, [runId]);
+      await query(`DELETE FROM ${this.t("blobs")} WHERE run_id = $1`, [runId]);
       const gone = await query<{ run_key: number }>(`DELETE FROM ${this.t("runs")} WHERE run_id = $1 RETURNING run_key`, [runId]);
       const runKey = gone.rows[0]?.run_key;
       if (runKey === undefined) return false;
@@ -371,6 +373,23 @@ export class PostgresRunLog implements RunLogStore {
       itemChars: Number(row.item_chars),
       journalEntries: Number(row.journal),
     };
+  }
+
+  // ---- BlobStore (not fenced: a blob is named by its content, so a late write of a lost run changes nothing) ----
+
+  async putBlob(runId: string, sha256: string, blob: StoredBlob): Promise<void> {
+    await this.query(`INSERT INTO ${this.t("blobs")} (run_id, sha256, media_type, data) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, sha256) DO NOTHING`, [
+      runId,
+      sha256,
+      blob.mediaType,
+      Buffer.from(blob.data, "base64"),
+    ]);
+  }
+
+  async getBlob(runId: string, sha256: string): Promise<StoredBlob | undefined> {
+    const { rows } = await this.query<{ media_type: string; data: Buffer }>(`SELECT media_type, data FROM ${this.t("blobs")} WHERE run_id = $1 AND sha256 = $2`, [runId, sha256]);
+    const row = rows[0];
+    return row ? { mediaType: row.media_type, data: row.data.toString("base64") } : undefined;
   }
 
   // ---- ToolJournal ----

@@ -318,6 +318,17 @@ const CASSETTES: Record<string, Expectation[]> = {
       reasoningStartsWith: "The conversation: user asked",
     },
   ],
+  // Images, a PDF and audio (real gpt-4o and gpt-4o-audio-preview traffic): our parts must go out as these requests did.
+  "pydantic-ai/test_openai/test_image_as_binary_content_tool_response.yaml": [
+    { content: "", toolCalls: [{ id: "call_1FnV4RIOyM7T9BxPHbSuUexJ", name: "get_image", args: {} }], usage: [46, 10, 56], finishReason: "tool_calls" },
+    { content: "The fruit in the image is a kiwi.", usage: [847, 10, 857], finishReason: "stop" },
+  ],
+  "pydantic-ai/test_openai/test_image_url_tool_response.yaml": [
+    { content: "", toolCalls: [{ id: "call_4hrT4QP9jfojtK69vGiFCFjG", name: "get_image", args: {} }], usage: [46, 11, 57], finishReason: "tool_calls" },
+    { content: "The image shows a potato.", usage: [503, 8, 511], finishReason: "stop" },
+  ],
+  "pydantic-ai/test_openai/test_document_as_binary_content_input.yaml": [{ content: 'The main content of the document is "Dummy PDF file."', usage: [235, 13, 248], finishReason: "stop" }],
+  "pydantic-ai/test_openai/test_audio_as_binary_content_input.yaml": [{ content: "The name mentioned in the audio is Marcelo.", usage: [64, 9, 73], finishReason: "stop" }],
   "pydantic-ai/test_ollama/test_ollama_local_native_output_uses_json_schema.yaml": [
     {
       content: '{ "city": "Paris", "country": "France" }',
@@ -421,8 +432,10 @@ async function replay(interactions: RecordedInteraction[], expectations: Expecta
     next += consumed;
     const interaction = slice[0] as RecordedInteraction;
     // A fresh server per logical call, so one call can never eat the next one's reply.
-    const server = await serve(replayInteractions(slice));
-    const client = clientFor(server, { stream: interaction.stream });
+    // Replayed with `checkMedia`: a request whose images, documents or audio differ from the recorded ones gets a 400.
+    const server = await serve(replayInteractions(slice, { checkMedia: true }));
+    // The recordings are OpenAI's own traffic: its models take documents, which a loopback server by default is not trusted to.
+    const client = clientFor(server, { stream: interaction.stream, accepts: { file: true } });
     const log = eventLog();
     const request = requestFromRecording(interaction.request);
     if ("error" in expected) {

@@ -1,9 +1,11 @@
+import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { createActor } from "xstate";
 import { human, type Message } from "../../actors/messages.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { restoreAgent, type PersistedAgent } from "../../machines/persistence/persistence.js";
 import { forkRun } from "../../machines/persistence/log/fork.js";
+import { loadCheckpoint } from "../../machines/persistence/checkpoints/load-checkpoint.js";
 import type { RunLogStore } from "../../machines/persistence/log/log-store.js";
 import { loadThread, ThreadBusyError } from "../../machines/persistence/log/threads.js";
 import { runAgent } from "../../machines/runner.js";
@@ -201,6 +203,26 @@ export function describeRunLogConformance(name: string, open: OpenLogStore): voi
       const compacted = await runAgent(long.machine, { threadId: "chat-1", messages: [human("one more, " + "with many words ".repeat(40))] }, { checkpoints: store });
       expect(compacted.messages.length).toBeLessThan(thread.messages.length + 2);
       expect((await loadThread(store, "chat-1")).messages).toEqual(compacted.messages);
+    });
+
+    it("a large image kept once per run goes with a fork and with a thread's next run", async () => {
+      const store = await fresh();
+      const photo = { type: "image" as const, data: randomBytes(6_000).toString("base64"), mediaType: "image/png" };
+      const question: Message = { role: "user", content: [{ type: "text", text: "What is on it?" }, photo] };
+      const first = agent(store, [{ content: "A cat." }]);
+      await runAgent(first.machine, { runId: "photo", threadId: "pics", messages: [question] }, { checkpoints: store });
+      const saved = await store.load("photo");
+      // Kept apart: the checkpoint names it, the store holds its bytes once.
+      expect(JSON.stringify(saved)).not.toContain(photo.data);
+      expect(JSON.stringify(await loadCheckpoint(store, "photo"))).toContain(photo.data);
+      const forkId = await forkRun(store, "photo", { from: (await store.history("photo"))[0]!.checkpointId });
+      const forked = agent(store, [{ content: "Still a cat." }]);
+      await runAgent(forked.machine, {}, { snapshot: restoreAgent(forked.machine, await loadCheckpoint(store, forkId)), checkpoints: store });
+      expect(JSON.stringify(forked.model.requests[0]!.messages)).toContain(photo.data);
+      const next = agent(store, [{ content: "Yes, that one." }]);
+      await runAgent(next.machine, { threadId: "pics", messages: [human("The same picture?")] }, { checkpoints: store });
+      expect(JSON.stringify(next.model.requests[0]!.messages)).toContain(photo.data);
+      expect(JSON.stringify((await loadThread(store, "pics")).messages)).toContain(photo.data);
     });
 
     it("refuses a thread without a store that keeps threads, and a bad thread id, by name", async () => {

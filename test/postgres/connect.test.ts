@@ -78,7 +78,7 @@ describe("PostgresRunStore.connect", () => {
     const again = await PostgresRunStore.connect({ connectionString: db.url, schema: "together" });
     await again.close();
     const { rows } = await admin.query("SELECT version FROM together.schema_migrations ORDER BY version");
-    expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
   });
 
   it("refuses a schema written by a newer jianmu, changing nothing", async () => {

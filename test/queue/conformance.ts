@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { defineTool } from "../../tools/tool.js";
@@ -10,6 +11,7 @@ import type { RunStore } from "../../queue/run-store.js";
 import { startWorker, type Worker } from "../../queue/worker.js";
 import type { WorkerEvent } from "../../queue/worker-events.js";
 import type { OpenAIServer } from "../../testing/openai-server.js";
+import { wireMediaOf } from "../../testing/recordings.js";
 import { makeAgents } from "./fixture-agents.mjs";
 import { scriptMessage, startScriptServer, type RunScript } from "./script-model.js";
 
@@ -114,6 +116,26 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
       expect(output).toMatchObject({ status: "succeeded", finalAnswer: "paid" });
       expect(Object.fromEntries(effects)).toEqual({ "inv-1": 1 });
       await expect(store.send(runId, { type: "guard.approve", callId: "call_0" })).rejects.toMatchObject({ problem: "finished_run" });
+    });
+
+    it("keeps a parked run's image once, apart from its checkpoint, and gives it back to the worker that resumes it", async () => {
+      await setup();
+      const script: RunScript = { calls: [{ name: "pay", note: "inv-photo" }], answer: "paid from the photo" };
+      const photo = randomBytes(30_000).toString("base64");
+      const messages = [scriptMessage(script), { role: "user" as const, content: [{ type: "text" as const, text: "The invoice:" }, { type: "image" as const, data: photo, mediaType: "image/jpeg" }] }];
+      const runId = await store.submit({ agent: "approver", input: { messages } });
+      await until(() => events.some((e) => e.type === "run.parked" && e.runId === runId), "the run to park");
+      const saved = JSON.stringify(await store.load(runId));
+      expect(saved).not.toContain(photo.slice(0, 200));
+      const sha256 = /"blob":"sha256:([0-9a-f]{64})"/.exec(saved)?.[1];
+      expect(sha256).toBeDefined();
+      expect(await store.getBlob(runId, sha256!)).toEqual({ mediaType: "image/jpeg", data: photo });
+      await store.send(runId, { type: "guard.approve", callId: "call_0" });
+      expect(await store.wait(runId)).toMatchObject({ status: "succeeded", finalAnswer: "paid from the photo" });
+      const withPhoto = server.requests.filter((request) => wireMediaOf(request.body).includes(`image_url: data:image/jpeg;base64,${photo}`));
+      // Before the park, and after it: the resumed execution's request, restored from the checkpoint.
+      expect(withPhoto).toHaveLength(2);
+      expect((await store.delete(runId)) && (await store.getBlob(runId, sha256!))).toBeUndefined();
     });
 
     it("rejects and cancels parked runs", async () => {

@@ -18,12 +18,17 @@ export function scriptMessage(script: RunScript): { role: "user"; content: strin
 
 interface WireMessage {
   role: string;
-  content?: string | null;
+  content?: string | { type: string; text?: string }[] | null;
+}
+
+/** A message's text: the string, or its text parts (a task sent with an image). */
+function textOf(content: WireMessage["content"]): string {
+  return typeof content === "string" ? content : (content ?? []).map((part) => part.text ?? "").join("\n");
 }
 
 function turnFor(request: ReceivedRequest) {
   const messages = ((request.body as { messages?: WireMessage[] }).messages ?? []) as WireMessage[];
-  const scriptText = messages.find((m) => m.role === "user" && typeof m.content === "string" && m.content.startsWith("SCRIPT "))?.content;
+  const scriptText = messages.map((m) => (m.role === "user" ? textOf(m.content) : "")).find((text) => text.startsWith("SCRIPT "));
   const script = scriptText ? (JSON.parse(scriptText.slice("SCRIPT ".length)) as RunScript) : { calls: [], answer: "no script" };
   const done = messages.filter((m) => m.role === "tool").length;
   const next = script.calls[done];

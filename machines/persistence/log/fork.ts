@@ -4,6 +4,7 @@ import { conversationsIn } from "./conversation.js";
 import { CheckpointError } from "../checkpoints/store.js";
 import type { PersistedAgent } from "../persistence.js";
 import { inheritanceAt } from "./journal-inheritance.js";
+import { blobHashesIn } from "../blobs.js";
 import { isRunLogStore, type RunLogStore } from "./log-store.js";
 
 /*
@@ -88,6 +89,12 @@ export async function forkRun(store: RunLogStore, runId: string, options: ForkOp
   const newId = parsed.data.runId ?? crypto.randomUUID();
   if (newId === runId) throw new CheckpointError(runId, "forkRun: options.runId must differ from the original run's id");
   const record = forkRecord(source, newId, messages, Date.now());
+  // A run's large images and files are kept under its own id: the fork gets those its checkpoint names, before the checkpoint.
+  for (const sha256 of blobHashesIn(record)) {
+    const blob = await store.getBlob(runId, sha256);
+    if (blob === undefined) throw new CheckpointError(runId, `forkRun: checkpoint ${from} of run ${runId} refers to stored content sha256:${sha256} that the store does not have`);
+    await store.putBlob(newId, sha256, blob);
+  }
   await store.fork({ runId: newId, from: { runId, checkpointId: from }, record, inherit: inheritanceAt(source) });
   return newId;
 }

@@ -5,6 +5,7 @@ import type { AgentOutput } from "../../contract/context.js";
 import { RunStatusSchema } from "../../contract/run-status.js";
 import type { CheckpointStore } from "../checkpoints/store.js";
 import type { PersistedAgent } from "../persistence.js";
+import type { BlobStore } from "../blobs.js";
 import type { JournalInheritance } from "./journal-inheritance.js";
 
 type MaybePromise<T> = T | Promise<T>;
@@ -65,11 +66,12 @@ export interface ForkRequest {
 
 /**
  * A store that keeps each run as an append-only log: every checkpoint (history), the conversation
- * stored once, element by element, forks that share what they were forked from, and threads.
+ * stored once, element by element, forks that share what they were forked from, and threads; large
+ * images and files once per run, by content hash (`BlobStore`, machines/persistence/blobs.ts).
  * `MemoryCheckpointStore`, `SqliteCheckpointStore`, `MemoryRunStore`, `SqliteRunStore` and
  * `PostgresRunStore` all are one. Methods may be synchronous (memory, SQLite) or return promises.
  */
-export interface RunLogStore extends CheckpointStore, ToolJournal {
+export interface RunLogStore extends CheckpointStore, ToolJournal, BlobStore {
   /** The run's latest checkpoint, or the one named (undefined when there is none). */
   load(runId: string, checkpointId?: string): MaybePromise<PersistedAgent | undefined>;
   /** Every checkpoint of the run still kept, oldest first ([] for an unknown run). */

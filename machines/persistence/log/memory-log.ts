@@ -11,6 +11,8 @@ import { lineageOf } from "./lineage.js";
 import { checkpointIdOf, entryOf, isFinal, metaOf, outputOfRecord, recordFrom, withParents, type CheckpointMeta } from "./records.js";
 import { emptyContext, pathsOf, streamsFromRows, withStoredIds, type RunContext } from "./streams.js";
 import { ThreadBusyError } from "./thread-busy.js";
+import type { StoredBlob } from "../blobs.js";
+import { MemoryBlobTable } from "../checkpoints/memory-blobs.js";
 
 /** A run as the memory stores keep it: the log's bookkeeping and the run queue's columns. */
 export interface MemoryRunRow {
@@ -77,6 +79,7 @@ export class MemoryRunLog implements RunLogStore {
   private readonly checkpoints = new Map<number, MemoryCheckpoint>();
   private readonly streams = new Map<number, MemoryStream>();
   private readonly journal = new MemoryToolJournal();
+  private readonly blobs = new MemoryBlobTable();
   private nextCheckpoint = 1;
   private nextStream = 1;
   private seq = 0;
@@ -147,6 +150,7 @@ export class MemoryRunLog implements RunLogStore {
     }
     this.handJournalToForks(runId);
     this.journal.forget(runId);
+    this.blobs.forget(runId);
     for (const [id, checkpoint] of this.checkpoints) if (checkpoint.runId === runId) this.checkpoints.delete(id);
     this.runs.delete(runId);
     this.dropUnusedStreams();
@@ -226,6 +230,16 @@ export class MemoryRunLog implements RunLogStore {
       itemChars: items.reduce((sum, text) => sum + text.length, 0),
       journalEntries: journal,
     };
+  }
+
+  // ---- BlobStore (not fenced: a blob is named by its content, so a late write of a lost run changes nothing) ----
+
+  putBlob(runId: string, sha256: string, blob: StoredBlob): void {
+    this.blobs.put(runId, sha256, blob);
+  }
+
+  getBlob(runId: string, sha256: string): StoredBlob | undefined {
+    return this.blobs.get(runId, sha256);
   }
 
   // ---- ToolJournal ----

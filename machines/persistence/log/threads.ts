@@ -3,6 +3,7 @@ import { AgentInputError, ThreadIdSchema, type AgentInput } from "../../contract
 import type { CheckpointStore } from "../checkpoints/store.js";
 import { isRunLogStore, type RunLogStore } from "./log-store.js";
 import { isFinal } from "./records.js";
+import { resolveBlobs } from "../blobs.js";
 
 export { ThreadBusyError } from "./thread-busy.js";
 
@@ -45,8 +46,13 @@ export async function loadThread(store: RunLogStore, threadId: string): Promise<
   const id = checkThreadId(threadId, "loadThread");
   const runs = await store.threadRuns(id);
   const ended = runs.filter((r) => isFinal(r.status)).at(-1);
-  const messages = ended ? ((await store.outputOf(ended.runId))?.messages ?? []) : [];
+  const messages = ended ? await finalMessages(store, ended.runId) : [];
   return { threadId: id, messages, runs: runs.map((r) => r.runId) };
+}
+
+/** A run's final messages, its large images and files put back (they are kept per run: the next run stores its own). */
+async function finalMessages(store: RunLogStore, runId: string): Promise<Message[]> {
+  return resolveBlobs((await store.outputOf(runId))?.messages ?? [], store, runId);
 }
 
 /** The conversation a run of the thread starts from: the final messages of the run before it ([] for the first). */
@@ -54,7 +60,7 @@ export async function conversationBefore(store: RunLogStore, threadId: string, r
   const runs = await store.threadRuns(threadId);
   const at = runs.findIndex((r) => r.runId === runId);
   const previous = at > 0 ? runs[at - 1] : undefined;
-  return previous ? ((await store.outputOf(previous.runId))?.messages ?? []) : [];
+  return previous ? finalMessages(store, previous.runId) : [];
 }
 
 /**

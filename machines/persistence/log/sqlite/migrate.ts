@@ -105,6 +105,11 @@ export function migrate(db: Database.Database, write: WriteMigrated): void {
     db.exec(LAYOUT);
     if (tableExists(db, "jianmu_queue_runs")) migrateQueue(db, write);
     if (oldCheckpoints) migrateCheckpoints(db, write);
+    // The queue's blob table of the layout before: one table for both stores now.
+    if (tableExists(db, "jianmu_queue_blobs")) {
+      db.exec(`CREATE TABLE IF NOT EXISTS jianmu_blobs (run_id TEXT NOT NULL, sha256 TEXT NOT NULL, media_type TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (run_id, sha256));
+        INSERT OR IGNORE INTO jianmu_blobs SELECT run_id, sha256, media_type, data FROM jianmu_queue_blobs; DROP TABLE jianmu_queue_blobs;`);
+    }
     db.pragma(`user_version = ${LAYOUT_VERSION}`);
   }).immediate();
 }

@@ -15,6 +15,8 @@
  *   jianmu_items        one element per row (a message, a call-log entry...), as JSON text
  *   jianmu_journal      the tool journal, one row per call
  *   jianmu_inbox, jianmu_agents   the queue's approvals, rejections and cancels; the agents workers run
+ *   jianmu_blobs        large images and files, once per run and content (machines/persistence/blobs.ts;
+ *                       created by its table class, sqlite-blobs.ts)
  *
  * The version lives in `PRAGMA user_version`; `jianmu_queue_meta` keeps saying it too, so that a
  * SqliteRunStore of the release before refuses the file instead of starting an empty queue in it.

@@ -19,6 +19,8 @@ import { checkpointIdOf, damaged, isFinal, outputOfRecord, recordFrom, withParen
 import { entryFromText, keyframesAt, type StoredCheckpoint } from "../stored-checkpoint.js";
 import { contextAfter, emptyContext, pathsOf, withStoredIds, type RunContext } from "../streams.js";
 import { SqliteCheckpointRows } from "./checkpoint-rows.js";
+import type { StoredBlob } from "../../blobs.js";
+import { SqliteBlobTable } from "../../checkpoints/sqlite-blobs.js";
 import { pruneKeepingSql } from "../retention.js";
 import { ThreadBusyError } from "../thread-busy.js";
 import { migrate } from "./migrate.js";
@@ -67,6 +69,8 @@ export class SqliteRunLog implements RunLogStore {
   private readonly checkpoints: SqliteCheckpointRows;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly keepCheckpoints: number | undefined;
+  /** Large images and files of each run, stored once (machines/persistence/blobs.ts). */
+  private readonly blobs: SqliteBlobTable;
 
   constructor(config: SqliteLogConfig) {
     this.path = config.path;
@@ -84,6 +88,7 @@ export class SqliteRunLog implements RunLogStore {
       // FULL: a committed journal row survives a power cut, not only a killed process.
       this.db.pragma("synchronous = FULL");
       migrate(this.db, (runId, record) => this.append(this.runRow(runId)!, record, this.contextFor(runId)));
+      this.blobs = new SqliteBlobTable(this.db, "jianmu_blobs");
     } catch (error) {
       this.db.close();
       throw config.fail("schema", `${config.path}: ${error instanceof Error ? error.message : String(error)}`, error);
@@ -185,6 +190,7 @@ export class SqliteRunLog implements RunLogStore {
       this.handJournalToForks(runId);
       this.sql(`DELETE FROM jianmu_journal WHERE run_id = ?`).run(runId);
       this.sql(`DELETE FROM jianmu_inbox WHERE run_id = ?`).run(runId);
+      this.blobs.forget(runId);
       const row = this.runRow(runId);
       if (!row) return false;
       this.sql(`DELETE FROM jianmu_checkpoints WHERE run_key = ?`).run(row.run_key);
@@ -295,6 +301,16 @@ export class SqliteRunLog implements RunLogStore {
     const items = this.sql(`SELECT count(*) AS n, coalesce(sum(length(body)), 0) AS chars FROM jianmu_items i JOIN jianmu_streams s ON s.id = i.stream_id${mine("s.run_key")}`).get() as { n: number; chars: number };
     const journal = (runId === undefined ? this.sql(`SELECT count(*) AS n FROM jianmu_journal`).get() : this.sql(`SELECT count(*) AS n FROM jianmu_journal WHERE run_id = ?`).get(runId)) as { n: number };
     return { checkpoints: checkpoints.n, checkpointBytes: checkpoints.bytes, streams: streams.n, items: items.n, itemChars: items.chars, journalEntries: journal.n };
+  }
+
+  // ---- BlobStore (not fenced: a blob is named by its content, so a late write of a lost run changes nothing) ----
+
+  putBlob(runId: string, sha256: string, blob: StoredBlob): void {
+    this.blobs.put(runId, sha256, blob);
+  }
+
+  getBlob(runId: string, sha256: string): StoredBlob | undefined {
+    return this.blobs.get(runId, sha256);
   }
 
   // ---- ToolJournal ----
