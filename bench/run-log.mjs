@@ -118,11 +118,14 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 async function timeLoads(open, runId) {
   const times = [];
   let record;
+  const cpu = [];
   for (let i = 0; i < 15; i++) {
     const store = await open();
-    const t0 = performance.now();
+    const [t0, c0] = [performance.now(), process.cpuUsage()];
     record = await store.load(runId);
     times.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
     await store.close();
   }
   const text = JSON.stringify(record);
@@ -132,7 +135,7 @@ async function timeLoads(open, runId) {
     jianmu.readPersisted(text);
     before.push(performance.now() - t0);
   }
-  return { loadMs: median(times), loadMinMs: Math.min(...times), beforeParseMs: median(before), beforeParseMinMs: Math.min(...before) };
+  return { loadMs: median(times), loadMinMs: Math.min(...times), loadCpuMs: median(cpu), beforeParseMs: median(before), beforeParseMinMs: Math.min(...before) };
 }
 
 async function sqlite(work) {
@@ -206,9 +209,9 @@ for (const [name, backends] of Object.entries(results.workloads)) {
   for (const [backend, b] of Object.entries(backends)) {
     lines.push(`| ${backend} | ${MARKS.map((m) => `${b.rounds[m].bytesWritten} B (new messages ${b.rounds[m].newMessageBytes} B, +${b.rounds[m].bytesWritten - b.rounds[m].newMessageBytes} B; before: ${kb(b.rounds[m].beforeStoreBytes)})`).join(" | ")} |`);
   }
-  lines.push("", "| backend | load at the last round, fresh store (median, min) | the store before: parse + check the record (median, min) | what the run added to the store | its messages' JSON | ratio |", "| --- | ---: | ---: | ---: | ---: | ---: |");
+  lines.push("", "| backend | load at the last round, fresh store (median, min; CPU median) | the store before: parse + check the record (median, min) | what the run added to the store | its messages' JSON | ratio |", "| --- | ---: | ---: | ---: | ---: | ---: |");
   for (const [backend, b] of Object.entries(backends)) {
-    lines.push(`| ${backend} | ${b.loadMs.toFixed(2)} ms, ${b.loadMinMs.toFixed(2)} ms | ${b.beforeParseMs.toFixed(2)} ms, ${b.beforeParseMinMs.toFixed(2)} ms | ${kb(b.storeBytes)} | ${kb(b.messagesJson)} | ${(b.storeBytes / b.messagesJson).toFixed(2)}x |`);
+    lines.push(`| ${backend} | ${b.loadMs.toFixed(2)} ms, ${b.loadMinMs.toFixed(2)} ms; CPU ${b.loadCpuMs.toFixed(2)} ms | ${b.beforeParseMs.toFixed(2)} ms, ${b.beforeParseMinMs.toFixed(2)} ms | ${kb(b.storeBytes)} | ${kb(b.messagesJson)} | ${(b.storeBytes / b.messagesJson).toFixed(2)}x |`);
   }
   const u = backends.sqlite.usage;
   lines.push("", `Rows: ${u.checkpoints} checkpoints (${kb(u.checkpointBytes)} of bodies), ${u.streams} streams, ${u.items} elements (${kb(u.itemChars)}), ${u.journalEntries} journal entries.`, "");

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { KnownStream, StreamRef } from "../../machines/persistence/log/codec.js";
-import { neededCounts, streamsFromRows, type ItemRow, type StreamRow } from "../../machines/persistence/log/streams.js";
+import { neededCounts, ownElements, streamsFromRows, type StreamRow } from "../../machines/persistence/log/streams.js";
 import type { Encoded } from "../../machines/persistence/log/codec.js";
 import type { PackedCheckpoint } from "../../machines/persistence/log/packing.js";
 
@@ -27,12 +27,18 @@ export async function readStreams(query: Query, schema: string, runId: string, r
   );
   const rows: StreamRow[] = chain.rows.map((r) => ({ id: Number(r.id), owner: r.run_id, baseId: r.base_id === null ? null : Number(r.base_id), baseCount: r.base_count }));
   const needs = [...neededCounts(rows, refs, runId)];
-  const items = await query<{ stream: string; seq: number; text: string }>(
-    `SELECT i.stream_id AS stream, i.seq, i.body AS text FROM unnest($1::bigint[], $2::bigint[]) AS n(id, lim) JOIN ${schema}.items i ON i.stream_id = n.id AND i.seq < n.lim`,
+  const items = await query<{ stream: number; seq: number; text: string }>(
+    `SELECT i.stream_id AS stream, i.seq, i.body AS text FROM unnest($1::bigint[], $2::bigint[]) AS n(id, lim) JOIN ${schema}.items i ON i.stream_id = n.id AND i.seq < n.lim ORDER BY i.stream_id, i.seq`,
     [needs.map(([id]) => id), needs.map(([, count]) => count)],
   );
-  const elements: ItemRow[] = items.rows.map((r) => ({ stream: Number(r.stream), seq: r.seq, text: r.text }));
-  return streamsFromRows(rows, elements, (row) => row.owner === runId);
+  const byStream = new Map<number, [number, string][]>();
+  for (const item of items.rows) {
+    let list = byStream.get(Number(item.stream));
+    if (!list) byStream.set(Number(item.stream), (list = []));
+    list.push([item.seq, item.text]);
+  }
+  const own = new Map(rows.map((row) => [row.id, ownElements(row.id, row.baseId !== null ? (row.baseCount ?? 0) : 0, byStream.get(row.id) ?? [])]));
+  return streamsFromRows(rows, own, (row) => row.owner === runId);
 }
 
 /** Take `n` stream ids from the table's sequence (a store keeps a few in hand, so most saves need none). */

@@ -298,8 +298,7 @@ export class MemoryRunLog implements RunLogStore {
       rows.push(stream);
       if (stream.baseId !== null) pending.push(stream.baseId);
     }
-    const items = rows.flatMap((s) => s.items.map((text, i) => ({ stream: s.id, seq: (s.baseCount ?? 0) + i, text })));
-    return streamsFromRows(rows, items);
+    return streamsFromRows(rows, new Map(rows.map((s) => [s.id, s.items])));
   }
 
   /** Store `record` as the run's next checkpoint: its new streams and elements, then the checkpoint. Nothing is written when a step fails. */

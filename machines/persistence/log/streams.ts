@@ -16,13 +16,6 @@ export interface StreamRow {
   baseCount: number | null;
 }
 
-/** One element of a stream: its index in the stream (base included) and its JSON text. */
-export interface ItemRow {
-  stream: number;
-  seq: number;
-  text: string;
-}
-
 /** The run's latest checkpoint as the writer knows it, and the streams it refers to. */
 export interface RunContext extends StreamContext {
   /** The run's latest checkpoint id (undefined before its first save). */
@@ -54,18 +47,23 @@ export function contextAfter(previous: RunContext, stored: Encoded, head: number
   return { runId: previous.runId, head, known: stored.known, paths: stored.paths, ...(keyframe ? { keyframe } : {}) };
 }
 
+/** A stream's own elements as read in order from index `start` (its base's count): a missing one is a lost row. */
+export function ownElements(stream: number, start: number, rows: Iterable<readonly [number, string]>): string[] {
+  const texts: string[] = [];
+  for (const [seq, text] of rows) {
+    if (seq !== start + texts.length) throw new DamagedSkeleton(`stream ${stream} has a gap before element ${seq}`);
+    texts.push(text);
+  }
+  return texts;
+}
+
 /**
  * Streams from their rows: each one's texts, its base's prefix included. `rows` must hold every
- * stream the wanted ones build on. Throws (naming the stream) when a row or an element is missing.
+ * stream the wanted ones build on; `own` each stream's own elements (ownElements). Throws (naming the
+ * stream) when a row is missing.
  */
-export function streamsFromRows(rows: readonly StreamRow[], items: readonly ItemRow[], complete: (row: StreamRow) => boolean = () => true): Map<number, KnownStream> {
+export function streamsFromRows(rows: readonly StreamRow[], own: ReadonlyMap<number, readonly string[]>, complete: (row: StreamRow) => boolean = () => true): Map<number, KnownStream> {
   const byId = new Map(rows.map((row) => [row.id, row]));
-  const own = new Map<number, string[]>();
-  for (const item of [...items].sort((a, b) => a.stream - b.stream || a.seq - b.seq)) {
-    let list = own.get(item.stream);
-    if (!list) own.set(item.stream, (list = []));
-    list.push(item.text);
-  }
   const resolved = new Map<number, KnownStream>();
   const resolve = (id: number, depth: number): KnownStream => {
     const done = resolved.get(id);
@@ -78,17 +76,12 @@ export function streamsFromRows(rows: readonly StreamRow[], items: readonly Item
     const mine = own.get(id) ?? [];
     // A reader that needs fewer elements than the base prefix reads only those (and none of the stream's own).
     if (base.length < start && mine.length > 0) throw new DamagedSkeleton(`stream ${id} starts with ${start} elements of stream ${row.baseId}, which holds ${base.length}`);
-    const texts = base.length < start ? base.slice() : [...base.slice(0, start), ...mine];
+    const texts = base.length < start ? base.slice() : start === 0 ? mine.slice() : [...base.slice(0, start), ...mine];
     const stream = { id, owner: row.owner, texts, complete: complete(row) && base.length >= start };
     resolved.set(id, stream);
     return stream;
   };
   for (const row of rows) resolve(row.id, 0);
-  // Elements are stored at their index: a gap means a lost row.
-  for (const item of items) {
-    const stream = resolved.get(item.stream);
-    if (stream && stream.texts[item.seq] !== item.text) throw new DamagedSkeleton(`stream ${item.stream} has a gap before element ${item.seq}`);
-  }
   return resolved;
 }
 
@@ -185,12 +178,13 @@ export function decodeSkeleton(
     if (!stream) throw new DamagedSkeleton(`stream ${id} is missing`);
     if (stream.texts.length < count) throw new DamagedSkeleton(`stream ${id} holds ${stream.texts.length} elements, the checkpoint needs ${count}`);
     let list = parsed.get(id);
-    // One parse for the whole stream: thousands of small ones cost more.
-    if (!list || list.length < count) {
+    if (!list) parsed.set(id, (list = []));
+    // Element by element (measured faster than one parse of the joined texts), each once per load.
+    for (let i = list.length; i < count; i++) {
       try {
-        parsed.set(id, (list = JSON.parse(`[${stream.texts.slice(0, count).join(",")}]`) as unknown[]));
+        list.push(JSON.parse(stream.texts[i]!));
       } catch {
-        throw new DamagedSkeleton(`an element of stream ${id} is not JSON`);
+        throw new DamagedSkeleton(`element ${i} of stream ${id} is not JSON`);
       }
     }
     return list.slice(0, count);

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import type { KnownStream, StreamRef } from "../codec.js";
-import { neededCounts, streamsFromRows, type ItemRow, type StreamRow } from "../streams.js";
+import { neededCounts, ownElements, streamsFromRows, type StreamRow } from "../streams.js";
 
 /**
  * Reads the streams a checkpoint refers to: their rows with every base they build on (one
@@ -18,10 +18,12 @@ export class SqliteStreamReader {
     ).all(JSON.stringify(refs.map(([id]) => id))) as StreamRow[];
     // One range of the primary key per stream, rows as arrays: a long conversation is thousands of them.
     const range = this.sql(`SELECT seq, body FROM jianmu_items WHERE stream_id = ? AND seq < ? ORDER BY seq`).raw(true);
-    const items: ItemRow[] = [];
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    const own = new Map<number, string[]>();
     for (const [stream, count] of neededCounts(rows, refs, runId)) {
-      for (const [seq, text] of range.all(stream, count) as [number, string][]) items.push({ stream, seq, text });
+      const start = byId.get(stream)?.baseId != null ? (byId.get(stream)!.baseCount ?? 0) : 0;
+      if (count > start) own.set(stream, ownElements(stream, start, range.all(stream, count) as [number, string][]));
     }
-    return streamsFromRows(rows, items, (row) => row.owner === runId);
+    return streamsFromRows(rows, own, (row) => row.owner === runId);
   }
 }
