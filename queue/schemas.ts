@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { MessageSchema } from "../actors/messages.js";
 import { ThreadIdSchema } from "../machines/contract/context.js";
+import { PrintableIdSchema } from "../machines/contract/printable-id.js";
 import { PendingApprovalSchema } from "../machines/contract/approvals.js";
 import type { PersistedAgent } from "../machines/persistence/persistence.js";
 
@@ -17,11 +18,7 @@ export type QueueStatus = z.infer<typeof QueueStatusSchema>;
 export const FINAL_STATUSES: readonly QueueStatus[] = ["succeeded", "failed"];
 
 /** A run id: also used in SQL parameters, file names and URLs, so kept printable. */
-export const RunIdSchema = z
-  .string()
-  .min(1, "must not be empty")
-  .max(200, "must be at most 200 characters")
-  .regex(/^[\w.:@-]+$/, "may only hold letters, digits and . _ - : @");
+export const RunIdSchema = PrintableIdSchema;
 
 export { ThreadIdSchema };
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PrintableIdSchema } from "../machines/contract/printable-id.js";
 import { MessageSchema, PartsContentSchema } from "../actors/messages.js";
 import { PendingApprovalSchema, type PendingApproval } from "../machines/contract/approvals.js";
 import { AgentOutputSchema } from "../machines/contract/agent-output.js";
@@ -24,12 +25,7 @@ export const StartRunSchema = z
     /** Host state to start from (e.g. the state of an earlier run). */
     state: z.record(z.string(), z.unknown()).optional(),
     /** Continue this thread: the run starts from the thread's conversation so far (kept in the handler's store). */
-    threadId: z
-      .string()
-      .min(1)
-      .max(200)
-      .regex(/^[\w.:@-]+$/, "may only hold letters, digits and . _ - : @")
-      .optional(),
+    threadId: PrintableIdSchema.optional(),
   })
   .strict()
   .refine((body) => body.message !== undefined || (body.messages?.length ?? 0) > 0, {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PrintableIdSchema } from "./printable-id.js";
 import { CallDecisionSchema, CallRecordSchema } from "../../actors/call-decision.js";
 import { MessageSchema } from "../../actors/messages.js";
 import { ToolInfoSchema, type ToolInfo } from "../../tools/tool.js";
@@ -61,12 +62,8 @@ export const AgentContextSchema = z.object({
 });
 export type AgentContext = z.infer<typeof AgentContextSchema>;
 
-/** A thread id (the conversation several runs continue): printable, as it appears in SQL, file names and URLs. */
-export const ThreadIdSchema = z
-  .string()
-  .min(1, "must not be empty")
-  .max(200, "must be at most 200 characters")
-  .regex(/^[\w.:@-]+$/, "may only hold letters, digits and . _ - : @");
+/** A thread id (the conversation several runs continue). */
+export const ThreadIdSchema = PrintableIdSchema;
 
 /** What a run is started with: checked on the way in, so nothing else reaches context. */
 export const AgentInputSchema = z

@@ -199,8 +199,3 @@ export function decodeValue(skeleton: unknown, refs: readonly StreamRef[], eleme
   };
   return { value: walk(skeleton, ""), paths };
 }
-
-/** The streams a skeleton's refs name, ids only (what a reader must load). */
-export function streamIdsOf(refs: readonly StreamRef[]): number[] {
-  return [...new Set(refs.map(([id]) => id))];
-}

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { builtOnce } from "../../../tools/built-once.js";
+import { PrintableIdSchema } from "../../contract/printable-id.js";
 import { MessageSchema, type Message } from "../../../actors/messages.js";
 import { conversationsIn } from "./conversation.js";
 import { CheckpointError } from "../checkpoints/store.js";
@@ -15,26 +17,23 @@ import { isRunLogStore, type RunLogStore } from "./log-store.js";
  * `restoreAgent(machine, await store.load(newId))`.
  */
 
-const ForkOptionsSchema = z
-  .object({
-    /** The checkpoint to start from (`checkpointId` from `store.history(runId)`). */
-    from: z.string().min(1, "must name a checkpoint: a checkpointId from store.history(runId)"),
-    /** The new run's id (a fresh one when absent). */
-    runId: z
-      .string()
-      .min(1)
-      .max(200)
-      .regex(/^[\w.:@-]+$/, "may only hold letters, digits and . _ - : @")
-      .optional(),
-    /**
-     * The conversation to continue with instead of the checkpoint's: e.g. the same messages with
-     * the last user message or a tool result replaced. Every copy of the conversation in the
-     * checkpoint (the agent's state, the pending model call's input) is replaced.
-     */
-    messages: z.array(MessageSchema).optional(),
-  })
-  .strict();
-export type ForkOptions = z.input<typeof ForkOptionsSchema>;
+const ForkOptionsSchema = builtOnce(() =>
+  z
+    .object({
+      /** The checkpoint to start from (`checkpointId` from `store.history(runId)`). */
+      from: z.string().min(1, "must name a checkpoint: a checkpointId from store.history(runId)"),
+      /** The new run's id (a fresh one when absent). */
+      runId: PrintableIdSchema.optional(),
+      /**
+       * The conversation to continue with instead of the checkpoint's: e.g. the same messages with
+       * the last user message or a tool result replaced. Every copy of the conversation in the
+       * checkpoint (the agent's state, the pending model call's input) is replaced.
+       */
+      messages: z.array(MessageSchema).optional(),
+    })
+    .strict(),
+);
+export type ForkOptions = z.input<ReturnType<typeof ForkOptionsSchema>>;
 
 /** A JSON value with every `runId` property equal to `from` set to `to` (the run's id in context and in its children's inputs). */
 function withRunId(value: unknown, from: string, to: string): unknown {
@@ -66,7 +65,7 @@ function withMessages(snapshot: Record<string, unknown>, messages: Message[], ru
 }
 
 /** The fork's first checkpoint: the source's, as run `runId`, maybe with another conversation. */
-export function forkRecord(source: PersistedAgent, runId: string, messages: Message[] | undefined, now: number): PersistedAgent {
+function forkRecord(source: PersistedAgent, runId: string, messages: Message[] | undefined, now: number): PersistedAgent {
   let snapshot = withRunId(source.snapshot, source.runId, runId) as Record<string, unknown>;
   if (messages) snapshot = withMessages(snapshot, messages, source.runId);
   return { ...source, runId, savedAt: now, snapshot: snapshot as PersistedAgent["snapshot"] };
@@ -78,7 +77,7 @@ export function forkRecord(source: PersistedAgent, runId: string, messages: Mess
  */
 export async function forkRun(store: RunLogStore, runId: string, options: ForkOptions): Promise<string> {
   if (!isRunLogStore(store)) throw new CheckpointError(runId, "forkRun: the store must keep runs as logs (MemoryCheckpointStore, SqliteCheckpointStore or a run queue store)");
-  const parsed = ForkOptionsSchema.safeParse(options);
+  const parsed = ForkOptionsSchema().safeParse(options);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new CheckpointError(runId, `forkRun: options.${issue.path.map(String).join(".") || "(all)"} ${issue.message} (options are { from, runId?, messages? })`);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { builtOnce } from "../../../tools/built-once.js";
 import type { JournalEntry, JournalKey } from "../../../actors/tool-journal.js";
 import type { PersistedAgent } from "../persistence.js";
 
@@ -10,12 +11,14 @@ import type { PersistedAgent } from "../persistence.js";
  * the checkpoint did not hold yet (it was taken before the model answered) are the fork's own: the
  * fork asks the model again, and its calls may reuse the original's ids for other work.
  */
-export const JournalInheritanceSchema = z.object({
-  iteration: z.number().int().min(0),
-  /** Call ids of the checkpoint's batch (its `loop.decisions`). */
-  calls: z.array(z.string()),
-});
-export type JournalInheritance = z.infer<typeof JournalInheritanceSchema>;
+const JournalInheritanceSchema = builtOnce(() =>
+  z.object({
+    iteration: z.number().int().min(0),
+    /** Call ids of the checkpoint's batch (its `loop.decisions`). */
+    calls: z.array(z.string()),
+  }),
+);
+export type JournalInheritance = z.infer<ReturnType<typeof JournalInheritanceSchema>>;
 
 /** Where a fork comes from: the original run and which of its journal entries the fork sees. */
 export interface ForkOrigin {
@@ -41,7 +44,7 @@ export function inheritedKey(key: JournalKey, origin: ForkOrigin | undefined): J
 /** Parse stored inheritance text (a store column); undefined when the run is no fork. */
 export function readInheritance(text: string | null | undefined): JournalInheritance | undefined {
   if (text === null || text === undefined) return undefined;
-  return JournalInheritanceSchema.parse(JSON.parse(text));
+  return JournalInheritanceSchema().parse(JSON.parse(text));
 }
 
 /** One journal entry with its key, as a store lists a run's journal. */

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { Message } from "../../../actors/messages.js";
 import type { ToolJournal } from "../../../actors/tool-journal.js";
 import type { AgentOutput } from "../../contract/context.js";
 import { RunStatusSchema } from "../../contract/run-status.js";
@@ -97,9 +96,4 @@ export interface RunLogStore extends CheckpointStore, ToolJournal, BlobStore {
 export function isRunLogStore(store: unknown): store is RunLogStore {
   const s = store as Partial<RunLogStore> | null;
   return typeof s === "object" && s !== null && typeof s.history === "function" && typeof s.fork === "function" && typeof s.openThreadRun === "function";
-}
-
-/** A final output's conversation (a run's messages when it ended). */
-export function conversationOf(output: AgentOutput | undefined): Message[] | undefined {
-  return output?.messages;
 }

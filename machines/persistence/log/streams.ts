@@ -86,7 +86,7 @@ export function streamsFromRows(rows: readonly StreamRow[], own: ReadonlyMap<num
 }
 
 /** Read everything (a run's own streams: the next save may append to them). */
-export const ALL_ELEMENTS = Number.MAX_SAFE_INTEGER;
+const ALL_ELEMENTS = Number.MAX_SAFE_INTEGER;
 
 /**
  * How many elements of each stream a reader needs: the counts the refs name, everything of the
