@@ -76,6 +76,12 @@ export type { ModelCallEvent, ModelCallOptions, ModelRequest, ModelTurn, ToolCho
 export type { Cancellation } from "./actors/cancellation.js";
 export { ResilienceSchema, FallbackSchema } from "./actors/resilience-config.js";
 export type { Fallback, Resilience, ResilienceInput } from "./actors/resilience-config.js";
+export { ReasoningItemsSchema, ReasoningItemSchema } from "./actors/reasoning-items.js";
+export type { ReasoningItem, ReasoningItems } from "./actors/reasoning-items.js";
+export { ModelApiSchema, ReasoningOptionsSchema } from "./actors/model-api.js";
+export type { ModelApi, ReasoningOptions } from "./actors/model-api.js";
+export { ModelRouteSchema } from "./actors/model-route.js";
+export type { ModelRoute } from "./actors/model-route.js";
 export { DEFAULT_PERSONA, REACT_PROTOCOL, defaultContextBuilder } from "./actors/context-builder.js";
 export type { ContextBuilder, ContextInput } from "./actors/context-builder.js";
 export { buildModelRequest, createLLMActor } from "./actors/llm-step.js";
@@ -111,6 +117,7 @@ export { persistAgent, restoreAgent, readPersisted, statePath, runStatusOf, Snap
 export { STATE_TAGS, tagsAt, type StateTag } from "./machines/contract/state-tags.js";
 export type { PersistedAgent, RunStatus, SnapshotProblem, SnapshotLimits } from "./machines/persistence/persistence.js";
 export { DEFAULT_SNAPSHOT_LIMITS } from "./machines/persistence/persistence.js";
+export { DEFAULT_INPUT_LIMITS } from "./machines/persistence/snapshot-limits.js";
 export { ApproveEventSchema, RejectEventSchema, CancelEventSchema, commandShapeProblem } from "./machines/contract/commands.js";
 export { CheckpointError } from "./machines/persistence/checkpoints/store.js";
 export type { CheckpointStore, CheckpointSummary } from "./machines/persistence/checkpoints/store.js";
@@ -127,7 +134,7 @@ export type { MemoryLogOptions } from "./machines/persistence/log/memory-log.js"
 export { loadCheckpoint } from "./machines/persistence/checkpoints/load-checkpoint.js";
 export { resolveBlobs, isBlobStore, MIN_BLOB_CHARS } from "./machines/persistence/blobs.js";
 export type { BlobStore, StoredBlob } from "./machines/persistence/blobs.js";
-export { MemoryToolJournal, ToolOutcomeSchema } from "./actors/tool-journal.js";
+export { MemoryToolJournal, RunStoppedError, ToolOutcomeSchema } from "./actors/tool-journal.js";
 export type { ToolJournal, JournalEntry, JournalKey } from "./actors/tool-journal.js";
 
 // ---- tools: built-ins (MCP servers: `jianmu/mcp`) ----

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ReasoningItemsSchema } from "./reasoning-items.js";
 
 /**
  * One tool call as the model asked for it. `arguments` stays the raw JSON text the model
@@ -103,6 +104,8 @@ export const AssistantMessageSchema = z.object({
   role: z.literal("assistant"),
   content: z.string().nullable(),
   toolCalls: z.array(ToolCallSchema).optional(),
+  /** A reasoning model's reasoning items, sent back only to the endpoint and model that wrote them (reasoning-items.ts). */
+  reasoningItems: ReasoningItemsSchema.optional(),
 });
 export const ToolMessageSchema = z.object({
   role: z.literal("tool"),

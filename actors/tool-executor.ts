@@ -2,7 +2,7 @@ import type { Tool, ToolContext } from "../tools/tool.js";
 import type { ToolSet } from "../tools/toolset.js";
 import type { CallDecision } from "./guard.js";
 import type { ToolCall } from "./messages.js";
-import type { JournalKey, ToolJournal } from "./tool-journal.js";
+import { RunStoppedError, type JournalKey, type ToolJournal } from "./tool-journal.js";
 import { mayRun, planCall, type CallPlan, type JournalView } from "./call-plan.js";
 import { failedOutcome, failureOf, succeededOutcome, truncateOutput, type ToolErrorKind, type ToolOutcome } from "./tool-outcome.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
@@ -317,7 +317,9 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
         try {
           view = (await journal?.lookup(key)) ?? "empty";
         } catch (error) {
-          return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be read (${errorText(error)})`);
+          if (error instanceof RunStoppedError) throw error;
+          // Not the error's text: it is the infrastructure's (a database, a file), and this goes to the model.
+          return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be read`);
         }
         plan = planCall({ ...facts, journal: view });
       }
@@ -355,7 +357,8 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
         try {
           claimed = (await journal.started(key, call.name)) !== false;
         } catch (error) {
-          return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be written (${errorText(error)})`);
+          if (error instanceof RunStoppedError) throw error;
+          return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be written`);
         }
         if (!claimed) {
           return fail(

@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { CONFIG_FILE, ReActConfig } from "../machines/contract/config.js";
 import { JianmuError } from "../tools/jianmu-error.js";
+import type { ModelApi } from "../actors/model-api.js";
 
 /** A command line that cannot be run as typed: one line naming the flag and the fix, exit code 2. */
 export class UsageError extends JianmuError {
@@ -26,6 +27,7 @@ Options:
                             from the model's name, see docs/content-parts.md)
   --model <name>            model to use (default: ${CONFIG_FILE.pathOf("model")} in jianmu.yaml, $JIANMU_MODEL, gpt-4o-mini)
   --base-url <url>          OpenAI-compatible endpoint, http(s)://... (default: $OPENAI_BASE_URL, ${CONFIG_FILE.pathOf("baseURL")} in jianmu.yaml)
+  --api <chat|responses>    the API to speak: Chat Completions (default) or the Responses API (default: ${CONFIG_FILE.pathOf("api")} in jianmu.yaml)
   --max-iterations <n>      loop iterations before giving up (default ${ReActConfig.shape.maxIterations.parse(undefined)})
   --budget <tokens>         total token budget for the run
   --tools <a,b,...>         built-in tools to offer: calculator,current_time,read_file,list_files (default: calculator,current_time)
@@ -77,6 +79,8 @@ export interface RunArgs {
   task?: string;
   model?: string;
   baseURL?: string;
+  /** --api: which of the SDK's APIs to speak (jianmu.yaml's llm.api otherwise). */
+  api?: ModelApi;
   maxIterations?: number;
   budget?: number;
   tools?: string[];
@@ -191,6 +195,7 @@ export function parseCli(argv: string[]): CliArgs {
   const { values, positionals } = parse("run", rest, {
     model: { type: "string" },
     "base-url": { type: "string" },
+    api: { type: "string" },
     "max-iterations": { type: "string" },
     budget: { type: "string" },
     tools: { type: "string" },
@@ -224,6 +229,11 @@ export function parseCli(argv: string[]): CliArgs {
   }
   const model = text("model");
   if (model !== undefined) args.model = model;
+  const api = text("api");
+  if (api !== undefined) {
+    if (api !== "chat" && api !== "responses") throw new UsageError(`--api must be "chat" (Chat Completions) or "responses" (the Responses API), got "${api}"`);
+    args.api = api;
+  }
   if (baseURL !== undefined) args.baseURL = baseURL;
   const maxIterations = configFlag("max-iterations", "maxIterations", wholeNumber("max-iterations", text("max-iterations"), 1));
   if (maxIterations !== undefined) args.maxIterations = maxIterations;

@@ -155,7 +155,7 @@ function describeEvent(event: WorkerEvent): string | undefined {
 
 async function workerCommand(store: RunStore, values: Values, ctx: QueueContext): Promise<number> {
   const agents = await loadAgents(values.agents, store, ctx.cwd);
-  const worker = startWorker({
+  const worker = await startWorker({
     store,
     agents,
     ...(whole("concurrency", values.concurrency) !== undefined ? { concurrency: whole("concurrency", values.concurrency)! } : {}),

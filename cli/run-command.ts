@@ -8,7 +8,7 @@ import { UNSUPPORTED_CONTENT } from "../actors/content-capabilities.js";
 import type { ModelClient } from "../actors/model-client.js";
 import { ModelClientOptionsError } from "../actors/openai/model-client-options.js";
 import { resolveModelClient, type ModelClientOptions } from "../actors/openai/openai-model-client.js";
-import { loadConfig, readConfigFile, type ReActConfigInput } from "../machines/contract/config.js";
+import { loadConfig, readConfigFile, type JianmuFile, type ReActConfigInput } from "../machines/contract/config.js";
 import type { AgentOutput } from "../machines/contract/context.js";
 import type { AgentEmitted } from "../machines/contract/events.js";
 import { createReactMachine } from "../machines/react-machine.js";
@@ -68,6 +68,16 @@ function approvalGuards(items: readonly string[]): Guard[] {
       reason: "you asked to approve these calls (--require-approval)",
     }),
   ];
+}
+
+/** The API (--api wins over jianmu.yaml's llm.api), reasoning settings and store of jianmu.yaml. */
+function modelApiOptions(args: RunArgs, file: JianmuFile | undefined): Pick<ModelClientOptions, "api" | "reasoning" | "store"> {
+  const options: Pick<ModelClientOptions, "api" | "reasoning" | "store"> = {};
+  const api = args.api ?? file?.api;
+  if (api !== undefined) options.api = api;
+  if (file?.reasoning !== undefined) options.reasoning = file.reasoning;
+  if (file?.store !== undefined) options.store = file.store;
+  return options;
 }
 
 /** Model client options the user got wrong (e.g. a bad OPENAI_BASE_URL) are usage errors too. */
@@ -161,14 +171,16 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
     if (ignored.length > 0) progress.note(`offline replay uses the recorded model and tools; ignoring ${ignored.join(", ")}`);
     config.model = recorded.model;
   } else {
+    const apiOptions = modelApiOptions(args, file);
     modelClient = modelClientFor({
       ...(endpoint.baseURL !== undefined ? { baseURL: endpoint.baseURL } : {}),
       ...(endpoint.apiKey !== undefined ? { apiKey: endpoint.apiKey } : {}),
       model: config.model ?? DEFAULT_MODEL,
       stream: file?.stream ?? true,
       ...(args.accepts ? { accepts: Object.fromEntries(args.accepts.map((kind) => [kind, true])) } : {}),
+      ...apiOptions,
     });
-    progress.note(`model ${config.model ?? DEFAULT_MODEL} at ${endpoint.baseURL ?? "https://api.openai.com/v1"}`);
+    progress.note(`model ${config.model ?? DEFAULT_MODEL} at ${endpoint.baseURL ?? "https://api.openai.com/v1"}${apiOptions.api === "responses" ? " (Responses API)" : ""}`);
   }
 
   try {

@@ -5,9 +5,9 @@ import { MemoryRunLog, type MemoryRunRow, type WriteFence } from "../machines/pe
 import { RunQueueError } from "./errors.js";
 import { Fences } from "./fences.js";
 import type { QueueSignal, RunStore } from "./run-store.js";
-import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "./requests.js";
-import { dedupeKeyOf, type ClaimedRun, type InboxEvent, type ListOptions, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest } from "./schemas.js";
-import { waitForOutput } from "./wait.js";
+import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "./requests.js";
+import { dedupeKeyOf, type ClaimedRun, type InboxEvent, type ListOptions, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest, type UnknownAgents } from "./schemas.js";
+import { Waiters } from "./wait.js";
 
 /**
  * The run queue in one process's memory: the reference the conformance suite holds the durable
@@ -23,7 +23,7 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
   private nextEvent = 1;
   private closed = false;
 
-  constructor(private readonly options: { pollMs?: number; now?: () => number; keepCheckpoints?: number } = {}) {
+  constructor(private readonly options: { pollMs?: number; now?: () => number; keepCheckpoints?: number; unknownAgents?: UnknownAgents } = {}) {
     super({ ...(options.now ? { now: options.now } : {}), ...(options.keepCheckpoints !== undefined ? { keepCheckpoints: options.keepCheckpoints } : {}) });
     this.signals.setMaxListeners(0);
   }
@@ -51,7 +51,7 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
   async submit(request: SubmitRequest): Promise<string> {
     this.open();
     const { agent, input, runId } = checkSubmit(request);
-    if (!this.agents.has(agent)) throw new RunQueueError("unknown_agent", unknownAgentMessage(agent, [...this.agents].sort()));
+    await checkAgentKnown(agent, this.options.unknownAgents ?? "queue", () => [...this.agents].sort());
     const existing = this.runs.get(runId);
     if (existing) {
       if (existing.agent !== agent) throw new RunQueueError("invalid_input", `submit: run ${runId} already exists for agent "${existing.agent}", not "${agent}"; submit under another runId`);
@@ -60,7 +60,7 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
     const fields = { agent, input, status: "queued" as const, wakeAt: this.now() };
     if (typeof input.threadId === "string") this.openThread(input.threadId, runId, fields);
     else this.newRun({ runId, ...fields });
-    this.signal({ kind: "runnable" });
+    this.signal({ kind: "runnable", runId });
     return runId;
   }
 
@@ -76,18 +76,32 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
     if (inbox.some((e) => e.key === key)) return false;
     inbox.push({ id: this.nextEvent++, key, command: JSON.stringify(checked), applied: false });
     this.inboxes.set(id, inbox);
-    this.signal({ kind: "runnable" });
+    this.signal({ kind: "runnable", runId: id });
     return true;
   }
 
-  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
-    const id = checkRunId(runId, "wait");
-    const read = async () => {
-      const run = this.runs.get(id);
-      if (!run) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)}; check the id with store.list({})`);
+  /** Signals in one process are never lost: waiters read only when told a run finished (queue/wait.ts). */
+  private readonly waiters = new Waiters({
+    outputOf: async (runId) => {
+      const run = this.runs.get(runId);
+      if (!run) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)}; check the id with store.list({})`);
       return run.output;
-    };
-    return waitForOutput(read, (listener) => this.subscribe(listener), id, this.options.pollMs ?? 1_000, options.signal);
+    },
+    outputs: async (runIds) => {
+      const found = new Map<string, unknown>();
+      for (const runId of runIds) {
+        const output = this.runs.get(runId)?.output;
+        if (output !== undefined) found.set(runId, output);
+      }
+      return found;
+    },
+    subscribe: (listener) => this.subscribe(listener),
+    listeningSince: () => 0,
+    pollMs: () => this.options.pollMs ?? 1_000,
+  });
+
+  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
+    return this.waiters.wait(checkRunId(runId, "wait"), options.signal);
   }
 
   private info(run: MemoryRunRow): RunStatusInfo {
@@ -149,7 +163,7 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
       r.token += 1;
       r.leaseUntil = now + request.leaseMs;
       r.wakeAt = now;
-      if (r.status === "queued") r.status = "running";
+      r.status = "running";
       r.updatedAt = now;
       const checkpoint = this.load(r.runId);
       return { runId: r.runId, agent: r.agent, token: r.token, input: structuredClone(r.input) as RunInput, ...(checkpoint ? { checkpoint } : {}) };
@@ -221,7 +235,7 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
     const done = this.handBack(runId, token, (run) => {
       run.wakeAt = this.now();
     });
-    if (done) this.signal({ kind: "runnable" });
+    if (done) this.signal({ kind: "runnable", runId });
     return done;
   }
 

@@ -7,7 +7,7 @@ import { executeRun, type Execution } from "./run-execution.js";
 import { withThreadConversation } from "./thread-input.js";
 import { withStoredBlobs } from "./run-blobs.js";
 import type { RunStore } from "./run-store.js";
-import { AgentNameSchema, firstIssue } from "./schemas.js";
+import { AgentNameSchema, firstIssue, type ClaimedRun } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
 
 const WorkerOptionsSchema = z
@@ -50,8 +50,12 @@ const MAX_BACKOFF_MS = 5_000;
  * A worker: claims runnable runs of the agents it knows, executes them with their machines, and
  * checkpoints them in the store at every stable state. Several workers (processes, machines) share one
  * store; leases and fencing tokens keep one owner per run.
+ *
+ * Resolves once the store knows the worker's agents (`worker.started`), so a submit made after it
+ * is never refused for an unknown agent. While the database cannot be reached it keeps trying
+ * (`worker.error` events, backoff up to 5 s); bad options and other failures reject.
  */
-export function startWorker(options: WorkerOptions): Worker {
+export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const parsed = WorkerOptionsSchema.safeParse(options);
   if (!parsed.success) throw new RunQueueError("invalid_input", `startWorker: ${firstIssue(parsed.error, "options")}`);
   const { store, agents, concurrency, leaseMs, pollMs } = parsed.data;
@@ -93,36 +97,63 @@ export function startWorker(options: WorkerOptions): Worker {
       };
     });
 
+  // Ready means ready: registered before this resolves (a database that is away is waited for).
+  for (let backoff = 100; ; backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)) {
+    try {
+      await store.registerAgents(names);
+      break;
+    } catch (error) {
+      if (!(error instanceof RunQueueError && error.problem === "connection")) {
+        unsubscribe();
+        throw error;
+      }
+      emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: backoff });
+      await new Promise((resolve) => setTimeout(resolve, backoff));
+    }
+  }
+  emit({ type: "worker.started", worker: id, agents: names });
+
+  const start = async (claimed: ClaimedRun) => {
+    let run: ClaimedRun;
+    let problem: string | undefined;
+    try {
+      // Stored images and files back into the checkpoint, then (a thread's run before its first checkpoint) the thread's conversation.
+      const loaded = await withStoredBlobs(claimed, store);
+      problem = loaded.problem;
+      run = await withThreadConversation(store, loaded.run);
+    } catch (error) {
+      // The store could not be read (a connection fault): the run goes back for a later claim, as any held run's fault does.
+      emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: 0 });
+      await store.release(claimed.runId, claimed.token).catch(() => undefined);
+      return;
+    }
+    const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, ...(problem !== undefined ? { blobProblem: problem } : {}) });
+    executions.set(run.runId, execution);
+    void execution.done.then(() => {
+      if (executions.get(run.runId) === execution) executions.delete(run.runId);
+      nudge();
+    });
+  };
+
   const loop = async () => {
     let backoff = 100;
-    let registered = false;
     while (!stopping) {
       try {
-        if (!registered) {
-          await store.registerAgents(names);
-          registered = true;
-          emit({ type: "worker.started", worker: id, agents: names });
-        }
         const free = concurrency - executions.size;
         if (free > 0) {
           const claimed = await store.claim({ owner: id, agents: names, limit: free, leaseMs });
           backoff = 100;
-          for (const claimedRun of claimed) {
-            if (executions.has(claimedRun.runId)) continue;
-            // Stored images and files back into the checkpoint, then (a thread's run before its first checkpoint) the thread's conversation.
-            const { run: withBlobs, problem } = await withStoredBlobs(claimedRun, store);
-            // Loading a thread's conversation failed (the database is away): the lease runs out and the run is claimed again.
-            const run = await withThreadConversation(store, withBlobs).catch((error: unknown) => {
-              emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: leaseMs });
-              return undefined;
-            });
-            if (!run) continue;
-            const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, ...(problem !== undefined ? { blobProblem: problem } : {}) });
-            executions.set(run.runId, execution);
-            void execution.done.then(() => {
-              if (executions.get(run.runId) === execution) executions.delete(run.runId);
-              nudge();
-            });
+          for (const run of claimed) {
+            const previous = executions.get(run.runId);
+            if (!previous) {
+              await start(run);
+              continue;
+            }
+            // Still running here under an older token: its lease ran out before this worker renewed it
+            // (a long pause). That execution is stale; stop it and run the new claim once it has stopped.
+            previous.abandon("its lease ran out before this worker renewed it, and this worker claimed it again");
+            // A worker stopping meanwhile hands the new claim back instead of starting it.
+            void previous.done.then(() => (stopping ? store.release(run.runId, run.token).then(() => undefined, () => undefined) : start(run)));
           }
           // A full batch: there may be more waiting.
           if (claimed.length === free && free > 0) {

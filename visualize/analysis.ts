@@ -73,6 +73,8 @@ export interface TimelineEntry {
   tokens?: { promptTokens: number; completionTokens: number; totalTokens: number };
   /** Tool arguments, output or error; the approval's reason; the model's finish reason. */
   detail?: string;
+  /** A model call's reasoning as it streamed (`reasoning.delta`). */
+  reasoning?: string;
 }
 
 export interface TimelineMarker {
@@ -92,6 +94,8 @@ export interface Message {
   toolCallId?: string;
   isError?: boolean;
   toolCalls?: { id: string; name: string; arguments: string }[];
+  /** An assistant message's reasoning items' summaries (what a reasoning model said of its reasoning). */
+  reasoning?: string;
 }
 
 export interface RunSummary {
@@ -102,7 +106,7 @@ export interface RunSummary {
   reason?: string;
   rounds: number;
   iterations: number;
-  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number; reasoningTokens?: number; cachedPromptTokens?: number };
   durationMs: number;
   modelCalls: number;
   toolCalls: number;
@@ -118,7 +122,10 @@ const str = (value: unknown) => (typeof value === "string" ? value : undefined);
 function usageOf(value: unknown): RunSummary["usage"] | undefined {
   if (!isPlainObject(value as Plain)) return undefined;
   const u = value as Record<string, unknown>;
-  return { promptTokens: num(u["promptTokens"]), completionTokens: num(u["completionTokens"]), totalTokens: num(u["totalTokens"]) };
+  const usage: RunSummary["usage"] = { promptTokens: num(u["promptTokens"]), completionTokens: num(u["completionTokens"]), totalTokens: num(u["totalTokens"]) };
+  if (typeof u["reasoningTokens"] === "number") usage.reasoningTokens = num(u["reasoningTokens"]);
+  if (typeof u["cachedPromptTokens"] === "number") usage.cachedPromptTokens = num(u["cachedPromptTokens"]);
+  return usage;
 }
 
 const ROLES = new Set(["system", "user", "assistant", "tool"]);
@@ -179,7 +186,17 @@ function toMessage(raw: Plain): Message {
   if (Array.isArray(m["toolCalls"])) {
     message.toolCalls = m["toolCalls"].filter(isPlainObject).map((c) => ({ id: String(c["id"] ?? ""), name: String(c["name"] ?? ""), arguments: String(c["arguments"] ?? "") }));
   }
+  const reasoning = reasoningSummary(m["reasoningItems"]);
+  if (reasoning !== "") message.reasoning = reasoning;
   return message;
+}
+
+/** The summaries of a message's reasoning items, one paragraph each (a redacted recording has none). */
+function reasoningSummary(value: Plain | undefined): string {
+  if (!isPlainObject(value) || !Array.isArray(value["items"])) return "";
+  const parts: string[] = [];
+  for (const item of value["items"]) if (isPlainObject(item) && Array.isArray(item["summary"])) for (const part of item["summary"]) if (typeof part === "string" && part !== "") parts.push(part);
+  return parts.join("\n\n");
 }
 
 /** Tracks the root machine's configuration and counts entries and transitions. */
@@ -337,6 +354,11 @@ class TimelineBuilder {
         };
         this.entries.push(entry);
         this.openModel = entry;
+        break;
+      }
+      case "reasoning.delta": {
+        const delta = str(e["delta"]);
+        if (this.openModel && delta !== undefined) this.openModel.reasoning = (this.openModel.reasoning ?? "") + delta;
         break;
       }
       case "model.call.completed":

@@ -26,6 +26,13 @@ function card(key: string, value: string, sub: string, attrs = ""): string {
   return `<div class="card"${attrs}><div class="k">${esc(key)}</div><div class="v">${esc(value)}</div><div class="s">${esc(sub)}</div></div>`;
 }
 
+/** "P in · C out", with the cached and reasoning shares when the server reported them. */
+function tokenDetail(usage: RunAnalysis["summary"]["usage"]): string {
+  const cached = usage.cachedPromptTokens !== undefined ? ` (${formatCount(usage.cachedPromptTokens)} cached)` : "";
+  const reasoning = usage.reasoningTokens !== undefined ? ` (${formatCount(usage.reasoningTokens)} reasoning)` : "";
+  return `${formatCount(usage.promptTokens)} in${cached} · ${formatCount(usage.completionTokens)} out${reasoning}`;
+}
+
 function summaryCards(a: RunAnalysis): string {
   const s = a.summary;
   const approvals = a.timeline.filter((e) => e.kind === "approval");
@@ -36,7 +43,7 @@ function summaryCards(a: RunAnalysis): string {
     card("Duration", formatMs(s.durationMs), `${a.steps.length} state entries`, ` data-summary="duration" data-value="${Math.round(s.durationMs)}"`),
     card("Iterations", String(s.iterations), `${s.rounds} model round${s.rounds === 1 ? "" : "s"}`, ` data-summary="iterations" data-value="${s.iterations}"`),
     card("Model calls", String(s.modelCalls), a.timeline.some((e) => e.kind === "model" && e.status !== "ok") ? "some failed or retried" : "all answered", ` data-summary="model-calls" data-value="${s.modelCalls}"`),
-    card("Tokens", formatCount(s.usage.totalTokens), `${formatCount(s.usage.promptTokens)} in · ${formatCount(s.usage.completionTokens)} out`, ` data-summary="tokens" data-value="${s.usage.totalTokens}"`),
+    card("Tokens", formatCount(s.usage.totalTokens), tokenDetail(s.usage), ` data-summary="tokens" data-value="${s.usage.totalTokens}"`),
     card("Tool calls", String(s.toolCalls), failedTools > 0 ? `${failedTools} failed` : "none failed", ` data-summary="tool-calls" data-value="${s.toolCalls}"`),
     card("Approvals", String(s.approvals), s.approvals > 0 ? `${approved} approved · ${s.approvals - approved} not` : "none asked", ` data-summary="approvals" data-value="${s.approvals}"`),
     `</section>`,
@@ -141,7 +148,8 @@ function messagesSection(messages: Message[]): string {
       m.role === "tool"
         ? `tool · ${esc(m.name ?? "")}<span class="id">${esc(m.toolCallId ?? "")}${m.isError ? " · error" : ""}</span>`
         : esc(m.role);
-    return `<div class="msg ${esc(m.role)}${m.isError ? " error" : ""}" data-message="${i}" data-role="${esc(m.role)}"><div class="who">${who}</div>${m.role === "assistant" && !m.content && calls ? "" : contentBody(m)}${calls ? `<div>${calls}</div>` : ""}</div>`;
+    const reasoning = m.reasoning ? `<details class="reasoning" data-reasoning><summary>reasoning</summary><div class="body">${esc(m.reasoning)}</div></details>` : "";
+    return `<div class="msg ${esc(m.role)}${m.isError ? " error" : ""}" data-message="${i}" data-role="${esc(m.role)}"><div class="who">${who}</div>${reasoning}${m.role === "assistant" && !m.content && calls ? "" : contentBody(m)}${calls ? `<div>${calls}</div>` : ""}</div>`;
   });
   return `<div class="messages">${items.join("")}</div>`;
 }

@@ -1,6 +1,7 @@
 import type OpenAI from "openai";
 import { z } from "zod";
 import { FallbackSchema, ResilienceSchema } from "../resilience-config.js";
+import { modelApiFields } from "../model-api.js";
 import type { ResilienceRuntime } from "./resilience.js";
 import { JianmuError } from "../../tools/jianmu-error.js";
 import { builtOnce } from "../../tools/built-once.js";
@@ -62,6 +63,7 @@ export const ModelClientOptionsSchema = builtOnce(() =>
       /** Tried in order once the primary endpoint has failed for good. Replaces `resilience.fallbacks` when given. */
       fallbacks: z.array(fallbackOptionSchema()).optional(),
       resilience: ResilienceSchema.optional(),
+      ...modelApiFields(),
       /** Stream responses (default true): text reaches the caller as it is generated. */
       stream: z.boolean({ error: "must be true or false" }).default(true),
       ...tuningFields(),

@@ -3,6 +3,7 @@ import type { Message, PartsContent } from "../messages.js";
 import { describePart, hasMedia, partPlace } from "../content-parts.js";
 import { fromChatParts, toChatParts, type ChatContentPart } from "./content-parts-wire.js";
 import type { ModelRequest } from "../model-client.js";
+import type { ModelApi, ReasoningOptions } from "../model-api.js";
 
 /** Per-endpoint differences in what the server accepts. */
 export interface EndpointTuning {
@@ -19,7 +20,19 @@ export interface EndpointTuning {
    * everywhere else.
    */
   maxTokensParam: "max_tokens" | "max_completion_tokens";
+  /** Which API the endpoint is spoken to with: Chat Completions (`chat`, the default) or Responses. */
+  api: ModelApi;
+  /**
+   * A reasoning model's settings. Responses: sent as `reasoning` (and, with `store: false`, the
+   * reasoning's encrypted content is asked for, so it can be sent back); Chat Completions: the
+   * effort as `reasoning_effort`. Absent for models that do not reason (asking them for encrypted
+   * reasoning is an HTTP 400).
+   */
+  reasoning?: ReasoningOptions | undefined;
+  /** Responses only: let the server keep the response (`store`); default false. */
+  store?: boolean | undefined;
 }
+
 
 export type WireMessage =
   | { role: "system"; content: string }
@@ -116,26 +129,30 @@ function toolText(parts: Exclude<PartsContent, string>): string {
 }
 
 /**
- * The JSON body of one attempt. `extraParams` go in first so they can add anything the API
- * knows (`response_format`, `seed`, `n`...) but cannot clobber the fields this request sets;
- * a camelCase `toolChoice` among them is renamed to the API's `tool_choice`.
+ * The request's `extraParams` as the start of a body: they go in first so they can add anything the
+ * API knows (`response_format`, `seed`, `n`...) but cannot clobber the fields the request sets; a
+ * camelCase `toolChoice` among them is renamed to the API's `tool_choice`.
  */
+export function copyExtraParams(extra: Record<string, unknown> | undefined): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (extra === undefined) return body;
+  // A loop rather than rest-and-spread: one copy, none at all for the usual empty object.
+  for (const key in extra) {
+    if (key !== "toolChoice" && Object.hasOwn(extra, key)) body[key] = extra[key];
+  }
+  const extraToolChoice = extra["toolChoice"];
+  if (extraToolChoice !== undefined && body["tool_choice"] === undefined) body["tool_choice"] = extraToolChoice;
+  return body;
+}
+
+/** The JSON body of one Chat Completions attempt (see `copyExtraParams` for `extraParams`). */
 export function buildRequestBody(
   request: ModelRequest,
   model: string,
   stream: boolean,
   tuning: EndpointTuning,
 ): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
-  const extra = request.extraParams;
-  if (extra !== undefined) {
-    // A loop rather than rest-and-spread: one copy, none at all for the usual empty object.
-    for (const key in extra) {
-      if (key !== "toolChoice" && Object.hasOwn(extra, key)) body[key] = extra[key];
-    }
-    const extraToolChoice = extra["toolChoice"];
-    if (extraToolChoice !== undefined && body["tool_choice"] === undefined) body["tool_choice"] = extraToolChoice;
-  }
+  const body = copyExtraParams(request.extraParams);
   body["model"] = model;
   body["messages"] = toWireMessages(request.messages);
   if (request.tools.length > 0) body["tools"] = request.tools;
@@ -145,6 +162,8 @@ export function buildRequestBody(
   if (request.topP !== undefined) body["top_p"] = request.topP;
   // Not an OpenAI parameter: only vLLM, llama.cpp, Ollama and the like read it.
   if (request.topK !== undefined) body["top_k"] = request.topK;
+  const effort = tuning.reasoning?.effort;
+  if (effort !== undefined && body["reasoning_effort"] === undefined) body["reasoning_effort"] = effort;
   body["stream"] = stream;
   if (stream && tuning.streamUsage) body["stream_options"] = { include_usage: true };
   return body;

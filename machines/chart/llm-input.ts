@@ -65,6 +65,7 @@ export function llmInputs({ name, config, hasContextBuilder, round, read, view }
         extraParams: firstRound ? firstRoundParams : laterRoundParams,
       };
       if (firstRound && config.toolChoice !== undefined) input.toolChoice = config.toolChoice;
+      if (context.loop.modelRoute !== undefined) input.route = context.loop.modelRoute;
       return round.apply(input, context.loop.round);
     },
   };

@@ -12,9 +12,6 @@ import type { PackedCheckpoint } from "../../machines/persistence/log/packing.js
 
 export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
 
-/** The database's clock in epoch ms: leases are judged by one clock, whichever machine writes. */
-export const NOW = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
-
 /** The streams `refs` name, with their bases, and the elements a reader of run `runId` needs (two queries). */
 export async function readStreams(query: Query, schema: string, runId: string, refs: readonly StreamRef[]): Promise<Map<number, KnownStream>> {
   if (refs.length === 0) return new Map();

@@ -6,7 +6,7 @@ import { readPersisted, type PersistedAgent } from "../../machines/persistence/p
  * missing ones in one transaction under an advisory lock, so processes connecting at once migrate once.
  * Never edit a released migration: add the next one.
  */
-/** Migration 3 moves each run's one checkpoint into its log: the store's own write path does it (see PostgresRunStore.connect). */
+/** Migration 4 moves each run's one checkpoint into its log: the store's own write path does it (see PostgresRunStore.connect). */
 export type ConvertCheckpoint = (query: (text: string, values?: unknown[]) => Promise<unknown>, runId: string, record: PersistedAgent) => Promise<void>;
 
 export interface Migration {
@@ -79,8 +79,27 @@ CREATE TABLE ${s}.blobs (
 );`,
   },
   {
-    // One log per run: every checkpoint kept, the conversation stored once (streams of elements), forks and threads.
+    // JSON in text columns: jsonb refuses "\u0000" and unpaired surrogates, which models and tools
+    // produce (queue/storable.ts); text holds JSON.stringify's escapes as they are.
+    // Claims by wake_at alone: send() sets it, so a parked run (wake_at NULL or a future deadline)
+    // is outside the claim's index range instead of scanned for an inbox event on every claim.
     version: 3,
+    sql: (s) => `
+ALTER TABLE ${s}.runs
+  ALTER COLUMN input DROP DEFAULT, ALTER COLUMN input TYPE text USING input::text, ALTER COLUMN input SET DEFAULT '{}',
+  ALTER COLUMN pending DROP DEFAULT, ALTER COLUMN pending TYPE text USING pending::text, ALTER COLUMN pending SET DEFAULT '[]',
+  ALTER COLUMN output TYPE text USING output::text;
+ALTER TABLE ${s}.inbox ALTER COLUMN command TYPE text USING command::text;
+ALTER TABLE ${s}.tool_journal ALTER COLUMN outcome TYPE text USING outcome::text;
+UPDATE ${s}.runs r SET wake_at = (extract(epoch from clock_timestamp()) * 1000)::bigint
+  WHERE r.status IN ('queued', 'running', 'awaitingApproval')
+    AND EXISTS (SELECT 1 FROM ${s}.inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL);
+DROP INDEX ${s}.runs_claimable;
+CREATE INDEX runs_due ON ${s}.runs (agent, wake_at) WHERE status IN ('queued', 'running', 'awaitingApproval') AND wake_at IS NOT NULL;`,
+  },
+  {
+    // One log per run: every checkpoint kept, the conversation stored once (streams of elements), forks and threads.
+    version: 4,
     sql: (s) => `
 -- run_key: how checkpoints and streams name their run (a 4-byte integer instead of its id in every row); never reused.
 ALTER TABLE ${s}.runs
@@ -91,10 +110,8 @@ ALTER TABLE ${s}.runs
   ADD COLUMN seed            text,
   ADD COLUMN fork_of         text,
   ADD COLUMN fork_checkpoint bigint,
-  ADD COLUMN inherit         jsonb;
--- The output may refer to the run's streams now (machines/persistence/log/outputs.ts): text, as written.
-ALTER TABLE ${s}.runs ALTER COLUMN output TYPE text USING output::text;
--- Outcomes are journaled deflated (machines/persistence/log/journal-packing.ts); earlier ones stay jsonb in outcome.
+  ADD COLUMN inherit         text;
+-- Outcomes are journaled deflated (machines/persistence/log/journal-packing.ts); earlier ones stay as text in outcome.
 ALTER TABLE ${s}.tool_journal ADD COLUMN packed bytea;
 CREATE UNIQUE INDEX runs_thread_active ON ${s}.runs (thread_id) WHERE thread_id IS NOT NULL AND status IN ('queued', 'running', 'awaitingApproval');
 CREATE INDEX runs_thread ON ${s}.runs (thread_id, thread_seq) WHERE thread_id IS NOT NULL;

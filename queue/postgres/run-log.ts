@@ -8,7 +8,7 @@ import type { PersistedAgent, RunStatus } from "../../machines/persistence/persi
 import { encodeValue, type Encoded } from "../../machines/persistence/log/codec.js";
 import { RunContextCache } from "../../machines/persistence/log/context-cache.js";
 import { packOutcome, storedOutcome } from "../../machines/persistence/log/journal-packing.js";
-import { effectiveEntries, inheritedKey, type ForkOrigin, type JournalInheritance, type KeyedEntry } from "../../machines/persistence/log/journal-inheritance.js";
+import { effectiveEntries, inheritedKey, readInheritance, type ForkOrigin, type KeyedEntry } from "../../machines/persistence/log/journal-inheritance.js";
 import type { CheckpointEntry, ForkRequest, LogUsage, RunBranch, RunLogStore, ThreadRun } from "../../machines/persistence/log/log-store.js";
 import { lineageOf } from "../../machines/persistence/log/lineage.js";
 import { decodeOutput, encodeOutput, outputRefs } from "../../machines/persistence/log/outputs.js";
@@ -21,21 +21,16 @@ import { pruneKeepingSql } from "../../machines/persistence/log/retention.js";
 import { ThreadBusyError } from "../../machines/persistence/log/thread-busy.js";
 import { RunQueueError } from "../errors.js";
 import type { StoredBlob } from "../../machines/persistence/blobs.js";
-import { explainPgError } from "./errors.js";
-import { insertCheckpoint, insertStreamsSql, nextStreamIds, NOW, readStreams, streamParams, type Query } from "./log-rows.js";
+import { isStorableText, storableKey } from "../storable.js";
+import { explainPgError, pgFaultOf, type ServerNaming } from "./errors.js";
+import { insertCheckpoint, insertStreamsSql, nextStreamIds, readStreams, streamParams, type Query } from "./log-rows.js";
+import { NOW } from "./statements.js";
 import type { ResolvedOptions } from "./options.js";
 
 /** What a write of a run must carry when the run queue holds it (its fencing token). */
 export interface PgWriteFence {
   token: number;
   delivered: number;
-}
-
-export interface PgWhere {
-  url: string;
-  schema: string;
-  user?: string;
-  database?: string;
 }
 
 /** An encoded save with its stream ids and packed skeleton, ready to write. */
@@ -46,7 +41,7 @@ interface Planned {
 }
 
 /**
- * The run log on PostgreSQL (migration 3 in migrations.ts): every checkpoint, streams of elements
+ * The run log on PostgreSQL (migration 4 in migrations.ts): every checkpoint, streams of elements
  * (the conversation stored once), the tool journal, forks and threads. A save is one statement,
  * conditional on the run's head (and, for a claimed run, its fencing token): the store remembers
  * the runs it wrote last (their streams' texts), so a save writes only what is new. `PostgresRunStore`
@@ -62,7 +57,7 @@ export class PostgresRunLog implements RunLogStore {
   protected constructor(
     protected readonly pool: pg.Pool,
     protected readonly options: ResolvedOptions,
-    protected readonly where: PgWhere,
+    protected readonly server: ServerNaming,
   ) {
     this.checkpoints = new PgCheckpointRows(options.schema, `schema ${options.schema}`);
   }
@@ -72,13 +67,23 @@ export class PostgresRunLog implements RunLogStore {
     return this.options.schema;
   }
 
-  protected async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+  /** One statement; a failure becomes a RunQueueError naming `where` (the call and the value that failed). */
+  protected async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = [], where?: string): Promise<pg.QueryResult<R>> {
     if (this.closed) throw new RunQueueError("closed", "this PostgresRunStore is closed; connect a new one");
     try {
       return await this.pool.query<R>(text, values);
     } catch (error) {
-      throw explainPgError(error, this.where);
+      if (pgFaultOf(error) === "tooManyClients") this.refusedConnection();
+      throw explainPgError(error, this.server, where);
     }
+  }
+
+  /** The queue's hook: the server refused this store a connection. */
+  protected refusedConnection(): void {}
+
+  /** The queue's hook around a statement of a run it holds (retried while the lease lasts, see PostgresRunStore). */
+  protected held<T>(_runId: string, _token: number, statement: (attempt: number) => Promise<T>, _giveUp = true): Promise<T> {
+    return statement(0);
   }
 
   private readonly run = ((text: string, values?: unknown[]) => this.query(text, values)) as Query;
@@ -94,13 +99,13 @@ export class PostgresRunLog implements RunLogStore {
     try {
       client = await this.pool.connect();
     } catch (error) {
-      throw explainPgError(error, this.where);
+      throw explainPgError(error, this.server);
     }
     const query = (async (text: string, values?: unknown[]) => {
       try {
         return await client.query(text, values);
       } catch (error) {
-        throw error instanceof CheckpointError || error instanceof ThreadBusyError ? error : explainPgError(error, this.where);
+        throw error instanceof CheckpointError || error instanceof ThreadBusyError ? error : explainPgError(error, this.server);
       }
     }) as Query;
     try {
@@ -131,6 +136,11 @@ export class PostgresRunLog implements RunLogStore {
   async save(runId: string, record: PersistedAgent): Promise<void> {
     checkRecordId(runId, record);
     const fence = this.fenceFor(runId, false);
+    // A claimed run's save, its reads included, is tried again while its lease lasts (the queue's hook).
+    await (fence ? this.held(runId, fence.token, () => this.saveOnce(runId, record, fence)) : this.saveOnce(runId, record, undefined));
+  }
+
+  private async saveOnce(runId: string, record: PersistedAgent, fence: PgWriteFence | undefined): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       const context = this.cache.peek(runId) ?? (await this.readContext(runId));
       const planned = await this.plan(record, context);
@@ -159,36 +169,40 @@ export class PostgresRunLog implements RunLogStore {
   /** The save in one statement: the run's row moves its head to the new checkpoint only if it still is where this writer read it (and carries the fence). */
   private async writeSave(runId: string, record: PersistedAgent, { stored, packed, context }: Planned, fence: PgWriteFence | undefined) {
     const runs = this.t("runs");
-    // $1 run, $2-$7 streams and elements, $8 machine, $9 state, $10 iteration, $11 savedAt, $12 pending, $13 status,
-    // $14 the head it was read at, $15 keyframe, $16 body, $17 a keyframe's predecessor, $18 token, $19 inbox events delivered.
-    const columns = `head = k.id, machine = $8::text, state = $9::text, iteration = $10::int, saved_at = $11::bigint, pending = $12::jsonb, updated_at = ${NOW}`;
+    // $1 run, $2-$7 streams and elements, $8 machine, $9 state, $10 iteration, $11 savedAt, $12 pending, $13 the head it was read at,
+    // $14 keyframe, $15 body, $16 a keyframe's predecessor; then $17 status (a plain save) or $17 token, $18 inbox events delivered (a claimed run's).
+    const columns = `head = k.id, machine = $8::text, state = $9::text, iteration = $10::int, saved_at = $11::bigint, pending = $12::text, updated_at = ${NOW}`;
     const ok = fence
-      ? `UPDATE ${runs} SET ${columns}, status = CASE WHEN $13::text IN ('running', 'awaitingApproval') THEN $13::text ELSE ${runs}.status END
-           FROM k WHERE run_id = $1::text AND head IS NOT DISTINCT FROM $14::bigint AND token = $18::bigint RETURNING run_key`
+      ? // The queue's status is the worker's to move (claim, park, finish), never a checkpoint's.
+        `UPDATE ${runs} SET ${columns}
+           FROM k WHERE run_id = $1::text AND head IS NOT DISTINCT FROM $13::bigint AND token = $17::bigint RETURNING run_key`
       : `INSERT INTO ${runs} AS r (run_id, agent, status, head, machine, state, iteration, saved_at, pending, created_at, updated_at)
-           SELECT $1::text, $8::text, $13::text, k.id, $8::text, $9::text, $10::int, $11::bigint, $12::jsonb, ${NOW}, ${NOW} FROM k
+           SELECT $1::text, $8::text, $17::text, k.id, $8::text, $9::text, $10::int, $11::bigint, $12::text, ${NOW}, ${NOW} FROM k
            ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, machine = excluded.machine, state = excluded.state, iteration = excluded.iteration,
              saved_at = excluded.saved_at, pending = excluded.pending, status = excluded.status, updated_at = excluded.updated_at
-           WHERE r.token = 0 AND r.head IS NOT DISTINCT FROM $14::bigint RETURNING run_key`;
+           WHERE r.token = 0 AND r.head IS NOT DISTINCT FROM $13::bigint RETURNING run_key`;
     const applied = fence
-      ? `, a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1::text AND id <= $19::bigint AND applied_at IS NULL AND EXISTS (SELECT 1 FROM ok) RETURNING id)`
+      ? `, a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1::text AND id <= $18::bigint AND applied_at IS NULL AND EXISTS (SELECT 1 FROM ok) RETURNING id)`
       : "";
     const { rows } = await this.query<{ written: number; id: string; token: string | null }>(
       `WITH k AS (SELECT nextval('${this.t("checkpoints_id_seq")}') AS id), ok AS (${ok}),
        ${insertStreamsSql(this.schema, "(SELECT run_key FROM ok)", "EXISTS (SELECT 1 FROM ok)")},
        c AS (INSERT INTO ${this.t("checkpoints")} (id, run_key, key_id, prev_key, body)
-         SELECT k.id, ok.run_key, $15::bigint, $17::bigint, $16::bytea FROM k, ok)${applied}
+         SELECT k.id, ok.run_key, $14::bigint, $16::bigint, $15::bytea FROM k, ok)${applied}
        SELECT (SELECT count(*) FROM ok)::int AS written, (SELECT id FROM k) AS id, (SELECT token FROM ${runs} WHERE run_id = $1::text) AS token`,
       [
-        runId, ...streamParams(stored), record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)), record.status,
-        context.head ?? null, packed.keyId ?? null, packed.body, PgCheckpointRows.prevKeyOf(packed, context.keyframe?.id), ...(fence ? [fence.token, fence.delivered] : []),
+        runId, ...streamParams(stored), record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)),
+        context.head ?? null, packed.keyId ?? null, packed.body, PgCheckpointRows.prevKeyOf(packed, context.keyframe?.id), ...(fence ? [fence.token, fence.delivered] : [record.status]),
       ],
+      "save: checkpoint",
     );
     const row = rows[0]!;
     return { written: row.written === 1, id: Number(row.id), token: Number(row.token ?? 0) };
   }
 
   async load(runId: string, checkpointId?: string): Promise<PersistedAgent | undefined> {
+    // No run is stored under an id PostgreSQL cannot hold (a NUL in a URL's path): there is nothing to load.
+    if (!isStorableText(runId)) return undefined;
     const wanted = checkpointId === undefined ? null : checkpointIdOf(checkpointId);
     if (wanted === undefined) return undefined;
     const read = await this.checkpoints.read(this.run, runId, wanted);
@@ -399,33 +413,43 @@ export class PostgresRunLog implements RunLogStore {
     const fence = this.fenceFor(key.runId, false);
     const insert = `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, updated_at)`;
     if (!fence) {
-      const result = await this.query(`${insert} VALUES ($1, $2, $3, $4, 'started', ${NOW}) ON CONFLICT DO NOTHING`, [key.runId, key.iteration, key.callId, name]);
+      const result = await this.query(`${insert} VALUES ($1, $2, $3, $4, 'started', ${NOW}) ON CONFLICT DO NOTHING`, [key.runId, key.iteration, storableKey(key.callId), name]);
       return result.rowCount === 1;
     }
-    const { rows } = await this.query<{ token: string | null; written: number }>(
-      `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
-       ins AS (${insert} SELECT $1, $2, $3, $4, 'started', ${NOW} FROM owner WHERE owner.token = $5 ON CONFLICT DO NOTHING RETURNING 1)
-       SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
-      [key.runId, key.iteration, key.callId, name, fence.token],
-    );
-    if (Number(rows[0]!.token) !== fence.token) throw this.lost(key.runId);
-    return rows[0]!.written === 1;
+    const { won, token } = await this.held(key.runId, fence.token, async (attempt) => {
+      const { rows } = await this.query<{ token: string | null; written: number; found: string | null }>(
+        `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
+         ins AS (${insert} SELECT $1, $2, $3, $4, 'started', ${NOW} FROM owner WHERE owner.token = $5 ON CONFLICT DO NOTHING RETURNING 1)
+         SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written,
+                (SELECT state FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3) AS found`,
+        [key.runId, key.iteration, storableKey(key.callId), name, fence.token],
+      );
+      const row = rows[0]!;
+      // A retry that finds the entry this token's earlier try wrote (committed, but the reply was lost):
+      // still this caller's claim. No one else writes under this token, and the executor claims only a call it found unjournaled.
+      return { won: row.written === 1 || (attempt > 0 && row.found === "started"), token: Number(row.token) };
+    });
+    if (token !== fence.token) throw this.lost(key.runId);
+    return won;
   }
 
   async completed(key: JournalKey, outcome: ToolOutcome): Promise<void> {
     const fence = this.fenceFor(key.runId, false);
-    const values = [key.runId, key.iteration, key.callId, outcome.name, packOutcome(outcome)];
+    const values = [key.runId, key.iteration, storableKey(key.callId), outcome.name, packOutcome(outcome)];
     const upsert = `INSERT INTO ${this.t("tool_journal")} AS journal (run_id, iteration, call_id, name, state, packed, updated_at)`;
     const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', packed = excluded.packed, updated_at = excluded.updated_at WHERE journal.state = 'started'`;
     if (!fence) {
       await this.query(`${upsert} VALUES ($1, $2, $3, $4, 'completed', $5, ${NOW}) ${conflict}`, values);
       return;
     }
-    const { rows } = await this.query<{ token: string | null }>(
-      `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
-       ins AS (${upsert} SELECT $1, $2, $3, $4, 'completed', $5, ${NOW} FROM owner WHERE owner.token = $6 ${conflict} RETURNING 1)
-       SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
-      [...values, fence.token],
+    const { rows } = await this.held(key.runId, fence.token, () =>
+      this.query<{ token: string | null }>(
+        `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
+         ins AS (${upsert} SELECT $1, $2, $3, $4, 'completed', $5, ${NOW} FROM owner WHERE owner.token = $6 ${conflict} RETURNING 1)
+         SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
+        [...values, fence.token],
+        "completed: outcome",
+      ),
     );
     if (Number(rows[0]!.token) !== fence.token) throw this.lost(key.runId);
   }
@@ -433,23 +457,27 @@ export class PostgresRunLog implements RunLogStore {
   /** Fenced like the writes: a worker that lost the run must not replay the new owner's outcomes as its own. A fork asks its original for the calls it inherited. */
   async lookup(key: JournalKey): Promise<JournalEntry | undefined> {
     const fence = this.fenceFor(key.runId, true);
+    return fence ? this.held(key.runId, fence.token, () => this.lookupOnce(key, fence)) : this.lookupOnce(key, undefined);
+  }
+
+  private async lookupOnce(key: JournalKey, fence: PgWriteFence | undefined): Promise<JournalEntry | undefined> {
     const select = `SELECT name, state, outcome, packed FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3`;
     type Row = { name: string; state: "started" | "completed"; outcome: unknown; packed: Buffer | null };
     const entryOf = (row: Row, at: JournalKey) => journalEntryOf({ ...row, outcome: row.packed !== null ? storedOutcome(row.packed) : row.outcome }, at, `schema ${this.schema}`);
     let own: Row | undefined;
     if (!fence) {
-      own = (await this.query<Row>(select, [key.runId, key.iteration, key.callId])).rows[0];
+      own = (await this.query<Row>(select, [key.runId, key.iteration, storableKey(key.callId)])).rows[0];
     } else {
       const { rows } = await this.query<Row & { token: string | null; found: boolean }>(
         `SELECT (SELECT token FROM ${this.t("runs")} WHERE run_id = $1) AS token, e.name IS NOT NULL AS found, e.* FROM (SELECT 1) x LEFT JOIN (${select}) e ON true`,
-        [key.runId, key.iteration, key.callId],
+        [key.runId, key.iteration, storableKey(key.callId)],
       );
       if (Number(rows[0]!.token) !== fence.token) throw this.lost(key.runId);
       own = rows[0]!.found ? rows[0] : undefined;
     }
     if (own) return entryOf(own, key);
     for (let at = inheritedKey(key, await this.originOf(key.runId)), depth = 0; at && depth < 1_000; depth++) {
-      const row = (await this.query<Row>(select, [at.runId, at.iteration, at.callId])).rows[0];
+      const row = (await this.query<Row>(select, [at.runId, at.iteration, storableKey(at.callId)])).rows[0];
       if (row) return entryOf(row, at);
       at = inheritedKey(at, await this.originOf(at.runId));
     }
@@ -464,8 +492,9 @@ export class PostgresRunLog implements RunLogStore {
 
   private async originOf(runId: string, query: Query = this.run): Promise<ForkOrigin | undefined> {
     if (this.origins.has(runId)) return this.origins.get(runId) ?? undefined;
-    const { rows } = await query<{ fork_of: string | null; inherit: JournalInheritance | null }>(`SELECT fork_of, inherit FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
-    const origin = rows[0]?.fork_of && rows[0].inherit ? { runId: rows[0].fork_of, inherit: rows[0].inherit } : undefined;
+    const { rows } = await query<{ fork_of: string | null; inherit: string | null }>(`SELECT fork_of, inherit FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
+    const inherit = readInheritance(rows[0]?.inherit);
+    const origin = rows[0]?.fork_of && inherit ? { runId: rows[0].fork_of, inherit } : undefined;
     if (rows[0]) this.origins.set(runId, origin ?? null);
     return origin;
   }

@@ -5,15 +5,18 @@ import { emptyContext } from "../../machines/persistence/log/streams.js";
 import { RunQueueError } from "../errors.js";
 import { Fences } from "../fences.js";
 import type { QueueSignal, RunStore } from "../run-store.js";
-import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "../requests.js";
+import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
 import { dedupeKeyOf, type ClaimedRun, type InboxEvent, type ListOptions, type QueueStatus, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest } from "../schemas.js";
-import { waitForOutput } from "../wait.js";
-import { explainPgError } from "./errors.js";
+import { storableKey } from "../storable.js";
+import { Waiters } from "../wait.js";
+import { retryWithin } from "../retry.js";
+import { explainPgError, isTransientPgFault, type ServerNaming } from "./errors.js";
 import { NotificationListener } from "./listener.js";
-import { NOW } from "./log-rows.js";
+import { clientConfig, ownPool } from "./pool.js";
+import { claimStatement, NOW } from "./statements.js";
 import { migrate } from "./migrations.js";
-import { ConnectOptionsSchema, redactUrl, type PostgresRunStoreOptions, type ResolvedOptions } from "./options.js";
-import { PostgresRunLog, type PgWhere, type PgWriteFence } from "./run-log.js";
+import { ConnectOptionsSchema, serverNaming, type PostgresRunStoreOptions, type ResolvedOptions } from "./options.js";
+import { PostgresRunLog, type PgWriteFence } from "./run-log.js";
 
 interface RunRow {
   run_id: string;
@@ -21,13 +24,17 @@ interface RunRow {
   status: QueueStatus;
   owner: string | null;
   lease_until: string | null;
-  pending: RunStatusInfo["pendingApprovals"];
+  /** JSON text. */
+  pending: string;
   updated_at: string;
   created_at: string;
   state: string | null;
   iteration: number;
   now: string;
 }
+
+/** How long the LISTEN connection stays closed after the server refused this store a connection. */
+const LISTEN_YIELD_MS = 30_000;
 
 /**
  * The run queue on PostgreSQL: runs (each one's log: checkpoints, streams, journal, see run-log.ts),
@@ -45,9 +52,11 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     pool: pg.Pool,
     private readonly ownsPool: boolean,
     options: ResolvedOptions,
-    where: PgWhere,
+    server: ServerNaming,
+    /** The server refused a connection: the pool stops growing, the LISTEN connection steps aside for a while. */
+    private readonly refused: () => void,
   ) {
-    super(pool, options, where);
+    super(pool, options, server);
     this.channel = `jianmu_runs_${options.schema}`;
     this.listener = options.listen ? new NotificationListener(clientConfig(options), this.channel) : undefined;
   }
@@ -65,18 +74,11 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
       throw new RunQueueError("invalid_input", `PostgresRunStore.connect: options.${field} ${issue.message}`);
     }
     const resolved = parsed.data;
-    const url = new URL(resolved.connectionString);
-    const where = {
-      url: redactUrl(resolved.connectionString),
-      schema: resolved.schema,
-      user: decodeURIComponent(url.username) || process.env.PGUSER || undefined,
-      database: decodeURIComponent(url.pathname.slice(1)) || undefined,
-    };
-    const ownsPool = resolved.pool === undefined;
-    const pool = resolved.pool ?? new pg.Pool({ ...clientConfig(resolved), max: resolved.maxConnections, idleTimeoutMillis: 10_000 });
-    // An idle connection cut by a server restart must not crash the process; the next query reconnects.
-    if (ownsPool) pool.on("error", () => undefined);
-    const store = new PostgresRunStore(pool, ownsPool, resolved, where);
+    const server = serverNaming(resolved);
+    const own = resolved.pool === undefined ? ownPool(resolved) : undefined;
+    const ownsPool = own !== undefined;
+    const pool = own?.pool ?? resolved.pool!;
+    const store = new PostgresRunStore(pool, ownsPool, resolved, server, () => own?.refused());
     let client: pg.PoolClient | undefined;
     try {
       client = await pool.connect();
@@ -86,11 +88,16 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
       client?.release(true);
       client = undefined;
       if (ownsPool) await pool.end().catch(() => undefined);
-      throw explainPgError(error, where);
+      throw explainPgError(error, server);
     } finally {
       client?.release();
     }
     return store;
+  }
+
+  protected override refusedConnection(): void {
+    this.refused();
+    this.listener?.yieldConnection(LISTEN_YIELD_MS);
   }
 
   protected override fenceFor(runId: string, reading: boolean): PgWriteFence | undefined {
@@ -101,17 +108,31 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     return this.fences.lost(runId);
   }
 
+  /**
+   * A statement for a run this process holds, tried again with backoff while the database is away
+   * and the lease lasts (queue/retry.ts). Past the lease, a statement of the run's actor (checkpoint,
+   * journal, inbox) gives the run up: the worker stops it, and it resumes elsewhere from its
+   * checkpoint. A hand-back (`giveUp: false`) just fails: the worker has let the actor go already.
+   */
+  protected override async held<T>(runId: string, token: number, statement: (attempt: number) => Promise<T>, giveUp = true): Promise<T> {
+    try {
+      return await retryWithin(statement, { transient: isTransientPgFault, deadline: () => this.fences.leaseEnd(runId, token) });
+    } catch (error) {
+      if (giveUp && isTransientPgFault(error)) throw this.fences.giveUp(runId, error);
+      throw error;
+    }
+  }
+
   // ---- the public half ---------------------------------------------------------------------------
 
   async submit(request: SubmitRequest): Promise<string> {
     const { agent, input, runId } = checkSubmit(request);
-    const known = await this.query<{ name: string }>(`SELECT name FROM ${this.t("agents")} ORDER BY name`);
-    if (!known.rows.some((row) => row.name === agent)) throw new RunQueueError("unknown_agent", unknownAgentMessage(agent, known.rows.map((r) => r.name)));
+    await checkAgentKnown(agent, this.options.unknownAgents, async () => (await this.query<{ name: string }>(`SELECT name FROM ${this.t("agents")} ORDER BY name`)).rows.map((r) => r.name));
     if (typeof input.threadId === "string") {
       const existing = await this.query<{ agent: string }>(`SELECT agent FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
       if (!existing.rows[0]) {
         await this.insertThreadRun(input.threadId, runId, { agent, status: "queued", input, wake: true });
-        await this.query(`SELECT pg_notify($1, 'runnable')`, [this.channel]);
+        await this.query(`SELECT pg_notify($1, 'runnable:' || $2::text)`, [this.channel, runId]);
         return runId;
       }
     }
@@ -119,10 +140,11 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
       `WITH ins AS (
          INSERT INTO ${this.t("runs")} (run_id, agent, input, status, wake_at, created_at, updated_at)
          VALUES ($1, $2, $3, 'queued', ${NOW}, ${NOW}, ${NOW}) ON CONFLICT (run_id) DO NOTHING RETURNING run_id),
-       n AS (SELECT pg_notify($4, 'runnable') FROM ins)
+       n AS (SELECT pg_notify($4, 'runnable:' || $1) FROM ins)
        SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(*) FROM n)::int AS notified,
               (SELECT agent FROM ${this.t("runs")} WHERE run_id = $1) AS agent`,
       [runId, agent, JSON.stringify(input), this.channel],
+      "submit: input",
     );
     const row = rows[0]!;
     if (row.inserted === 0 && row.agent !== null && row.agent !== agent) {
@@ -134,29 +156,43 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
   async send(runId: string, command: RunCommand): Promise<boolean> {
     const id = checkRunId(runId, "send");
     const checked = checkCommand(command);
-    const found = await this.query<{ status: QueueStatus; pending: RunStatusInfo["pendingApprovals"] }>(`SELECT status, pending FROM ${this.t("runs")} WHERE run_id = $1`, [id]);
-    const problem = sendProblem(id, checked, found.rows[0]);
+    const found = await this.query<{ status: QueueStatus; pending: string }>(`SELECT status, pending FROM ${this.t("runs")} WHERE run_id = $1`, [id]);
+    const run = found.rows[0];
+    const problem = sendProblem(id, checked, run && { status: run.status, pending: JSON.parse(run.pending) as RunStatusInfo["pendingApprovals"] });
     if (problem) throw problem;
+    // The run is due now (wake_at): claims look at wake_at alone, never at the inbox.
     const { rows } = await this.query<{ inserted: number }>(
       `WITH ins AS (
          INSERT INTO ${this.t("inbox")} (run_id, dedupe_key, command, created_at) VALUES ($1, $2, $3, ${NOW})
          ON CONFLICT (run_id, dedupe_key) DO NOTHING RETURNING id),
-       n AS (SELECT pg_notify($4, 'runnable') FROM ins)
-       SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(*) FROM n)::int AS notified`,
-      [id, dedupeKeyOf(checked), JSON.stringify(checked), this.channel],
+       due AS (UPDATE ${this.t("runs")} SET wake_at = ${NOW} WHERE run_id = $1 AND status IN ('queued', 'running', 'awaitingApproval') AND EXISTS (SELECT 1 FROM ins) RETURNING 1),
+       n AS (SELECT pg_notify($4, 'runnable:' || $1) FROM ins)
+       SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(*) FROM due)::int AS due, (SELECT count(*) FROM n)::int AS notified`,
+      [id, storableKey(dedupeKeyOf(checked)), JSON.stringify(checked), this.channel],
+      "send: command",
     );
     return rows[0]!.inserted === 1;
   }
 
-  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
-    const id = checkRunId(runId, "wait");
-    const read = async () => {
-      const { rows } = await this.query<{ output: string | null }>(`SELECT output FROM ${this.t("runs")} WHERE run_id = $1`, [id]);
-      if (rows.length === 0) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)} in schema ${this.schema}; check the id with store.list({})`);
+  /** Shared by every wait of this store: one LISTEN, one statement per wake-up however many wait (queue/wait.ts). */
+  private readonly waiters = new Waiters({
+    outputOf: async (runId) => {
+      const { rows } = await this.query<{ output: string | null }>(`SELECT output FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
+      if (rows.length === 0) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)} in schema ${this.schema}; check the id with store.list({})`);
       const output = rows[0]!.output;
-      return output === null ? null : this.decodeOutput(id, output);
-    };
-    return waitForOutput(read, (listener) => this.subscribe(listener), id, this.options.pollMs, options.signal);
+      return output === null ? null : this.decodeOutput(runId, output);
+    },
+    outputs: async (runIds) => {
+      const { rows } = await this.query<{ run_id: string; output: string }>(`SELECT run_id, output FROM ${this.t("runs")} WHERE run_id = ANY($1::text[]) AND output IS NOT NULL`, [runIds]);
+      return new Map(await Promise.all(rows.map(async (row) => [row.run_id, await this.decodeOutput(row.run_id, row.output)] as const)));
+    },
+    subscribe: (listener) => this.subscribe(listener),
+    listeningSince: () => this.listener?.since,
+    pollMs: () => this.options.pollMs,
+  });
+
+  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
+    return this.waiters.wait(checkRunId(runId, "wait"), options.signal);
   }
 
   async status(runId: string): Promise<RunStatusInfo> {
@@ -198,25 +234,18 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
   }
 
   async claim(request: { owner: string; agents: readonly string[]; limit: number; leaseMs: number }): Promise<ClaimedRun[]> {
-    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: RunInput; head: string | null }>(
-      `WITH c AS (
-         SELECT run_id FROM ${this.t("runs")} r
-         WHERE r.agent = ANY($1::text[]) AND r.status IN ('queued', 'running', 'awaitingApproval')
-           AND (r.owner IS NULL OR r.lease_until < ${NOW})
-           AND (r.wake_at <= ${NOW} OR EXISTS (SELECT 1 FROM ${this.t("inbox")} i WHERE i.run_id = r.run_id AND i.applied_at IS NULL))
-         ORDER BY r.wake_at NULLS LAST, r.created_at
-         LIMIT $2
-         FOR UPDATE SKIP LOCKED)
-       UPDATE ${this.t("runs")} r SET owner = $3, token = r.token + 1, lease_until = ${NOW} + $4, wake_at = ${NOW},
-         status = CASE WHEN r.status = 'queued' THEN 'running' ELSE r.status END, updated_at = ${NOW}
-       FROM c WHERE r.run_id = c.run_id
-       RETURNING r.run_id, r.agent, r.token, r.input, r.head`,
-      [request.agents, request.limit, request.owner, request.leaseMs],
-    );
+    const sent = Date.now();
+    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: string; head: string | null }>(claimStatement(this.schema), [
+      request.agents,
+      request.limit,
+      request.owner,
+      request.leaseMs,
+    ]);
+    for (const row of rows) this.fences.leased(row.run_id, Number(row.token), sent + request.leaseMs);
     return Promise.all(
       rows.map(async (row) => {
         const checkpoint = row.head !== null ? await this.load(row.run_id) : undefined;
-        return { runId: row.run_id, agent: row.agent, token: Number(row.token), input: row.input, ...(checkpoint ? { checkpoint } : {}) };
+        return { runId: row.run_id, agent: row.agent, token: Number(row.token), input: JSON.parse(row.input) as RunInput, ...(checkpoint ? { checkpoint } : {}) };
       }),
     );
   }
@@ -234,51 +263,65 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
   }
 
   async renew(runId: string, token: number, leaseMs: number): Promise<boolean> {
+    const sent = Date.now();
     const result = await this.query(`UPDATE ${this.t("runs")} SET lease_until = ${NOW} + $3 WHERE run_id = $1 AND token = $2 AND owner IS NOT NULL`, [runId, token, leaseMs]);
+    if (result.rowCount === 1) this.fences.leased(runId, token, sent + leaseMs);
     return result.rowCount === 1;
   }
 
   async inbox(runId: string, afterId: number): Promise<InboxEvent[]> {
-    const { rows } = await this.query<{ id: string; command: RunCommand }>(
-      `SELECT id, command FROM ${this.t("inbox")} WHERE run_id = $1 AND id > $2 AND applied_at IS NULL ORDER BY id`,
-      [runId, afterId],
-    );
-    return rows.map((row) => ({ id: Number(row.id), command: row.command }));
+    const read = () =>
+      this.query<{ id: string; command: string }>(`SELECT id, command FROM ${this.t("inbox")} WHERE run_id = $1 AND id > $2 AND applied_at IS NULL ORDER BY id`, [runId, afterId]);
+    const fence = this.fences.get(runId);
+    const { rows } = fence ? await this.held(runId, fence.token, read) : await read();
+    return rows.map((row) => ({ id: Number(row.id), command: JSON.parse(row.command) as RunCommand }));
   }
 
   /** Ends the lease and marks delivered events applied, in one statement conditional on the token. */
-  private async handBack(runId: string, token: number, set: string, values: unknown[], notify: string | undefined, applyAll = false): Promise<boolean> {
+  private async handBack(runId: string, token: number, set: string, values: unknown[], how: { notify?: string; applyAll?: boolean; where: string }): Promise<boolean> {
+    const { notify, applyAll = false, where } = how;
     const delivered = applyAll ? Number.MAX_SAFE_INTEGER : this.fences.deliveredOf(runId);
-    const { rows } = await this.query<{ updated: number }>(
-      `WITH u AS (UPDATE ${this.t("runs")} SET owner = NULL, lease_until = NULL, updated_at = ${NOW}, ${set} WHERE run_id = $1 AND token = $2 RETURNING run_id),
-       a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1 AND id <= $3 AND applied_at IS NULL AND EXISTS (SELECT 1 FROM u) RETURNING id),
-       n AS (SELECT pg_notify($4, $5) FROM u WHERE $5::text IS NOT NULL)
-       SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT count(*) FROM n)::int AS notified`,
-      [runId, token, delivered, this.channel, notify ?? null, ...values],
+    // Retried inside the lease; a try after one that committed (its reply lost) finds the same token and writes the same values.
+    const { rows } = await this.held(
+      runId,
+      token,
+      () =>
+        this.query<{ updated: number }>(
+          `WITH u AS (UPDATE ${this.t("runs")} SET owner = NULL, lease_until = NULL, updated_at = ${NOW}, ${set} WHERE run_id = $1 AND token = $2 RETURNING run_id),
+           a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1 AND id <= $3 AND applied_at IS NULL AND EXISTS (SELECT 1 FROM u) RETURNING id),
+           n AS (SELECT pg_notify($4, $5) FROM u WHERE $5::text IS NOT NULL)
+           SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT count(*) FROM n)::int AS notified`,
+          [runId, token, delivered, this.channel, notify ?? null, ...values],
+          where,
+        ),
+      false,
     );
+    if (rows[0]!.updated === 1) this.fences.handedBack(runId, token);
     return rows[0]!.updated === 1;
   }
 
   park(runId: string, token: number, wakeAt: number | undefined): Promise<boolean> {
-    return this.handBack(runId, token, `status = 'awaitingApproval', wake_at = $6`, [wakeAt ?? null], undefined);
+    // An event that arrived after the last delivered one keeps the run due (send() set wake_at before this).
+    const due = `EXISTS (SELECT 1 FROM ${this.t("inbox")} i WHERE i.run_id = $1 AND i.applied_at IS NULL AND i.id > $3)`;
+    return this.handBack(runId, token, `status = 'awaitingApproval', wake_at = CASE WHEN ${due} THEN ${NOW} ELSE $6::bigint END`, [wakeAt ?? null], { where: "park" });
   }
 
   async finish(runId: string, token: number, output: AgentOutput): Promise<boolean> {
     const stored = await this.encodeOutput(runId, output);
-    return this.handBack(runId, token, `status = $6, output = $7, wake_at = NULL, pending = '[]'`, [output.status, stored], `finished:${runId}`, true);
+    return this.handBack(runId, token, `status = $6, output = $7, wake_at = NULL, pending = '[]'`, [output.status, stored], {
+      notify: `finished:${runId}`,
+      applyAll: true,
+      where: "finish: output",
+    });
   }
 
   release(runId: string, token: number): Promise<boolean> {
-    return this.handBack(runId, token, `wake_at = ${NOW}`, [], "runnable");
+    return this.handBack(runId, token, `wake_at = ${NOW}`, [], { notify: `runnable:${runId}`, where: "release" });
   }
 
   subscribe(listener: (signal: QueueSignal) => void): () => void {
     return this.listener ? this.listener.subscribe(listener) : () => undefined;
   }
-}
-
-function clientConfig(options: ResolvedOptions): pg.ClientConfig {
-  return { connectionString: options.connectionString, connectionTimeoutMillis: options.connectTimeoutMs, application_name: "jianmu" };
 }
 
 function statusOf(row: RunRow): RunStatusInfo {
@@ -287,7 +330,7 @@ function statusOf(row: RunRow): RunStatusInfo {
     runId: row.run_id,
     agent: row.agent,
     status: row.status,
-    pendingApprovals: row.pending,
+    pendingApprovals: JSON.parse(row.pending) as RunStatusInfo["pendingApprovals"],
     ...(leased ? { owner: row.owner! } : {}),
     updatedAt: Number(row.updated_at),
   };

@@ -6,9 +6,9 @@ import type { SqliteRunRow } from "../../machines/persistence/log/sqlite/schema.
 import { errorText, RunQueueError } from "../errors.js";
 import { Fences } from "../fences.js";
 import type { QueueSignal, RunStore } from "../run-store.js";
-import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "../requests.js";
-import { dedupeKeyOf, firstIssue, type ClaimedRun, type InboxEvent, type ListOptions, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest } from "../schemas.js";
-import { waitForOutput } from "../wait.js";
+import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
+import { dedupeKeyOf, firstIssue, UnknownAgentsSchema, type ClaimedRun, type InboxEvent, type ListOptions, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest, type UnknownAgents } from "../schemas.js";
+import { Waiters } from "../wait.js";
 
 const OptionsSchema = z
   .object({
@@ -20,13 +20,14 @@ const OptionsSchema = z
     pollMs: z.number().int().min(10).default(250),
     /** Keep only the last N checkpoints of each run (and those a fork starts from). Default: every one. */
     keepCheckpoints: z.number().int().min(1).optional(),
+    unknownAgents: UnknownAgentsSchema,
   })
   .strict();
 export type SqliteRunStoreOptions = z.input<typeof OptionsSchema>;
 
 function parse(options: SqliteRunStoreOptions) {
   const parsed = OptionsSchema.safeParse(options);
-  if (!parsed.success) throw new RunQueueError("invalid_input", `SqliteRunStore: ${firstIssue(parsed.error, "options")} (options are { path, busyTimeoutMs?, pollMs?, keepCheckpoints? })`);
+  if (!parsed.success) throw new RunQueueError("invalid_input", `SqliteRunStore: ${firstIssue(parsed.error, "options")} (options are { path, busyTimeoutMs?, pollMs?, keepCheckpoints?, unknownAgents? })`);
   return parsed.data;
 }
 
@@ -39,9 +40,10 @@ function parse(options: SqliteRunStoreOptions) {
 export class SqliteRunStore extends SqliteRunLog implements RunStore {
   private readonly fences = new Fences();
   private readonly pollMs: number;
+  private readonly unknownAgents: UnknownAgents;
 
   constructor(options: SqliteRunStoreOptions) {
-    const { path, busyTimeoutMs, pollMs, keepCheckpoints } = parse(options);
+    const { path, busyTimeoutMs, pollMs, keepCheckpoints, unknownAgents } = parse(options);
     super({
       path,
       busyTimeoutMs,
@@ -52,6 +54,7 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
           : new RunQueueError("schema", `SqliteRunStore: ${message}`, { cause }),
     });
     this.pollMs = pollMs;
+    this.unknownAgents = unknownAgents;
   }
 
   protected override closedError(): Error {
@@ -66,14 +69,28 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     return this.fences.lost(runId);
   }
 
+  /**
+   * A held run's transaction. The file stayed locked through busyTimeoutMs (SQLite's own retry): the
+   * worker gives the run up, as after a lost PostgreSQL connection, instead of the model reading
+   * that its tool's journal failed; it resumes from its checkpoint.
+   */
+  protected override holding<T>(runId: string, transaction: () => T): T {
+    try {
+      return transaction();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED" || code === "SQLITE_BUSY_SNAPSHOT") throw this.fences.giveUp(runId, error);
+      throw error;
+    }
+  }
+
   protected override fencedSaveStored(runId: string, fence: SqliteWriteFence): void {
     this.sql(`UPDATE jianmu_inbox SET applied_at = ? WHERE run_id = ? AND id <= ? AND applied_at IS NULL`).run(Date.now(), runId, fence.delivered);
   }
 
   async submit(request: SubmitRequest): Promise<string> {
     const { agent, input, runId } = checkSubmit(request);
-    const known = (this.sql(`SELECT name FROM jianmu_agents ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
-    if (!known.includes(agent)) throw new RunQueueError("unknown_agent", unknownAgentMessage(agent, known));
+    await checkAgentKnown(agent, this.unknownAgents, () => (this.sql(`SELECT name FROM jianmu_agents ORDER BY name`).all() as { name: string }[]).map((r) => r.name));
     const existing = this.runRow(runId);
     if (!existing) {
       const now = Date.now();
@@ -94,14 +111,25 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     return this.sql(`INSERT INTO jianmu_inbox (run_id, dedupe_key, command, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, dedupe_key) DO NOTHING`).run(id, dedupeKeyOf(checked), JSON.stringify(checked), Date.now()).changes === 1;
   }
 
+  /** Every wait of this store polls together: one statement per `pollMs` however many wait (queue/wait.ts). */
+  private readonly waiters = new Waiters({
+    outputOf: async (runId) => {
+      const row = this.runRow(runId);
+      if (!row) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)} in ${this.path}; check the id with store.list({})`);
+      return row.output === null ? null : this.decodeOutput(runId, row.output);
+    },
+    outputs: async (runIds) => {
+      const rows = this.sql(`SELECT run_id, output FROM jianmu_runs WHERE run_id IN (SELECT value FROM json_each(?)) AND output IS NOT NULL`).all(JSON.stringify(runIds)) as { run_id: string; output: string }[];
+      return new Map(rows.map((row) => [row.run_id, this.decodeOutput(row.run_id, row.output)]));
+    },
+    subscribe: (listener) => this.subscribe(listener),
+    // No notifications between processes: waiters poll.
+    listeningSince: () => undefined,
+    pollMs: () => this.pollMs,
+  });
+
   async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
-    const id = checkRunId(runId, "wait");
-    const read = async () => {
-      const row = this.runRow(id);
-      if (!row) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)} in ${this.path}; check the id with store.list({})`);
-      return row.output === null ? null : this.decodeOutput(id, row.output);
-    };
-    return waitForOutput(read, (listener) => this.subscribe(listener), id, this.pollMs, options.signal);
+    return this.waiters.wait(checkRunId(runId, "wait"), options.signal);
   }
 
   private info(row: SqliteRunRow): RunStatusInfo {
@@ -153,7 +181,7 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
          ORDER BY r.wake_at IS NULL, r.wake_at, r.created_at LIMIT ?`,
       ).all(JSON.stringify(request.agents), now, now, request.limit) as SqliteRunRow[];
       const update = this.sql(
-        `UPDATE jianmu_runs SET owner = ?, token = token + 1, lease_until = ?, wake_at = ?, status = CASE WHEN status = 'queued' THEN 'running' ELSE status END, updated_at = ? WHERE run_id = ?`,
+        `UPDATE jianmu_runs SET owner = ?, token = token + 1, lease_until = ?, wake_at = ?, status = 'running', updated_at = ? WHERE run_id = ?`,
       );
       for (const row of rows) update.run(request.owner, now + request.leaseMs, now, now, row.run_id);
       return rows;

@@ -10,6 +10,7 @@ import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { defineTool } from "../../tools/tool.js";
 import { textTurn } from "../../testing/turns.js";
+import { responsesTextTurn, responsesToolCallTurn } from "../../testing/responses-turns.js";
 import { loadRecording, replayInteractions, wireMediaOf } from "../../testing/recordings.js";
 import { bodies, clientFor, closeServers, fixture, serve } from "./harness.js";
 
@@ -283,5 +284,49 @@ describe("the Responses API's form", () => {
       { type: "input_file", file_url: "https://example.com/b.pdf" },
     ]);
     expect(() => toResponsesParts([{ type: "file", data: "AAAA", mediaType: "audio/wav" }], place)).toThrow(/the Responses API takes no audio input: use Chat Completions \(api: "chat"\)/);
+  });
+});
+
+describe("parts over the Responses API, end to end", () => {
+  it("a user's image goes as input_image and a tool's image inside its function_call_output", async () => {
+    const server = await serve((request) =>
+      request.index === 0 ? responsesToolCallTurn([{ id: "call_img", name: "get_image", args: {} }]) : responsesTextTurn("Two kiwis."),
+    );
+    const getImage = defineTool({
+      name: "get_image",
+      description: "Get the image.",
+      parameters: z.object({}),
+      execute: () => toolContent([{ type: "text", text: "the second photo" }, { type: "image", data: "BBBB", mediaType: "image/jpeg" }]),
+    });
+    const machine = createReactMachine({
+      modelClient: clientFor(server, { model: "gpt-5-mini", api: "responses" }),
+      tools: [getImage],
+      contextBuilder: historyOnly,
+      configFile: false,
+    });
+
+    const output = await runAgent(machine, { messages: [human([{ type: "text", text: "What fruit?" }, { type: "image", data: "AAAA", mediaType: "image/png" }])] });
+
+    expect(output.termination).toBeUndefined();
+    const [first, second] = bodies(server) as { input: Record<string, unknown>[] }[];
+    expect(server.requests.every((r) => r.path.endsWith("/responses"))).toBe(true);
+    expect(first!.input[0]).toEqual({
+      role: "user",
+      content: [
+        { type: "input_text", text: "What fruit?" },
+        { type: "input_image", image_url: "data:image/png;base64,AAAA", detail: "auto" },
+      ],
+    });
+    const answer = second!.input.find((item) => item["type"] === "function_call_output");
+    expect(answer).toEqual({
+      type: "function_call_output",
+      call_id: "call_img",
+      output: [
+        { type: "input_text", text: "the second photo" },
+        { type: "input_image", image_url: "data:image/jpeg;base64,BBBB", detail: "auto" },
+      ],
+    });
+    // No follow-up user message on this API: the image rides in the call's output.
+    expect(second!.input.filter((item) => item["role"] === "user")).toHaveLength(1);
   });
 });

@@ -75,7 +75,7 @@ export async function checkMigratedQueue(store: RunStore, old: typeof expected.q
   const effects = new Map<string, number>();
   const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
   const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: (note: string) => void effects.set(note, (effects.get(note) ?? 0) + 1) });
-  const worker = startWorker({ store, agents, pollMs: 50, leaseMs: 5_000 });
+  const worker = await startWorker({ store, agents, pollMs: 50, leaseMs: 5_000 });
   try {
     expect(await store.send(QUEUE_RUNS.parked.runId, { type: "guard.approve", callId: "call_0" })).toBe(true);
     expect(await store.wait(QUEUE_RUNS.parked.runId)).toMatchObject({ status: "succeeded", finalAnswer: QUEUE_RUNS.parked.script.answer });

@@ -8,7 +8,7 @@ import { freshDatabase } from "./database.js";
 
 /**
  * A PostgreSQL schema written by release 52ccd4e (test/fixtures/stores/queue-pg.sql, a pg_dump), restored
- * with psql into a fresh database and opened by this build: migration 3 moves every run's checkpoint
+ * with psql into a fresh database and opened by this build: migration 4 moves every run's checkpoint
  * into its log, and the queue goes on as before.
  */
 let db: Awaited<ReturnType<typeof freshDatabase>>;
@@ -22,14 +22,14 @@ afterAll(async () => {
 });
 
 describe("a PostgreSQL schema written by the release before one log per run", () => {
-  it("migrates to version 3 on connect; statuses, checkpoints and outputs read as before; a worker of this build finishes its runs", async () => {
+  it("migrates to version 4 on connect; statuses, checkpoints and outputs read as before; a worker of this build finishes its runs", async () => {
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
     try {
       expect((await admin.query("SELECT max(version) AS v FROM jianmu.schema_migrations")).rows).toEqual([{ v: 1 }]);
       const store = await PostgresRunStore.connect({ connectionString: db.url, schema: "jianmu", pollMs: 50 });
       try {
-        expect((await admin.query("SELECT max(version) AS v FROM jianmu.schema_migrations")).rows).toEqual([{ v: 3 }]);
+        expect((await admin.query("SELECT max(version) AS v FROM jianmu.schema_migrations")).rows).toEqual([{ v: 4 }]);
         expect((await admin.query("SELECT column_name FROM information_schema.columns WHERE table_schema = 'jianmu' AND table_name = 'runs' AND column_name = 'checkpoint'")).rows).toEqual([]);
         await checkMigratedQueue(store, expected.postgres);
       } finally {

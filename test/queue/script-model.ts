@@ -6,7 +6,8 @@ import { startOpenAIServer, replies, type OpenAIServer, type ReceivedRequest } f
  * process continuing the run gets the same next turn: the model is a pure function of the conversation.
  */
 export interface RunScript {
-  calls: { name: "record" | "pay"; note: string; sleepMs?: number }[];
+  /** `id`: the call id the model gives (default `call_<n>`). */
+  calls: { name: "record" | "pay"; note: string; sleepMs?: number; id?: string }[];
   answer: string;
   /** The model takes this long on every turn (a run to kill mid-model-call). */
   modelDelayMs?: number;
@@ -33,7 +34,7 @@ function turnFor(request: ReceivedRequest) {
   const done = messages.filter((m) => m.role === "tool").length;
   const next = script.calls[done];
   const message = next
-    ? { role: "assistant", content: null, tool_calls: [{ id: `call_${done}`, type: "function", function: { name: next.name, arguments: JSON.stringify({ note: next.note, ...(next.sleepMs ? { sleepMs: next.sleepMs } : {}) }) } }] }
+    ? { role: "assistant", content: null, tool_calls: [{ id: next.id ?? `call_${done}`, type: "function", function: { name: next.name, arguments: JSON.stringify({ note: next.note, ...(next.sleepMs ? { sleepMs: next.sleepMs } : {}) }) } }] }
     : { role: "assistant", content: script.answer };
   return {
     delayMs: script.modelDelayMs ?? 0,

@@ -238,6 +238,21 @@ describe("bad requests get a 4xx JSON error naming the problem, and nothing is a
     expect(sent.messages.find((m) => m.role === "user")!.content).toEqual([{ type: "text", text: TASK }, { type: "image_url", image_url: { url: `data:image/png;base64,${photo}` } }]);
   });
 
+  it("POST /runs: state past the run queue's input limits is a 400 naming the field and the limit, not a 500 or a run that cannot be restored", async () => {
+    stack = await startStack(join(temp.dir, "deep-start.db"), { maxBodyBytes: 200_000 });
+    const runs = `${stack.base}/runs`;
+    // JSON text written by hand: JSON.stringify itself overflows at this depth.
+    const nested = (depth: number) => `${'{"a":'.repeat(depth)}"leaf"${"}".repeat(depth)}`;
+    const post = (depth: number) =>
+      fetch(runs, { method: "POST", headers: { "content-type": "application/json" }, body: `{"agent":"payments","message":${JSON.stringify(TASK)},"state":{"profile":${nested(depth)}}}` });
+    // 10 000 levels used to overflow the stack (a 500); 460 started and then failed at the first restore.
+    for (const depth of [10_000, 460]) {
+      const deep = await expectError(await post(depth), 400, "invalid_body", /^state\.profile: it is nested more than 450 levels deep \(limits: 450 levels/);
+      expect(deep.error.field).toBe("state.profile");
+    }
+    expect(stack.payments).toEqual([]);
+  });
+
   it("POST /runs/:id/events: unknown run, bad command, a call not waiting, a finished run", async () => {
     stack = await startStack(join(temp.dir, "bad-events.db"));
     await expectError(await postJson(`${stack.base}/runs/no-such-run/events`, { type: "agent.cancel" }), 404, "unknown_run", /no-such-run/);

@@ -125,8 +125,8 @@ export class MemoryRunLog implements RunLogStore {
       throw queueOwned(runId);
     }
     run ??= this.newRun({ runId, agent: record.machine, status: record.status });
-    // A queued run's final status comes with its output (finish), so a crash in between resumes it.
-    if (!fence || record.status === "running" || record.status === "awaitingApproval") run.status = record.status;
+    // The queue's status is the worker's to move (claim, park, finish), never a checkpoint's.
+    if (!fence) run.status = record.status;
     this.append(run, record, this.contextOf(run));
     if (fence) this.fencedSaveStored(run, fence);
   }

@@ -122,6 +122,11 @@ export class SqliteRunLog implements RunLogStore {
   /** The queue's hook, inside the save's transaction: a fenced save was stored. */
   protected fencedSaveStored(_runId: string, _fence: SqliteWriteFence): void {}
 
+  /** The queue's hook around a fenced write's transaction (a file locked too long gives the run up). */
+  protected holding<T>(_runId: string, transaction: () => T): T {
+    return transaction();
+  }
+
   protected runRow(runId: string): SqliteRunRow | undefined {
     return this.sql(`SELECT * FROM jianmu_runs WHERE run_id = ?`).get(runId) as SqliteRunRow | undefined;
   }
@@ -131,7 +136,7 @@ export class SqliteRunLog implements RunLogStore {
   save(runId: string, record: PersistedAgent): void {
     checkRecordId(runId, record);
     const fence = this.fenceFor(runId, false);
-    const done = this.db.transaction(() => {
+    const write = this.db.transaction(() => {
       const row = this.runRow(runId);
       if (fence) {
         if (row?.token !== fence.token) return "lost" as const;
@@ -144,11 +149,12 @@ export class SqliteRunLog implements RunLogStore {
       }
       const context = this.contextFor(runId, row);
       const next = this.append(row ?? this.runRow(runId)!, record, context);
-      // A queued run's final status comes with its output (finish), so a crash in between resumes it.
-      if (!fence || record.status === "running" || record.status === "awaitingApproval") this.sql(`UPDATE jianmu_runs SET status = ? WHERE run_id = ?`).run(record.status, runId);
-      if (fence) this.fencedSaveStored(runId, fence);
+      // The queue's status is the worker's to move (claim, park, finish), never a checkpoint's.
+      if (!fence) this.sql(`UPDATE jianmu_runs SET status = ? WHERE run_id = ?`).run(record.status, runId);
+      else this.fencedSaveStored(runId, fence);
       return next;
-    }).immediate();
+    });
+    const done = fence ? this.holding(runId, () => write.immediate()) : write.immediate();
     if (done === "lost") throw this.lost(runId);
     this.cache.set(done);
   }
@@ -319,11 +325,11 @@ export class SqliteRunLog implements RunLogStore {
   private fenced<T>(runId: string, reading: boolean, work: () => T): T {
     const fence = this.fenceFor(runId, reading);
     if (!fence) return work();
-    const result = this.db.transaction(() => {
+    const result = this.holding(runId, () => this.db.transaction(() => {
       const current = this.sql(`SELECT token FROM jianmu_runs WHERE run_id = ?`).get(runId) as { token: number } | undefined;
       if (current?.token !== fence.token) return { lost: true as const };
       return { lost: false as const, value: work() };
-    }).immediate();
+    }).immediate());
     if (result.lost) throw this.lost(runId);
     return result.value;
   }
