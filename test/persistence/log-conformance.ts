@@ -28,7 +28,11 @@ function remembering(store: RunLogStore) {
   return { wrapped, saved };
 }
 
-function agent(store: RunLogStore, responses: ScriptedResponse[], options: { approval?: boolean; context?: { maxTokens: number; strategy: "trim"; keepLast: number } } = {}) {
+function agent(
+  store: RunLogStore,
+  responses: ScriptedResponse[],
+  options: { approval?: boolean; context?: { maxTokens: number; strategy: "trim"; keepLast: number }; maxIterations?: number } = {},
+) {
   const { tool, runs } = countingTool();
   const model = scriptedModel(responses);
   const machine = createReactMachine({
@@ -37,7 +41,7 @@ function agent(store: RunLogStore, responses: ScriptedResponse[], options: { app
     journal: store,
     configFile: false,
     ...(options.approval ? { constraints: [approvalFor("record")] } : {}),
-    ...(options.context ? { config: { context: options.context } } : {}),
+    config: { ...(options.context ? { context: options.context } : {}), ...(options.maxIterations ? { maxIterations: options.maxIterations } : {}) },
   });
   return { machine, model, runs };
 }
@@ -85,6 +89,35 @@ export function describeRunLogConformance(name: string, open: OpenLogStore): voi
       expect(resumed.finalAnswer).toBe("done again");
       expect(again.runs).toEqual([]);
       expect((await store.history("hist")).length).toBeGreaterThan(history.length);
+    });
+
+    it("a save late in a long run stores what is new since the save before (the new messages plus at most 2 KB), as early ones do", async () => {
+      const store = await fresh();
+      const rounds = 60;
+      const growth: { stored: number; newMessages: number }[] = [];
+      let before = { stored: 0, messages: 0 };
+      const wrapped = Object.create(store) as RunLogStore;
+      wrapped.save = async (runId: string, record: PersistedAgent) => {
+        await store.save(runId, record);
+        const usage = await store.usage(runId);
+        const stored = usage.checkpointBytes + usage.itemChars;
+        const messages = (record.snapshot as unknown as { context: { state: { messages: Message[] } } }).context.state.messages;
+        growth.push({ stored: stored - before.stored, newMessages: messages.slice(before.messages).reduce((n, m) => n + JSON.stringify(m).length, 0) });
+        before = { stored, messages: messages.length };
+      };
+      const responses = [...Array.from({ length: rounds }, (_, i) => call(`c${i}`, `finding ${i} `.repeat(30))), { content: "done" }];
+      const { machine } = agent(store, responses, { maxIterations: rounds + 1 });
+      expect((await runAgent(machine, { runId: "long", messages: [human("record many")] }, { checkpoints: wrapped })).finalAnswer).toBe("done");
+      expect(growth.length).toBeGreaterThan(2 * rounds);
+      // A round is two saves (before the model call, after the tools). The memory backends write nothing
+      // and keep skeletons uncompressed: flat, but their bound is the durable stores' to meet.
+      if (!name.startsWith("Memory")) {
+        const perRound = growth.slice(1).flatMap((g, i, all) => (i % 2 === 0 && all[i + 1] ? [{ round: i / 2 + 1, over: g.stored + all[i + 1]!.stored - g.newMessages - all[i + 1]!.newMessages }] : []));
+        expect(perRound.filter((r) => r.over > 2048)).toEqual([]);
+      }
+      // Flat: the last ten saves cost what ten early ones did, though the conversation is six times longer.
+      const sum = (part: typeof growth) => part.reduce((n, g) => n + g.stored, 0);
+      expect(sum(growth.slice(-10))).toBeLessThanOrEqual(sum(growth.slice(10, 20)) * 1.25);
     });
 
     it("prunes old checkpoints when told to keep only the last few (and those still needed to read them)", async () => {
