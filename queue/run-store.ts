@@ -1,7 +1,6 @@
-import type { ToolJournal } from "../actors/tool-journal.js";
-import { CheckpointError, type CheckpointStore, type CheckpointSummary } from "../machines/persistence/checkpoints/store.js";
+import type { CheckpointSummary } from "../machines/persistence/checkpoints/store.js";
+import type { RunLogStore } from "../machines/persistence/log/log-store.js";
 import type { AgentOutput } from "../machines/contract/context.js";
-import type { BlobStore } from "../machines/persistence/blobs.js";
 import type { ClaimedRun, InboxEvent, ListOptions, RunCommand, RunStatusInfo, RunSummary, SubmitRequest } from "./schemas.js";
 
 type MaybePromise<T> = T | Promise<T>;
@@ -17,16 +16,16 @@ export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finish
 /**
  * A durable run queue: the public half (submit, send, wait, status, list) any process may call, and
  * the worker half (claim, renew, park, finish, release) that `startWorker` drives. It is also a
- * `CheckpointStore` and a `ToolJournal`: while a worker holds a run it registers the run's fencing
- * token with `fence()`, and from then on every checkpoint and journal write of that run carries the
- * token; a write that finds another token throws `FencedError` (after telling the fence's `onLost`).
+ * `RunLogStore` (checkpoints with their history, forks, threads, the tool journal, blobs): while a
+ * worker holds a run it registers the run's fencing token with `fence()`, and from then on every
+ * checkpoint and journal write of that run carries the token; a write that finds another token throws `FencedError` (after telling the fence's `onLost`).
  *
  * Large images and files of a run's checkpoints are kept apart once (`BlobStore`, machines/persistence/blobs.ts).
  *
  * Implementations: `MemoryRunStore` (tests, one process), `SqliteRunStore` (one machine, several
  * processes), `PostgresRunStore` (several machines).
  */
-export interface RunStore extends CheckpointStore, ToolJournal, BlobStore {
+export interface RunStore extends RunLogStore {
   /** Queue a run for an agent some worker knows; the same runId twice is one run. Resolves with the run id. */
   submit(request: SubmitRequest): Promise<string>;
   /** Record an approval, a rejection or a cancel for the run; true when recorded, false when the same decision was already recorded. */
@@ -91,7 +90,4 @@ export function failedOutput(
   };
 }
 
-/** A plain checkpoint write (no fence) for a run the queue's workers hold: refused. */
-export function queueOwned(runId: string): CheckpointError {
-  return new CheckpointError(runId, `run ${runId} belongs to the run queue: only the worker holding it writes its checkpoints; use another runId for runAgent`);
-}
+export { queueOwned } from "../machines/persistence/checkpoints/store.js";

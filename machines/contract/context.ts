@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PrintableIdSchema } from "./printable-id.js";
 import { CallDecisionSchema, CallRecordSchema } from "../../actors/call-decision.js";
 import { MessageSchema } from "../../actors/messages.js";
 import { ModelRouteSchema } from "../../actors/model-route.js";
@@ -64,6 +65,9 @@ export const AgentContextSchema = z.object({
 });
 export type AgentContext = z.infer<typeof AgentContextSchema>;
 
+/** A thread id (the conversation several runs continue). */
+export const ThreadIdSchema = PrintableIdSchema;
+
 /** What a run is started with: checked on the way in, so nothing else reaches context. */
 export const AgentInputSchema = z
   .object({
@@ -73,6 +77,12 @@ export const AgentInputSchema = z
     state: z.record(z.string(), z.unknown()).optional(),
     /** Reuse a run id (e.g. to resume journaled work); a fresh one is made otherwise. */
     runId: z.string().min(1).max(200).optional(),
+    /**
+     * Continue this thread. `runAgent` (with a store in `checkpoints`), the run queue and the web
+     * handler load the thread's conversation from their store and start the run from it plus
+     * `messages`; the machine itself only sees the resulting messages.
+     */
+    threadId: ThreadIdSchema.optional(),
   })
   .strict();
 export type AgentInput = z.input<typeof AgentInputSchema>;
@@ -88,7 +98,7 @@ export function initialContext(rawInput: unknown, access: StateAccess, tools: To
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = ["input", ...issue.path.map(String)].join(".");
-    throw new AgentInputError(field, `${issue.message} (input is { messages?: Message[], state?: object, runId?: string })`);
+    throw new AgentInputError(field, `${issue.message} (input is { messages?: Message[], state?: object, runId?: string, threadId?: string })`);
   }
   const input = parsed.data;
   let state = access.normalize(input.state ?? {});

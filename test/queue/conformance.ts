@@ -5,6 +5,7 @@ import { defineTool } from "../../tools/tool.js";
 import { requireApproval } from "../../actors/guards/index.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { runAgent } from "../../machines/runner.js";
+import { loadThread } from "../../machines/persistence/log/threads.js";
 import { FencedError, RunQueueError } from "../../queue/errors.js";
 import type { RunStore } from "../../queue/run-store.js";
 import type { UnknownAgents } from "../../queue/schemas.js";
@@ -282,6 +283,21 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       expect(reads.filter((runId) => runId === held[1])).toEqual([]);
       expect(await store.wait(held[0]!)).toMatchObject({ status: "failed", termination: { reason: "cancelled" } });
       expect((await store.wait(held[1]!)).status).toBe("succeeded");
+    });
+
+    it("runs a thread's runs one after the other, each from the thread's conversation; a second submit while one runs is refused", async () => {
+      await setup();
+      const first = await store.submit({ agent: "basic", runId: "thread-1", input: { ...input({ calls: [{ name: "record", note: "t1" }], answer: "first answer" }), threadId: "chat" } });
+      await expect(store.submit({ agent: "basic", input: { messages: [{ role: "user", content: "too soon" }], threadId: "chat" } })).rejects.toThrow(/thread chat is busy: its run thread-1/);
+      expect((await store.wait(first)).finalAnswer).toBe("first answer");
+      const second = await store.submit({ agent: "basic", runId: "thread-2", input: { messages: [{ role: "user", content: "and now?" }], threadId: "chat" } });
+      const output = await store.wait(second);
+      // The loopback model answers from the thread's first message (its script, already done): the run saw the whole thread.
+      expect(output.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user", "assistant"]);
+      expect(output.messages[4]).toEqual({ role: "user", content: "and now?" });
+      const thread = await loadThread(store, "chat");
+      expect(thread).toEqual({ threadId: "chat", messages: output.messages, runs: ["thread-1", "thread-2"] });
+      expect(Object.fromEntries(effects)).toEqual({ t1: 1 });
     });
 
     it("keeps NUL and unpaired surrogates exactly, in input, model answers, tool results, call ids and reasons", async () => {

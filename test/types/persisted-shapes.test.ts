@@ -119,7 +119,7 @@ describe("persisted types are their schemas", () => {
     }>();
     expectTypeOf<Termination>().toEqualTypeOf<{ reason: TerminationReason; iterations: number; error?: ErrorInfo; detail?: string; raw?: string }>();
     expectTypeOf<AgentContext>().toEqualTypeOf<{ state: Record<string, unknown>; loop: LoopContext }>();
-    expectTypeOf<AgentInput>().toEqualTypeOf<{ messages?: Message[]; state?: Record<string, unknown>; runId?: string }>();
+    expectTypeOf<AgentInput>().toEqualTypeOf<{ messages?: Message[]; state?: Record<string, unknown>; runId?: string; threadId?: string }>();
     expectTypeOf<PersistedAgent>().toEqualTypeOf<{
       format: typeof SNAPSHOT_FORMAT;
       version: 1;

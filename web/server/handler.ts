@@ -93,7 +93,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       if (!Object.hasOwn(agents, body.agent)) throw unknownAgent(body.agent, agents);
       checkInputLimits({ messages: body.messages, state: body.state });
       const messages: Message[] = [...(body.messages ?? []), ...(body.message !== undefined ? [human(body.message)] : [])];
-      const run = await runs.start(body.agent, { messages, ...(body.state ? { state: body.state } : {}) });
+      const run = await runs.start(body.agent, { messages, ...(body.state ? { state: body.state } : {}), ...(body.threadId !== undefined ? { threadId: body.threadId } : {}) });
       return streamResponse(run.log.all(), run.log, heartbeatMs, { location: `${basePath}/runs/${encodeURIComponent(run.runId)}`, "x-run-id": run.runId });
     },
 
