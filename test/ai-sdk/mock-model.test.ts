@@ -5,6 +5,7 @@ import { fromAiSdk } from "../../ai-sdk.js";
 import { createReactMachine, defineTool, human, ModelError, runAgent, type ModelCallEvent } from "../../index.js";
 import { z } from "zod";
 import { functionSchemas } from "../../tools/toolset.js";
+import { toolInfo } from "../../tools/tool.js";
 
 /*
  * fromAiSdk against the AI SDK's own mock model (ai/test): what the SDK hands the provider (the
@@ -129,7 +130,7 @@ describe("fromAiSdk over the AI SDK's mock model", () => {
     const client = fromAiSdk(model, { providerOptions: { mock: { effort: "low", cache: true } } });
     await client.complete({
       messages: [{ role: "system", content: "Be brief." }, human("hi")],
-      tools: functionSchemas([weather]),
+      tools: functionSchemas([toolInfo(weather)]),
       toolChoice: { type: "function", function: { name: "get_weather" } },
       temperature: 0.2,
       maxTokens: 64,
