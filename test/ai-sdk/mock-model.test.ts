@@ -1,5 +1,5 @@
 import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
-import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV2, LanguageModelV2CallOptions, LanguageModelV2StreamPart, LanguageModelV3CallOptions, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
 import { fromAiSdk } from "../../ai-sdk.js";
 import { createReactMachine, defineTool, human, ModelError, runAgent, type ModelCallEvent } from "../../index.js";
@@ -200,5 +200,47 @@ describe("fromAiSdk over the AI SDK's mock model", () => {
     // The provider saw an attempt's own signal, not the caller's, and it was aborted.
     expect(signal).not.toBe(caller.signal);
     expect(signal?.aborted).toBe(true);
+  });
+});
+
+describe("fromAiSdk over a specification v2 model", () => {
+  // ai/test in v6 mocks v3 only; this is the v2 interface as @ai-sdk/provider declares it, which
+  // providers written for AI SDK 5 still implement.
+  it("streams its text and tool calls and reads its flat usage", async () => {
+    const calls: LanguageModelV2CallOptions[] = [];
+    const parts: LanguageModelV2StreamPart[] = [
+      { type: "stream-start", warnings: [] },
+      { type: "reasoning-start", id: "r" },
+      { type: "reasoning-delta", id: "r", delta: "Look it up." },
+      { type: "reasoning-end", id: "r" },
+      { type: "text-start", id: "t" },
+      { type: "text-delta", id: "t", delta: "Checking." },
+      { type: "text-end", id: "t" },
+      { type: "tool-input-start", id: "c1", toolName: "get_weather" },
+      { type: "tool-input-delta", id: "c1", delta: '{"city":"Lima"}' },
+      { type: "tool-input-end", id: "c1" },
+      { type: "tool-call", toolCallId: "c1", toolName: "get_weather", input: '{"city":"Lima"}' },
+      { type: "finish", finishReason: "tool-calls", usage: { inputTokens: 50, outputTokens: 12, totalTokens: 62, reasoningTokens: 4, cachedInputTokens: 32 } },
+    ];
+    const model: LanguageModelV2 = {
+      specificationVersion: "v2",
+      provider: "legacy.chat",
+      modelId: "legacy-1",
+      supportedUrls: {},
+      doGenerate: () => Promise.reject(new Error("fromAiSdk streams")),
+      doStream: async (options) => {
+        calls.push(options);
+        return { stream: convertArrayToReadableStream(parts) };
+      },
+    };
+    const arguments_: string[] = [];
+    const turn = await fromAiSdk(model).complete(
+      { messages: [human("Weather in Lima?")], tools: functionSchemas([toolInfo(weather)]) },
+      { onToolArguments: (call) => arguments_.push(`${call.index}:${call.name}:${call.arguments}`) },
+    );
+    expect(turn).toMatchObject({ content: "Checking.", reasoning: "Look it up.", finishReason: "tool_calls", model: "legacy-1", toolCalls: [{ id: "c1", name: "get_weather", arguments: '{"city":"Lima"}' }] });
+    expect(turn.usage).toEqual({ promptTokens: 50, completionTokens: 12, totalTokens: 62, reasoningTokens: 4, cachedPromptTokens: 32 });
+    expect(arguments_).toEqual(['0:get_weather:{"city":"Lima"}']);
+    expect(calls[0]!.tools).toEqual([expect.objectContaining({ type: "function", name: "get_weather" })]);
   });
 });
