@@ -117,7 +117,7 @@ class AiSdkModelClient implements ModelClient {
       const toolChoice = toToolChoice(request.toolChoice);
       const result = streamText({
         model: this.languageModel,
-        messages: toModelMessages(request.messages),
+        messages: toModelMessages(request.messages, { endpoint: this.endpoint, model: this.model }),
         allowSystemInMessages: true,
         ...(tools !== undefined ? { tools } : {}),
         ...(toolChoice !== undefined ? { toolChoice } : {}),
@@ -129,7 +129,7 @@ class AiSdkModelClient implements ModelClient {
         // Failures come back as the stream's error part; the SDK's default would also print them.
         onError: () => undefined,
       });
-      const turn = await readTurn(result.fullStream, this.model, {
+      const turn = await readTurn(result.fullStream, { endpoint: this.endpoint, model: this.model }, {
         onText: (delta) => {
           delivered = true;
           if (onEvent) emitSafely(onEvent, { type: "text.delta", delta });

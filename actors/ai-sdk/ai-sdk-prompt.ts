@@ -4,6 +4,8 @@ import { inlineData, partPlace } from "../content-parts.js";
 import { unresolvedBlob } from "../content-capabilities.js";
 import type { ContentPart, Message, PartsContent, ToolCall } from "../messages.js";
 import type { ToolChoice } from "../model-client.js";
+import { readableBy } from "../reasoning-items.js";
+import type { ProviderOptions } from "./ai-sdk-settings.js";
 
 /*
  * jianmu's request in the AI SDK's terms: its messages as `ModelMessage`s (the provider package
@@ -15,8 +17,11 @@ type UserParts = Extract<ModelMessage, { role: "user" }>["content"];
 type ToolOutput = Extract<Extract<ModelMessage, { role: "tool" }>["content"][number], { type: "tool-result" }>["output"];
 type OutputParts = Extract<ToolOutput, { type: "content" }>["value"];
 
-/** The conversation as the AI SDK takes it. Throws `ContentPartError` for a part it cannot carry. */
-export function toModelMessages(messages: readonly Message[]): ModelMessage[] {
+/**
+ * The conversation as the AI SDK takes it. An assistant turn's reasoning goes back (with the
+ * provider's signature) only to the model that wrote it. Throws `ContentPartError` for a part it cannot carry.
+ */
+export function toModelMessages(messages: readonly Message[], target: { endpoint: string; model: string }): ModelMessage[] {
   const toolNames = new Map<string, string>();
   return messages.map((message, index): ModelMessage => {
     switch (message.role) {
@@ -27,6 +32,10 @@ export function toModelMessages(messages: readonly Message[]): ModelMessage[] {
       case "assistant": {
         for (const call of message.toolCalls ?? []) toolNames.set(call.id, call.name);
         const content: Extract<ModelMessage, { role: "assistant" }>["content"] = [];
+        const reasoning = message.reasoningItems;
+        if (reasoning !== undefined && readableBy(reasoning, target.endpoint, target.model, "ai-sdk")) {
+          for (const item of reasoning.items) content.push({ type: "reasoning", text: (item.content ?? item.summary).join(""), ...(item.providerMetadata !== undefined ? { providerOptions: item.providerMetadata as ProviderOptions } : {}) });
+        }
         if (message.content) content.push({ type: "text", text: message.content });
         for (const call of message.toolCalls ?? []) content.push({ type: "tool-call", toolCallId: call.id, toolName: call.name, input: parsedArguments(call) });
         return { role: "assistant", content };

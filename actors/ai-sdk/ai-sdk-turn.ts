@@ -1,5 +1,6 @@
 import type { LanguageModelUsage, TextStreamPart, Tool } from "ai";
 import type { ToolCall } from "../messages.js";
+import type { ReasoningItem, ReasoningItems } from "../reasoning-items.js";
 import type { ModelTurn, Usage } from "../model-client.js";
 import { tokenCount } from "../model-client.js";
 
@@ -23,11 +24,14 @@ export class StreamFailure {
  * error, a broken stream) comes back as a `StreamFailure` rather than thrown, with whether text
  * had gone out; the caller decides whether it may try again.
  */
-export async function readTurn(stream: AsyncIterable<TextStreamPart<Record<string, Tool>>>, model: string, listeners: TurnListeners): Promise<ModelTurn | StreamFailure> {
+export async function readTurn(stream: AsyncIterable<TextStreamPart<Record<string, Tool>>>, source: { endpoint: string; model: string }, listeners: TurnListeners): Promise<ModelTurn | StreamFailure> {
+  const { model } = source;
   let content = "";
   let reasoning = "";
   let delivered = false;
   const calls: ToolCall[] = [];
+  // Each reasoning block with what the provider attached to it (Anthropic's signature), to be sent back.
+  const blocks = new Map<string, Block>();
   // A call's arguments as the model streamed them, by the SDK's id: sent back verbatim, as jianmu keeps them.
   const streamed = new Map<string, { index: number; name: string; text: string }>();
   let finish: Extract<TextStreamPart<Record<string, Tool>>, { type: "finish" }> | undefined;
@@ -40,7 +44,12 @@ export async function readTurn(stream: AsyncIterable<TextStreamPart<Record<strin
         delivered = true;
         listeners.onText(part.text);
         break;
+      case "reasoning-start":
+      case "reasoning-end":
+        blockOf(blocks, part.id, calls.length + (content === "" ? 0 : 1)).metadata(part.providerMetadata);
+        break;
       case "reasoning-delta":
+        blockOf(blocks, part.id, calls.length + (content === "" ? 0 : 1)).add(part.text, part.providerMetadata);
         if (part.text === "") break;
         reasoning += part.text;
         delivered = true;
@@ -81,7 +90,44 @@ export async function readTurn(stream: AsyncIterable<TextStreamPart<Record<strin
   if (reasoning !== "") turn.reasoning = reasoning;
   if (missing) turn.usageMissing = true;
   if (serverModel !== undefined && serverModel !== model) turn.serverModel = serverModel;
+  const items = [...blocks.values()].flatMap((block) => block.item());
+  if (items.length > 0) turn.reasoningItems = { api: "ai-sdk", endpoint: source.endpoint, model, items } satisfies ReasoningItems;
   return turn;
+}
+
+type ProviderMetadata = Record<string, Record<string, unknown>>;
+
+/** One reasoning block as it streams: its text and the provider's metadata, merged provider by provider. */
+class Block {
+  private text = "";
+  private provider: ProviderMetadata | undefined;
+  constructor(
+    private readonly id: string,
+    private readonly after: number,
+  ) {}
+  add(text: string, metadata: ProviderMetadata | undefined): void {
+    this.text += text;
+    this.metadata(metadata);
+  }
+  metadata(metadata: ProviderMetadata | undefined): void {
+    if (metadata === undefined) return;
+    this.provider ??= {};
+    for (const [name, values] of Object.entries(metadata)) this.provider[name] = { ...this.provider[name], ...values };
+  }
+  /** Kept only when the provider attached something: plain reasoning text is the turn's `reasoning`, nothing to send back. */
+  item(): ReasoningItem[] {
+    if (this.provider === undefined) return [];
+    return [{ id: this.id, summary: [], content: [this.text], providerMetadata: this.provider, after: this.after }];
+  }
+}
+
+function blockOf(blocks: Map<string, Block>, id: string, after: number): Block {
+  let block = blocks.get(id);
+  if (block === undefined) {
+    block = new Block(id === "" ? `reasoning-${blocks.size}` : id, after);
+    blocks.set(id, block);
+  }
+  return block;
 }
 
 /** The SDK's usage in jianmu's terms; its details (reasoning, cache reads) when the provider reported them. */

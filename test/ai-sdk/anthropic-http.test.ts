@@ -1,9 +1,10 @@
 import { createAnthropic } from "@ai-sdk/anthropic";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { fromAiSdk } from "../../ai-sdk.js";
-import { createReactMachine, defineTool, human, runAgent, type ModelCallEvent } from "../../index.js";
+import { createReactMachine, defineTool, human, runAgent, type Message, type ModelCallEvent } from "../../index.js";
 import { loadRecording, replayInteractions, replies, startOpenAIServer, type OpenAIServer, type RecordedInteraction, type Respond } from "../../testing.js";
 
 /*
@@ -92,6 +93,23 @@ describe("fromAiSdk with @ai-sdk/anthropic against a Messages API replay", () =>
     // Reasoning streams before the answer, as the model wrote it.
     const kinds = events.map((event) => event.type).filter((type) => type.endsWith(".delta"));
     expect(kinds.indexOf("text.delta")).toBeGreaterThan(kinds.lastIndexOf("reasoning.delta"));
+  });
+
+  it("the thinking block and its signature are kept on the assistant turn and sent back to the same model, not to another", async () => {
+    const { model, server } = await claude(replayInteractions([...recorded("anthropic-clear-thinking.1.chunks.txt"), ...recorded("anthropic-text.chunks.txt"), ...recorded("anthropic-text.chunks.txt")]));
+    const client = fromAiSdk(model, { providerOptions: { anthropic: { thinking: { type: "enabled", budgetTokens: 1024 } } } });
+    const first = await client.complete({ messages: [human("And divided by 5?")], tools: [] });
+    const signature = (/"signature":"([^"]+)"/.exec(readFileSync(join(FIXTURES, "anthropic-clear-thinking.1.chunks.txt"), "utf8").split("signature_delta")[1]!) ?? [])[1];
+    expect(signature).toMatch(/^EvQB/);
+    expect(first.reasoningItems).toMatchObject({ api: "ai-sdk", endpoint: "ai-sdk:anthropic.messages", model: "claude-sonnet-4-5", items: [{ content: [first.reasoning], providerMetadata: { anthropic: { signature } } }] });
+    // Through a checkpoint the message is JSON: what comes back from JSON is what is sent.
+    const assistant = JSON.parse(JSON.stringify({ role: "assistant", content: first.content, reasoningItems: first.reasoningItems })) as Message;
+    await client.complete({ messages: [human("And divided by 5?"), assistant, human("Thanks!")], tools: [] });
+    const sent = (server.requests[1]!.body as { messages: WireMessage[] }).messages[1]!;
+    expect(sent.content).toEqual([expect.objectContaining({ type: "thinking", thinking: first.reasoning, signature }), expect.objectContaining({ type: "text", text: "925 ÷ 5 = 185" })]);
+    // Another model cannot read them: it gets the answer alone.
+    await fromAiSdk(createAnthropic({ baseURL: server.baseURL, apiKey: "k" })("claude-haiku-4-5")).complete({ messages: [human("And divided by 5?"), assistant, human("Thanks!")], tools: [] });
+    expect((server.requests[2]!.body as { messages: WireMessage[] }).messages[1]!.content).toEqual([expect.objectContaining({ type: "text", text: "925 ÷ 5 = 185" })]);
   });
 
   it("an image and a PDF go out as Anthropic image and document blocks", async () => {
