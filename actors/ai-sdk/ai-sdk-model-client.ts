@@ -140,10 +140,8 @@ class AiSdkModelClient implements ModelClient {
         },
         onToolArguments: options.onToolArguments,
       });
-      if (aborted !== undefined || turn instanceof StreamFailure) {
-        const failure = turn instanceof StreamFailure ? turn : new StreamFailure(new Error("aborted"), delivered);
-        throw attemptFailureOf(failure.error, { aborted, timeoutMs, delivered: failure.delivered });
-      }
+      // An abort may end the SDK's stream quietly (an `abort` part, no error): it still fails the attempt.
+      if (turn instanceof StreamFailure || aborted !== undefined) throw attemptFailureOf(turn instanceof StreamFailure ? turn.error : new Error("aborted"), { aborted, timeoutMs, delivered });
       return turn;
     } catch (error) {
       throw attemptFailureOf(error, { aborted, timeoutMs, delivered });

@@ -11,24 +11,20 @@ export interface TurnListeners {
   onToolArguments?: ((call: { index: number; name: string; arguments: string }) => void) | undefined;
 }
 
-/** A stream that failed: the SDK's error, and whether output had already reached the caller. */
+/** A stream that failed, with the SDK's error (the caller knows whether output had gone out: it listened). */
 export class StreamFailure {
-  constructor(
-    readonly error: unknown,
-    readonly delivered: boolean,
-  ) {}
+  constructor(readonly error: unknown) {}
 }
 
 /**
  * Reads one `streamText` call's full stream into a turn. An `error` part (the provider's HTTP
- * error, a broken stream) comes back as a `StreamFailure` rather than thrown, with whether text
- * had gone out; the caller decides whether it may try again.
+ * error, a broken stream) comes back as a `StreamFailure` rather than thrown; the caller
+ * decides whether it may try again.
  */
 export async function readTurn(stream: AsyncIterable<TextStreamPart<Record<string, Tool>>>, source: { endpoint: string; model: string }, listeners: TurnListeners): Promise<ModelTurn | StreamFailure> {
   const { model } = source;
   let content = "";
   let reasoning = "";
-  let delivered = false;
   const calls: ToolCall[] = [];
   // Each reasoning block with what the provider attached to it (Anthropic's signature), to be sent back.
   const blocks = new Map<string, Block>();
@@ -41,7 +37,6 @@ export async function readTurn(stream: AsyncIterable<TextStreamPart<Record<strin
       case "text-delta":
         if (part.text === "") break;
         content += part.text;
-        delivered = true;
         listeners.onText(part.text);
         break;
       case "reasoning-start":
@@ -52,7 +47,6 @@ export async function readTurn(stream: AsyncIterable<TextStreamPart<Record<strin
         blockOf(blocks, part.id, calls.length + (content === "" ? 0 : 1)).add(part.text, part.providerMetadata);
         if (part.text === "") break;
         reasoning += part.text;
-        delivered = true;
         listeners.onReasoning(part.text);
         break;
       case "tool-input-start":
@@ -79,12 +73,12 @@ export async function readTurn(stream: AsyncIterable<TextStreamPart<Record<strin
         finish = part;
         break;
       case "error":
-        return new StreamFailure(part.error, delivered);
+        return new StreamFailure(part.error);
       default:
         break;
     }
   }
-  if (finish === undefined) return new StreamFailure(new Error("the stream ended without a finish part"), delivered);
+  if (finish === undefined) return new StreamFailure(new Error("the stream ended without a finish part"));
   const { usage, missing } = usageOf(finish.totalUsage);
   const turn: ModelTurn = { content, toolCalls: calls, usage, finishReason: finishReasonOf(finish.finishReason), model };
   if (reasoning !== "") turn.reasoning = reasoning;

@@ -1,11 +1,11 @@
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { fromAiSdk } from "../../ai-sdk.js";
 import { createReactMachine, defineTool, human, runAgent, type Message, type ModelCallEvent } from "../../index.js";
-import { loadRecording, replayInteractions, replies, startOpenAIServer, type OpenAIServer, type RecordedInteraction, type Respond } from "../../testing.js";
+import { replayInteractions, replies, type Respond } from "../../testing.js";
+import { fixturePath, loopbackPerTest, recordingsOf } from "./loopback.js";
 
 /*
  * The real @ai-sdk/anthropic provider, over HTTP, against the loopback server replaying recordings
@@ -13,17 +13,11 @@ import { loadRecording, replayInteractions, replies, startOpenAIServer, type Ope
  * the SDK reaches the wire as Anthropic's own format, and Anthropic's stream comes back as a turn.
  */
 
-const FIXTURES = join(import.meta.dirname, "..", "fixtures", "anthropic", "vercel-ai");
-const recorded = (name: string): RecordedInteraction[] => loadRecording(join(FIXTURES, name)).interactions;
-
-let server: OpenAIServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const recorded = recordingsOf("anthropic");
+const startServer = loopbackPerTest();
 
 async function claude(respond: Respond) {
-  server = await startOpenAIServer({ respond });
+  const server = await startServer(respond);
   const anthropic = createAnthropic({ baseURL: server.baseURL, apiKey: "sk-ant-test" });
   return { model: anthropic("claude-sonnet-4-5"), server };
 }
@@ -99,7 +93,7 @@ describe("fromAiSdk with @ai-sdk/anthropic against a Messages API replay", () =>
     const { model, server } = await claude(replayInteractions([...recorded("anthropic-clear-thinking.1.chunks.txt"), ...recorded("anthropic-text.chunks.txt"), ...recorded("anthropic-text.chunks.txt")]));
     const client = fromAiSdk(model, { providerOptions: { anthropic: { thinking: { type: "enabled", budgetTokens: 1024 } } } });
     const first = await client.complete({ messages: [human("And divided by 5?")], tools: [] });
-    const signature = (/"signature":"([^"]+)"/.exec(readFileSync(join(FIXTURES, "anthropic-clear-thinking.1.chunks.txt"), "utf8").split("signature_delta")[1]!) ?? [])[1];
+    const signature = (/"signature":"([^"]+)"/.exec(readFileSync(fixturePath("anthropic", "anthropic-clear-thinking.1.chunks.txt"), "utf8").split("signature_delta")[1]!) ?? [])[1];
     expect(signature).toMatch(/^EvQB/);
     expect(first.reasoningItems).toMatchObject({ api: "ai-sdk", endpoint: "ai-sdk:anthropic.messages", model: "claude-sonnet-4-5", items: [{ content: [first.reasoning], providerMetadata: { anthropic: { signature } } }] });
     // Through a checkpoint the message is JSON: what comes back from JSON is what is sent.

@@ -1,10 +1,10 @@
 import { createOpenAI } from "@ai-sdk/openai";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { fromAiSdk } from "../../ai-sdk.js";
 import { createReactMachine, defineTool, human, runAgent, type ModelCallEvent } from "../../index.js";
-import { loadRecording, replayInteractions, startOpenAIServer, type OpenAIServer, type RecordedInteraction, type Respond } from "../../testing.js";
+import { replayInteractions, type Respond } from "../../testing.js";
+import { loopbackPerTest, recordingsOf } from "./loopback.js";
 
 /*
  * The real @ai-sdk/openai provider, over HTTP, against the loopback OpenAI-compatible server
@@ -12,17 +12,11 @@ import { loadRecording, replayInteractions, startOpenAIServer, type OpenAIServer
  * through `openai.chat()` and the Responses API through `openai.responses()`.
  */
 
-const FIXTURES = join(import.meta.dirname, "..", "fixtures", "openai", "vercel-ai");
-const recorded = (path: string): RecordedInteraction[] => loadRecording(join(FIXTURES, path)).interactions;
-
-let server: OpenAIServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const recorded = recordingsOf("openai");
+const startServer = loopbackPerTest();
 
 async function provider(respond: Respond) {
-  server = await startOpenAIServer({ respond });
+  const server = await startServer(respond);
   return { openai: createOpenAI({ baseURL: server.baseURL, apiKey: "sk-test" }), server };
 }
 
@@ -34,7 +28,7 @@ describe("fromAiSdk with @ai-sdk/openai against the loopback server", () => {
     const output = await runAgent(machine, { messages: [human("What's the weather?")] });
     expect(output.status).toBe("succeeded");
     expect(output.finalAnswer!.length).toBeGreaterThan(100);
-    const chunks = loadRecording(join(FIXTURES, "openai/openai-text.chunks.txt")).interactions[0]!.reply;
+    const chunks = recorded("openai/openai-text.chunks.txt")[0]!.reply;
     expect(chunks.kind).toBe("sse");
     // The answer is the recorded deltas, joined.
     const recordedText = (chunks as { body: string }).body
