@@ -129,17 +129,22 @@ class AiSdkModelClient implements ModelClient {
         // Failures come back as the stream's error part; the SDK's default would also print them.
         onError: () => undefined,
       });
-      const turn = await readTurn(result.fullStream, { endpoint: this.endpoint, model: this.model }, {
-        onText: (delta) => {
-          delivered = true;
-          if (onEvent) emitSafely(onEvent, { type: "text.delta", delta });
+      const turn = await readTurn(
+        result.fullStream,
+        { endpoint: this.endpoint, model: this.model },
+        {
+          onText: (delta) => {
+            delivered = true;
+            if (onEvent) emitSafely(onEvent, { type: "text.delta", delta });
+          },
+          onReasoning: (delta) => {
+            delivered = true;
+            if (onEvent) emitSafely(onEvent, { type: "reasoning.delta", delta });
+          },
+          onToolArguments: options.onToolArguments,
         },
-        onReasoning: (delta) => {
-          delivered = true;
-          if (onEvent) emitSafely(onEvent, { type: "reasoning.delta", delta });
-        },
-        onToolArguments: options.onToolArguments,
-      });
+        controller.signal,
+      );
       // An abort may end the SDK's stream quietly (an `abort` part, no error): it still fails the attempt.
       if (turn instanceof StreamFailure || aborted !== undefined) throw attemptFailureOf(turn instanceof StreamFailure ? turn.error : new Error("aborted"), { aborted, timeoutMs, delivered });
       return turn;

@@ -16,77 +16,119 @@ export class StreamFailure {
   constructor(readonly error: unknown) {}
 }
 
+type Part = TextStreamPart<Record<string, Tool>>;
+
 /**
  * Reads one `streamText` call's full stream into a turn. An `error` part (the provider's HTTP
  * error, a broken stream) comes back as a `StreamFailure` rather than thrown; the caller
- * decides whether it may try again.
+ * decides whether it may try again. The attempt's own `signal` ends the read even when the
+ * provider's stream does not heed it.
  */
-export async function readTurn(stream: AsyncIterable<TextStreamPart<Record<string, Tool>>>, source: { endpoint: string; model: string }, listeners: TurnListeners): Promise<ModelTurn | StreamFailure> {
-  const { model } = source;
-  let content = "";
-  let reasoning = "";
-  const calls: ToolCall[] = [];
-  // Each reasoning block with what the provider attached to it (Anthropic's signature), to be sent back.
-  const blocks = new Map<string, Block>();
-  // A call's arguments as the model streamed them, by the SDK's id: sent back verbatim, as jianmu keeps them.
-  const streamed = new Map<string, { index: number; name: string; text: string }>();
-  let finish: Extract<TextStreamPart<Record<string, Tool>>, { type: "finish" }> | undefined;
-  let serverModel: string | undefined;
-  for await (const part of stream) {
+export async function readTurn(stream: ReadableStream<Part>, source: { endpoint: string; model: string }, listeners: TurnListeners, signal: AbortSignal): Promise<ModelTurn | StreamFailure> {
+  const turn = new TurnBuilder(source, listeners);
+  const reader = stream.getReader();
+  const stop = () => void reader.cancel().catch(() => undefined);
+  signal.addEventListener("abort", stop, { once: true });
+  try {
+    for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      if (next.value.type === "error") {
+        stop();
+        return new StreamFailure(next.value.error);
+      }
+      turn.add(next.value);
+    }
+  } finally {
+    signal.removeEventListener("abort", stop);
+    reader.releaseLock();
+  }
+  return turn.build() ?? new StreamFailure(new Error("the stream ended without a finish part"));
+}
+
+/** The turn as its parts arrive: the answer's text, the reasoning, the tool calls, the finish. */
+class TurnBuilder {
+  private content = "";
+  private reasoning = "";
+  private readonly calls: ToolCall[] = [];
+  /** Each reasoning block with what the provider attached to it (Anthropic's signature), to be sent back. */
+  private readonly blocks = new Map<string, Block>();
+  /** A call's arguments as the model streamed them, by the SDK's id: sent back verbatim, as jianmu keeps them. */
+  private readonly streamed = new Map<string, { index: number; name: string; text: string }>();
+  private finish: Extract<Part, { type: "finish" }> | undefined;
+  private serverModel: string | undefined;
+
+  constructor(
+    private readonly source: { endpoint: string; model: string },
+    private readonly listeners: TurnListeners,
+  ) {}
+
+  add(part: Part): void {
     switch (part.type) {
       case "text-delta":
-        if (part.text === "") break;
-        content += part.text;
-        listeners.onText(part.text);
-        break;
+        if (part.text === "") return;
+        this.content += part.text;
+        this.listeners.onText(part.text);
+        return;
       case "reasoning-start":
       case "reasoning-end":
-        blockOf(blocks, part.id, calls.length + (content === "" ? 0 : 1)).metadata(part.providerMetadata);
-        break;
+        this.block(part.id).metadata(part.providerMetadata);
+        return;
       case "reasoning-delta":
-        blockOf(blocks, part.id, calls.length + (content === "" ? 0 : 1)).add(part.text, part.providerMetadata);
-        if (part.text === "") break;
-        reasoning += part.text;
-        listeners.onReasoning(part.text);
-        break;
+        this.block(part.id).add(part.text, part.providerMetadata);
+        if (part.text === "") return;
+        this.reasoning += part.text;
+        this.listeners.onReasoning(part.text);
+        return;
       case "tool-input-start":
-        streamed.set(part.id, { index: streamed.size, name: part.toolName, text: "" });
-        break;
+        this.streamed.set(part.id, { index: this.streamed.size, name: part.toolName, text: "" });
+        return;
       case "tool-input-delta": {
-        const call = streamed.get(part.id);
-        if (call === undefined || part.delta === "") break;
+        const call = this.streamed.get(part.id);
+        if (call === undefined || part.delta === "") return;
         call.text += part.delta;
-        listeners.onToolArguments?.({ index: call.index, name: call.name, arguments: call.text });
-        break;
+        this.listeners.onToolArguments?.({ index: call.index, name: call.name, arguments: call.text });
+        return;
       }
       case "tool-call": {
-        if (part.providerExecuted === true) break;
-        const raw = streamed.get(part.toolCallId)?.text;
+        if (part.providerExecuted === true) return;
+        const raw = this.streamed.get(part.toolCallId)?.text;
         const args = raw !== undefined && raw !== "" ? raw : typeof part.input === "string" ? part.input : JSON.stringify(part.input ?? {});
-        calls.push({ id: part.toolCallId, name: part.toolName, arguments: args });
-        break;
+        this.calls.push({ id: part.toolCallId, name: part.toolName, arguments: args });
+        return;
       }
       case "finish-step":
-        serverModel = part.response.modelId;
-        break;
+        this.serverModel = part.response.modelId;
+        return;
       case "finish":
-        finish = part;
-        break;
-      case "error":
-        return new StreamFailure(part.error);
+        this.finish = part;
+        return;
       default:
-        break;
+        return;
     }
   }
-  if (finish === undefined) return new StreamFailure(new Error("the stream ended without a finish part"));
-  const { usage, missing } = usageOf(finish.totalUsage);
-  const turn: ModelTurn = { content, toolCalls: calls, usage, finishReason: finishReasonOf(finish.finishReason), model };
-  if (reasoning !== "") turn.reasoning = reasoning;
-  if (missing) turn.usageMissing = true;
-  if (serverModel !== undefined && serverModel !== model) turn.serverModel = serverModel;
-  const items = [...blocks.values()].flatMap((block) => block.item());
-  if (items.length > 0) turn.reasoningItems = { api: "ai-sdk", endpoint: source.endpoint, model, items } satisfies ReasoningItems;
-  return turn;
+
+  /** The turn, or undefined when the stream never finished. */
+  build(): ModelTurn | undefined {
+    if (this.finish === undefined) return undefined;
+    const { model, endpoint } = this.source;
+    const { usage, missing } = usageOf(this.finish.totalUsage);
+    const turn: ModelTurn = { content: this.content, toolCalls: this.calls, usage, finishReason: finishReasonOf(this.finish.finishReason), model };
+    if (this.reasoning !== "") turn.reasoning = this.reasoning;
+    if (missing) turn.usageMissing = true;
+    if (this.serverModel !== undefined && this.serverModel !== model) turn.serverModel = this.serverModel;
+    const items = [...this.blocks.values()].flatMap((block) => block.item());
+    if (items.length > 0) turn.reasoningItems = { api: "ai-sdk", endpoint, model, items } satisfies ReasoningItems;
+    return turn;
+  }
+
+  private block(id: string): Block {
+    let block = this.blocks.get(id);
+    if (block === undefined) {
+      // Where it stood among the answer's items (its text, then each call), as the Responses items say.
+      block = new Block(id === "" ? `reasoning-${this.blocks.size}` : id, this.calls.length + (this.content === "" ? 0 : 1));
+      this.blocks.set(id, block);
+    }
+    return block;
+  }
 }
 
 type ProviderMetadata = Record<string, Record<string, unknown>>;
@@ -115,17 +157,8 @@ class Block {
   }
 }
 
-function blockOf(blocks: Map<string, Block>, id: string, after: number): Block {
-  let block = blocks.get(id);
-  if (block === undefined) {
-    block = new Block(id === "" ? `reasoning-${blocks.size}` : id, after);
-    blocks.set(id, block);
-  }
-  return block;
-}
-
 /** The SDK's usage in jianmu's terms; its details (reasoning, cache reads) when the provider reported them. */
-export function usageOf(reported: LanguageModelUsage): { usage: Usage; missing: boolean } {
+function usageOf(reported: LanguageModelUsage): { usage: Usage; missing: boolean } {
   const promptTokens = tokenCount(reported.inputTokens);
   const completionTokens = tokenCount(reported.outputTokens);
   const usage: Usage = {

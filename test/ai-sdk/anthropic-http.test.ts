@@ -122,6 +122,14 @@ describe("fromAiSdk with @ai-sdk/anthropic against a Messages API replay", () =>
     ]);
   });
 
+  it("a part the provider cannot take is refused before any request, naming it", async () => {
+    const { model, server } = await claude(replayInteractions(recorded("anthropic-text.chunks.txt")));
+    const wav = Buffer.from("RIFF....WAVEfmt ").toString("base64");
+    const error = await fromAiSdk(model).complete({ messages: [human([{ type: "text", text: "Transcribe this" }, { type: "file", data: wav, mediaType: "audio/wav" }])], tools: [] }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "ModelError", kind: "config", code: "unsupported_content", retryable: false, message: expect.stringMatching(/audio\/wav/) });
+    expect(server.requests).toHaveLength(0);
+  });
+
   it("an overloaded answer (HTTP 529) is retried under jianmu's policy; a 400 is not", async () => {
     const overloaded = replies.json({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, 529);
     const answers = [overloaded, ...recorded("anthropic-text.chunks.txt").map((interaction) => interaction.reply)];

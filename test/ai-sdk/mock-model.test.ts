@@ -178,6 +178,31 @@ describe("fromAiSdk over the AI SDK's mock model", () => {
     expect(events.filter((event) => event.type === "model.call.failed").map((event) => event.type === "model.call.failed" && event.next)).toEqual(["retry", "retry", "none"]);
   });
 
+  it("a stream that breaks after text went out is not retried; a hung one ends at the attempt's time limit", async () => {
+    let attempts = 0;
+    const broken = new MockLanguageModelV3({
+      doStream: async () => {
+        attempts += 1;
+        return { stream: convertArrayToReadableStream<LanguageModelV3StreamPart>([{ type: "stream-start", warnings: [] }, ...text("t", "Half an ans"), { type: "error", error: new Error("socket hang up") }]) };
+      },
+    });
+    const error = await fromAiSdk(broken, { resilience: { maxRetries: 3, initialDelayMs: 1 } }).complete({ messages: [human("hi")], tools: [] }).catch((e: unknown) => e);
+    expect(attempts).toBe(1);
+    expect(error).toMatchObject({ name: "ModelError", kind: "connection", message: expect.stringContaining("the response broke off after output had reached the caller, so it was not retried: connection failed: socket hang up") });
+
+    const hung = new MockLanguageModelV3({ doStream: async () => ({ stream: new ReadableStream<LanguageModelV3StreamPart>({ start: (controller) => controller.enqueue({ type: "stream-start", warnings: [] }) }) }) });
+    const late = await fromAiSdk(hung, { timeoutMs: 50, resilience: { maxRetries: 0 } }).complete({ messages: [human("hi")], tools: [] }).catch((e: unknown) => e);
+    expect(late).toMatchObject({ name: "ModelError", kind: "timeout", message: expect.stringContaining("no complete answer within 50 ms") });
+  });
+
+  it("a native structured output's response_format becomes the SDK's JSON response format with its schema", async () => {
+    const { model, calls } = scripted([...text("t", '{"city":"Lima"}'), finish("stop")]);
+    const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
+    const turn = await fromAiSdk(model).complete({ messages: [human("Where?")], tools: [], extraParams: { response_format: { type: "json_schema", json_schema: { name: "answer", schema, strict: true } } } });
+    expect(turn.content).toBe('{"city":"Lima"}');
+    expect(calls[0]!.responseFormat).toMatchObject({ type: "json", name: "answer", schema: expect.objectContaining({ properties: { city: { type: "string" } } }) });
+  });
+
   it("a cancelled call stops the provider's stream through its own AbortController and fails as aborted", async () => {
     let signal: AbortSignal | undefined;
     const model = new MockLanguageModelV3({
