@@ -2,6 +2,7 @@ import { jsonSchema, Output, streamText, type LanguageModel } from "ai";
 import { z } from "zod";
 import { ModelError, type ModelCallOptions, type ModelClient, type ModelRequest, type ModelTurn } from "../model-client.js";
 import { ResilienceSchema, type Resilience } from "../resilience-config.js";
+import { ModelClientOptionsError } from "../openai/model-client-options.js";
 import { cancellationOf, type Cancellation } from "../cancellation.js";
 import { abortableSleep, callWithResilience, emitSafely, monotonicNow, type ResilienceRuntime } from "../openai/resilience.js";
 import { toModelMessages, toToolChoice, toToolSet } from "./ai-sdk-prompt.js";
@@ -36,13 +37,10 @@ const runtime: ResilienceRuntime = { sleep: abortableSleep, random: Math.random,
  */
 export function fromAiSdk(model: AiSdkLanguageModel, options: FromAiSdkOptions = {}): ModelClient {
   if (typeof model !== "object" || model === null || typeof (model as { modelId?: unknown }).modelId !== "string") {
-    throw new TypeError("fromAiSdk(model): model must be an AI SDK language model object, such as anthropic(\"claude-sonnet-4-5\") from @ai-sdk/anthropic");
+    throw new ModelClientOptionsError(["model: must be an AI SDK language model object, such as anthropic(\"claude-sonnet-4-5\") from @ai-sdk/anthropic (a gateway id string is not one)"]);
   }
   const parsed = FromAiSdkOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".") || "options"}: ${issue.message}`);
-    throw new TypeError(`fromAiSdk options: ${problems.join("; ")}`);
-  }
+  if (!parsed.success) throw new ModelClientOptionsError(parsed.error.issues.map((issue) => `${issue.path.join(".") || "options"}: ${issue.message}`));
   return new AiSdkModelClient(model, parsed.data);
 }
 

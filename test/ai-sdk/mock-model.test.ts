@@ -2,7 +2,7 @@ import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 import type { LanguageModelV2, LanguageModelV2CallOptions, LanguageModelV2StreamPart, LanguageModelV3CallOptions, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
 import { fromAiSdk } from "../../ai-sdk.js";
-import { createReactMachine, defineTool, human, ModelError, runAgent, type ModelCallEvent } from "../../index.js";
+import { createReactMachine, defineTool, human, ModelClientOptionsError, ModelError, runAgent, type ModelCallEvent } from "../../index.js";
 import { z } from "zod";
 import { functionSchemas } from "../../tools/toolset.js";
 import { toolInfo } from "../../tools/tool.js";
@@ -155,8 +155,9 @@ describe("fromAiSdk over the AI SDK's mock model", () => {
     const other = await client.complete({ model: "gpt-5", messages: [human("hi")], tools: [] }).catch((error: unknown) => error);
     expect(other).toMatchObject({ kind: "config", message: expect.stringContaining("config.model asks for gpt-5, but this client is bound to mock-1") });
     expect(calls).toHaveLength(0);
-    expect(() => fromAiSdk("anthropic/claude" as never)).toThrow(/must be an AI SDK language model object/);
-    expect(() => fromAiSdk(model, { timeoutMs: -1 } as never)).toThrow(/fromAiSdk options: timeoutMs/);
+    expect(() => fromAiSdk("anthropic/claude" as never)).toThrow(ModelClientOptionsError);
+    expect(() => fromAiSdk("anthropic/claude" as never)).toThrow(/model: must be an AI SDK language model object/);
+    expect(() => fromAiSdk(model, { timeoutMs: -1 })).toThrow(/invalid model client options: timeoutMs: /);
   });
 
   it("a provider error is retried under jianmu's policy and ends as a typed ModelError with each attempt", async () => {
