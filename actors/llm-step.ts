@@ -7,6 +7,7 @@ import { answerDanglingCalls, type Message } from "./messages.js";
 import { isSaneUsage, saneUsage, type ModelCallEvent, type ModelClient, type ModelRequest, type ModelTurn, type ToolChoice } from "./model-client.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
 import { fromReportingPromise } from "./reporting-promise.js";
+import { asSpendError, withinSpend, type SpendInput } from "./spend.js";
 
 /** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
 export interface LLMInput {
@@ -33,6 +34,8 @@ export interface LLMInput {
   resilience?: Resilience;
   /** Report this tool's arguments as they stream (a structured output's final-result tool). */
   streamArguments?: string;
+  /** With a budget: what the call may still spend (actors/spend.ts); its maxTokens is capped to it. */
+  spend?: SpendInput;
 }
 
 /** A streamed call's arguments so far, for the tool named by `LLMInput.streamArguments`. */
@@ -45,8 +48,11 @@ export interface ToolArgumentsProgress {
 /** What the LLM step reports while it runs. */
 export type LLMProgress = ModelCallEvent | ToolArgumentsProgress;
 
-/** The model's turn, plus the call's progress not yet sent to the agent (see `ProgressBatcher`). */
-export type LLMOutput = ModelTurn & { progress?: Progress<LLMProgress>[] };
+/**
+ * The model's turn, plus the call's progress not yet sent to the agent (see `ProgressBatcher`) and,
+ * with a budget, the prompt's estimated size (the machine compares it with what the server counted).
+ */
+export type LLMOutput = ModelTurn & { progress?: Progress<LLMProgress>[]; promptEstimate?: number };
 
 /** Sent to the parent while the call runs: attempts, retries and streamed text, in batches. */
 export interface LLMProgressEvent {
@@ -122,8 +128,11 @@ export function createLLMActor(deps: LLMActorDeps) {
     }, now);
     try {
       const built = (deps.contextBuilder ?? defaultContextBuilder)(contextInputOf(input));
-      const request = requestFor(input, Array.isArray(built) ? built : await built);
+      let request = requestFor(input, Array.isArray(built) ? built : await built);
       if (deps.resilience !== undefined) request.resilience = deps.resilience;
+      // Over budget, the call is not made: this throws a SpendLimitError.
+      const spent = input.spend ? withinSpend(request, input.spend) : undefined;
+      if (spent) request = spent.request;
       const wanted = input.streamArguments;
       let turn = await deps.modelClient.complete(request, {
         // A getter: only a client that does not know `cancellation` builds the signal.
@@ -138,11 +147,13 @@ export function createLLMActor(deps: LLMActorDeps) {
       });
       // Any client's counts (a custom one's too) must not corrupt the run's usage or its budget.
       if (!isSaneUsage(turn.usage)) turn = { ...turn, usage: saneUsage(turn.usage), usageMissing: true };
-      return progress.attachTo(turn);
+      const output: LLMOutput = progress.attachTo(turn);
+      // A copy: the turn is the client's object.
+      return spent ? Object.assign({}, output, { promptEstimate: spent.estimate }) : output;
     } catch (error) {
       // The failed attempts are worth reporting: send them before the error ends the step.
       progress.flush();
-      throw error;
+      throw asSpendError(error);
     }
   });
 }

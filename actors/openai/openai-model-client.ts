@@ -15,6 +15,7 @@ import {
   type EndpointSpec,
   type FallbackSpec,
 } from "./model-endpoints.js";
+import { AttemptBudget } from "./attempt-budget.js";
 import { AttemptError } from "./model-failure.js";
 import { loadedCallPath, loadCallPath, type CallPath } from "./openai-sdk.js";
 import { publicEndpoint, secretRedactor, urlSecrets } from "./redact.js";
@@ -154,6 +155,7 @@ class OpenAIModelClient implements ModelClient {
     const timeoutMs = request.timeoutMs ?? this.timeoutMs;
     // Each streamed delta becomes an event; without a listener there is nobody to build it for.
     const onText = onEvent ? (delta: string) => emitSafely(onEvent, { type: "text.delta", delta }) : ignoreText;
+    const budget = request.spend ? new AttemptBudget(request.spend) : undefined;
     return {
       targets,
       policy: override ?? this.policy,
@@ -166,9 +168,12 @@ class OpenAIModelClient implements ModelClient {
         if (target.unavailable !== undefined) {
           throw new AttemptError({ category: "config", kind: "config", message: target.unavailable, delivered: false });
         }
+        // With a budget, each attempt asks for what is left on its model (actors/openai/attempt-budget.ts).
+        const cap = budget?.cap(target.model);
         // Built from the same request every time: retries and fallbacks send the same toolChoice.
-        const body = buildRequestBody(request, target.model, stream, target.tuning);
-        return attemptCompletion({ client: target.client, body, stream, timeoutMs, model: target.model, cancellation, onText, onToolArguments: options.onToolArguments });
+        const body = buildRequestBody(budget ? { ...request, maxTokens: cap } : request, target.model, stream, target.tuning);
+        const turn = attemptCompletion({ client: target.client, body, stream, timeoutMs, model: target.model, cancellation, onText, onToolArguments: options.onToolArguments });
+        return budget ? budget.track(target.model, cap, turn) : turn;
       },
     };
   }

@@ -2,17 +2,22 @@ import type { CallDecision, CallRecord, PreflightOutput } from "../../actors/gua
 import type { LLMOutput } from "../../actors/llm-step.js";
 import { ai, toolMessage, type ToolCall } from "../../actors/messages.js";
 import { addUsage, type Usage } from "../../actors/model-client.js";
+import { pricedUsage, type Pricing } from "../../actors/pricing.js";
 import type { ExecutorOutput } from "../../actors/tool-executor.js";
 import type { AgentContext } from "../contract/context.js";
 import type { StateAccess } from "../contract/state-access.js";
+import { noteSpend } from "./spend.js";
 
 /**
  * The pure context updates behind the machine's transitions. Kept apart from the statechart so
  * the chart reads as structure and each update can be tested on its own.
  */
 
-/** AgentLLM done: write actions, rounds + 1, done, finalAnswer, usage; append the assistant message. */
-export function applyReply(context: AgentContext, access: StateAccess, turn: LLMOutput): AgentContext {
+/**
+ * AgentLLM done: write actions, rounds + 1, done, finalAnswer, usage (priced by `pricing`); append the
+ * assistant message; keep what budgets need beyond usage (machines/chart/spend.ts).
+ */
+export function applyReply(context: AgentContext, access: StateAccess, turn: LLMOutput, pricing?: Pricing): AgentContext {
   const rounds = access.read<number>(context.state, "rounds") + 1;
   // Some servers send empty ids; every call needs one so that its tool message can answer it.
   // Ids must also be unique within the reply: decisions, approvals and tool messages are keyed by
@@ -31,10 +36,11 @@ export function applyReply(context: AgentContext, access: StateAccess, turn: LLM
     done,
     finalAnswer: done ? turn.content || turn.refusal || "" : null,
     textOutput: turn.content,
-    usage: addUsage(access.read<Usage>(context.state, "usage"), turn.usage),
+    usage: addUsage(access.read<Usage>(context.state, "usage"), pricedUsage(turn.usage, pricing, turn.model, turn.serverModel)),
   });
   state = access.append(state, "messages", [ai(turn.content === "" ? null : turn.content, calls)]);
-  return { ...context, state };
+  const spend = noteSpend(context.loop.spend, turn);
+  return { ...context, state, ...(spend !== context.loop.spend ? { loop: { ...context.loop, spend: spend! } } : {}) };
 }
 
 /** Preflight done: keep each call's verdict for AwaitingApproval and Executing. */

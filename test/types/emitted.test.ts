@@ -46,6 +46,8 @@ const EVERY_TYPE = {
   "context.compacted": true,
   "loop.terminated": true,
   "agent.handoff": true,
+  "guardrail.tripped": true,
+  "guardrail.retried": true,
 } as const satisfies Record<AgentEmittedType, true>;
 
 describe("the emitted events' public types", () => {
@@ -117,6 +119,13 @@ describe("the emitted events' public types", () => {
 
   it("Usage is the schema's shape", () => {
     expectTypeOf<Usage>().toEqualTypeOf<z.infer<typeof UsageSchema>>();
-    expectTypeOf<Usage>().toEqualTypeOf<{ promptTokens: number; completionTokens: number; totalTokens: number }>();
+    expectTypeOf<Usage>().toEqualTypeOf<{
+      promptTokens: number;
+      completionTokens: number;
+      totalTokens: number;
+      reasoningTokens?: number | undefined;
+      cachedPromptTokens?: number | undefined;
+      cost?: number | null | undefined;
+    }>();
   });
 });
