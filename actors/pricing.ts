@@ -62,3 +62,8 @@ export function completionTokensFor(price: ModelPrice, cost: number, promptToken
   while (tokens > 0 && tokens * price.output > left) tokens--;
   return tokens;
 }
+
+/** A cost for people to read: four significant digits (a call may cost a millionth of a unit). */
+export function formatCost(cost: number): string {
+  return cost === 0 ? "0" : Number(cost.toPrecision(4)).toString();
+}

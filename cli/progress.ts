@@ -1,3 +1,4 @@
+import { formatCost } from "../actors/pricing.js";
 import type { AgentOutput } from "../machines/contract/context.js";
 import type { AgentEmitted } from "../machines/contract/events.js";
 import { failureLine, type RunLimits } from "./failure.js";
@@ -134,7 +135,9 @@ export class TextProgress {
     this.stopSpinner();
     this.endStream();
     const usage = output.usage;
-    const tokens = `${usage.totalTokens} tokens (prompt ${usage.promptTokens}, completion ${usage.completionTokens})`;
+    // With config.pricing the cost follows, or says it is unknown (a model without a price).
+    const cost = usage.cost === undefined ? "" : `, cost ${usage.cost === null ? "unknown (a model has no price in pricing)" : formatCost(usage.cost)}`;
+    const tokens = `${usage.totalTokens} tokens (prompt ${usage.promptTokens}, completion ${usage.completionTokens})${cost}`;
     if (output.status === "succeeded") {
       const answer = output.finalAnswer ?? "";
       // Already on screen when it streamed to a terminal stdout: not twice.

@@ -169,6 +169,7 @@ class AgentScope {
           [ATTR.responseModel]: event.model,
           [ATTR.inputTokens]: event.usage.promptTokens,
           [ATTR.outputTokens]: event.usage.completionTokens,
+          ...costAttribute(event.usage),
         });
         if (event.finishReason !== null) chat.span.setAttribute(ATTR.finishReasons, [event.finishReason]);
         if (this.options.captureContent) chat.span.setAttribute(ATTR.outputMessages, outputMessages(this.options.redact(chat.text), event.finishReason));
@@ -195,6 +196,7 @@ class AgentScope {
             [ATTR.responseModel]: event.model,
             [ATTR.inputTokens]: event.usage.promptTokens,
             [ATTR.outputTokens]: event.usage.completionTokens,
+            ...costAttribute(event.usage),
           });
           if (event.finishReason !== null) span.setAttribute(ATTR.finishReasons, [event.finishReason]);
           span.end(event.timestamp);
@@ -257,6 +259,13 @@ class AgentScope {
         this.span.addEvent("agent.handoff", { [ATTR.toolCallId]: event.callId, [ATTR.toolName]: event.name, [ATTR.handoffFrom]: event.from, [ATTR.handoffTo]: event.to }, event.timestamp);
         return;
       }
+      case "guardrail.tripped":
+      case "guardrail.retried": {
+        const why = event.type === "guardrail.tripped" ? event.reason : event.feedback;
+        const attributes = { [ATTR.guardrailName]: event.guardrail, [ATTR.guardrailStage]: event.stage, [ATTR.guardrailReason]: this.options.redact(why) };
+        this.span.addEvent(event.type, attributes, event.timestamp);
+        return;
+      }
       case "loop.terminated":
         this.endOpen(event.timestamp, "unfinished");
         this.span.setAttributes({
@@ -264,6 +273,7 @@ class AgentScope {
           [ATTR.runRounds]: event.rounds,
           [ATTR.inputTokens]: event.usage.promptTokens,
           [ATTR.outputTokens]: event.usage.completionTokens,
+          ...costAttribute(event.usage),
         });
         if (event.status === "failed") {
           const reason = event.reason ?? "internalError";
@@ -398,4 +408,9 @@ function serverOf(endpoint: string | undefined): Attributes {
   } catch {
     return {};
   }
+}
+
+/** The cost attribute, when the cost is known (an attribute cannot say "unknown": it is left out). */
+function costAttribute(usage: { cost?: number | null }): Attributes {
+  return typeof usage.cost === "number" ? { [ATTR.cost]: usage.cost } : {};
 }

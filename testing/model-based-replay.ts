@@ -9,7 +9,7 @@ import { fromReportingPromise, type ReportingPromiseArgs } from "../actors/repor
 import type { AgentOutput } from "../machines/contract/context.js";
 import type { AgentEmitted } from "../machines/contract/events.js";
 import { toolProvidersClosed } from "../machines/react-machine.js";
-import { SCRIPTED_SUMMARY, type ActorSrc } from "./model-based-events.js";
+import { PLAYED_BY_PATH, SCRIPTED_SUMMARY, type ActorSrc } from "./model-based-events.js";
 import { InvariantChecker, InvariantViolation, type Violation } from "./model-based-invariants.js";
 import type { ModelSetup, PathStep } from "./model-based-paths.js";
 import type { AgentSnapshot } from "./model-based-pure.js";
@@ -151,7 +151,8 @@ function summarizer(): ModelClient {
 function scriptOf(steps: readonly PathStep[]): ScriptedResponse[] {
   return steps.flatMap((step): ScriptedResponse[] => {
     const { kind } = step;
-    if (kind.kind === "error" && kind.src === "llm") return [new ModelError("the model call failed (scripted)", { kind: "script", model: "scripted" })];
+    // The path's own error (a model failure, or a call refused over budget), thrown by the scripted model.
+    if (kind.kind === "error" && kind.src === "llm") return [kind.error instanceof Error ? kind.error : new ModelError("the model call failed (scripted)", { kind: "script", model: "scripted" })];
     if (kind.kind !== "done" || kind.src !== "llm") return [];
     const turn = kind.output as LLMOutput;
     return [
@@ -182,6 +183,8 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
       approvalTimer: gated<ApprovalTimerInput, ApprovalTimerOutput>(gates, "approvalTimer", async ({ input }) => ({ firedAt: input.deadline ?? Date.now() })),
       // The real compaction step; its summarizer is a model that always writes the path's summary.
       compaction: gated(gates, "compaction", promiseCreatorOf(createCompactionActor({ modelClient: summarizer() }), "compaction")),
+      // Guardrails and the deadline timer are played by the path: it sends their outcome itself, so they never settle here.
+      ...Object.fromEntries([...PLAYED_BY_PATH].map((src) => [src, fromPromise<unknown>(() => new Promise(() => {}))])),
       // Nested agents (agentTool, handoff) are played by the path: they answer what it says when it says.
       ...Object.fromEntries(
         Object.keys(actors)
@@ -198,7 +201,7 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
     } as never,
   });
 
-  const checker = new InvariantChecker(setup.access, setup.config, setup.unguarded);
+  const checker = new InvariantChecker(setup.access, setup.config, setup.unguarded, setup.guardrails);
   const emitted: AgentEmitted[] = [];
   const actor = createActor(live, {
     input: setup.input,
@@ -265,6 +268,11 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
           break;
         case "done":
         case "error": {
+          if (PLAYED_BY_PATH.has(kind.src)) {
+            actor.send(step.event as Parameters<typeof actor.send>[0]);
+            await settled();
+            break;
+          }
           if (kind.kind === "done" && kind.src === "guard") checker.expectDecisions((kind.output as PreflightOutput).decisions);
           // A model error comes from the scripted model itself; the other actors are made to throw.
           const how: Release = kind.kind === "error" && kind.src !== "llm" ? { fail: kind.error } : kind.kind === "done" && kind.src === "agent" ? { output: kind.output } : {};

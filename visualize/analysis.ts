@@ -70,13 +70,14 @@ export interface TimelineEntry {
   iteration: number;
   round?: number;
   attempt?: number;
-  tokens?: { promptTokens: number; completionTokens: number; totalTokens: number };
+  /** `cost`: with `config.pricing`, in its units (`null`: the model has no price). */
+  tokens?: RunSummary["usage"];
   /** Tool arguments, output or error; the approval's reason; the model's finish reason. */
   detail?: string;
 }
 
 export interface TimelineMarker {
-  kind: "denied" | "refused" | "handoff";
+  kind: "denied" | "refused" | "handoff" | "guardrail";
   t: number;
   name: string;
   detail: string;
@@ -99,7 +100,8 @@ export interface RunSummary {
   reason?: string;
   rounds: number;
   iterations: number;
-  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  /** `cost` only with `config.pricing`: in its units, `null` when a model had no price. */
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number; cost?: number | null };
   durationMs: number;
   modelCalls: number;
   toolCalls: number;
@@ -115,7 +117,9 @@ const str = (value: unknown) => (typeof value === "string" ? value : undefined);
 function usageOf(value: unknown): RunSummary["usage"] | undefined {
   if (!isPlainObject(value as Plain)) return undefined;
   const u = value as Record<string, unknown>;
-  return { promptTokens: num(u["promptTokens"]), completionTokens: num(u["completionTokens"]), totalTokens: num(u["totalTokens"]) };
+  const usage: RunSummary["usage"] = { promptTokens: num(u["promptTokens"]), completionTokens: num(u["completionTokens"]), totalTokens: num(u["totalTokens"]) };
+  if (u["cost"] === null || (typeof u["cost"] === "number" && Number.isFinite(u["cost"]))) usage.cost = u["cost"];
+  return usage;
 }
 
 const ROLES = new Set(["system", "user", "assistant", "tool"]);
@@ -383,6 +387,13 @@ class TimelineBuilder {
       case "guard.approval.refused":
         this.markers.push({ kind: "refused", t, name: str(e["callId"]) ?? "approval", detail: str(e["reason"]) ?? "refused" });
         break;
+      case "guardrail.tripped":
+      case "guardrail.retried": {
+        const why = str(e["reason"]) ?? str(e["feedback"]) ?? "";
+        const what = e["type"] === "guardrail.tripped" ? "tripped" : "sent feedback";
+        this.markers.push({ kind: "guardrail", t, name: str(e["guardrail"]) ?? "guardrail", detail: `${str(e["stage"]) ?? "?"} guardrail ${what}: ${why}` });
+        break;
+      }
       case "agent.handoff":
         this.markers.push({ kind: "handoff", t, name: str(e["to"]) ?? "agent", detail: `${str(e["from"]) ?? "agent"} handed the conversation to ${str(e["to"]) ?? "another agent"} (call ${str(e["callId"]) ?? "?"})` });
         break;

@@ -59,6 +59,11 @@ export function loopImplementation(build: ChartBuild) {
             continue;
           }
           if (item.type === "text.delta" && typeof item.delta === "string") text += item.delta;
+          // An attempt's usage, priced like the reply's (per attempt: a fallback's model has its own price).
+          if (item.type === "model.call.completed" && config.pricing) {
+            enqueue.emit(Object.assign({}, item, { usage: pricedUsage(item.usage, config.pricing, item.model) }, base(context, at)));
+            continue;
+          }
           // Object.assign, not `{ ...item, ...base }`: spreading two objects of varying shapes
           // takes a slow path in V8 (microseconds per event, on every model event).
           enqueue.emit(Object.assign({}, item, base(context, at)));
