@@ -19,3 +19,6 @@ export { readSse } from "./web/client/sse-reader.js";
 export type { SseMessage } from "./web/client/sse-reader.js";
 export type { FetchLike } from "./web/client/transport.js";
 export { OptionalPeerMissingError } from "./tools/optional-peer.js";
+// A message's content may be parts (text, images, files): its text, or the text with each image or file named.
+export { describeContent, textOf } from "./actors/content-parts.js";
+export type { ContentPart, ImagePart, FilePart, PartsContent } from "./actors/messages.js";

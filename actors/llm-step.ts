@@ -5,7 +5,9 @@ import { defaultContextBuilder, type ContextBuilder, type ContextInput } from ".
 import { cancellationOf } from "./cancellation.js";
 import { answerDanglingCalls, type Message } from "./messages.js";
 import { isSaneUsage, saneUsage, type ModelCallEvent, type ModelClient, type ModelRequest, type ModelTurn, type ToolChoice } from "./model-client.js";
+import { ModelRouteSchema, type ModelRoute } from "./model-route.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
+import { ReasoningItemsSchema } from "./reasoning-items.js";
 import { fromReportingPromise } from "./reporting-promise.js";
 import { asSpendError, withinSpend, type SpendInput } from "./spend.js";
 
@@ -36,6 +38,14 @@ export interface LLMInput {
   streamArguments?: string;
   /** With a budget: what the call may still spend (actors/spend.ts); its maxTokens is capped to it. */
   spend?: SpendInput;
+  /** Where the run's last call was answered (`loop.modelRoute`), for sticky fallbacks. */
+  route?: ModelRoute;
+}
+
+function withoutField(turn: ModelTurn, field: "reasoningItems" | "route"): ModelTurn {
+  const copy = { ...turn };
+  delete copy[field];
+  return copy;
 }
 
 /** A streamed call's arguments so far, for the tool named by `LLMInput.streamArguments`. */
@@ -72,6 +82,14 @@ export interface LLMActorDeps {
   resilience?: Resilience;
 }
 
+/**
+ * A call's start, end or failed attempt may wait for the next burst (the first streamed text, the
+ * window's tick or the result): the start is always followed by a network round trip, and sent
+ * alone it would cost the agent a macrostep per call that nobody waits for. Text and streamed
+ * arguments are what a reader waits for: the first of a burst goes at once (see ProgressBatcher).
+ */
+const isCallLifecycle = (event: LLMProgress): boolean => event.type !== "text.delta" && event.type !== "tool.arguments";
+
 /** The agent's tool list is one unchanging array per run (it lives in context): its schemas are built once. */
 const schemasOf = perToolList(functionSchemas);
 
@@ -107,6 +125,7 @@ function requestFor(input: LLMInput, messages: Message[]): ModelRequest {
   if (timeoutMs !== undefined) request.timeoutMs = timeoutMs;
   if (input.toolChoice !== undefined) request.toolChoice = input.toolChoice;
   if (input.resilience !== undefined) request.resilience = input.resilience;
+  if (input.route !== undefined) request.route = input.route;
   return request;
 }
 
@@ -123,9 +142,13 @@ export function createLLMActor(deps: LLMActorDeps) {
     // only the signal.
     const cancellation = args.cancellation ?? cancellationOf(args.signal);
     // Once stopped (cancel, actor.stop) the parent is gone: late attempt events report to no one.
-    const progress = new ProgressBatcher<LLMProgress>((batch) => {
-      if (!cancellation.aborted) report?.({ type: "llm.progress", progress: batch });
-    }, now);
+    const progress = new ProgressBatcher<LLMProgress>(
+      (batch) => {
+        if (!cancellation.aborted) report?.({ type: "llm.progress", progress: batch });
+      },
+      now,
+      { canWait: isCallLifecycle },
+    );
     try {
       const built = (deps.contextBuilder ?? defaultContextBuilder)(contextInputOf(input));
       let request = requestFor(input, Array.isArray(built) ? built : await built);
@@ -147,6 +170,10 @@ export function createLLMActor(deps: LLMActorDeps) {
       });
       // Any client's counts (a custom one's too) must not corrupt the run's usage or its budget.
       if (!isSaneUsage(turn.usage)) turn = { ...turn, usage: saneUsage(turn.usage), usageMissing: true };
+      // What goes into context is checkpointed and checked on restore: a custom client's malformed
+      // reasoning items or route are left out rather than saved into a snapshot that would not restore.
+      if (turn.reasoningItems !== undefined && !ReasoningItemsSchema.safeParse(turn.reasoningItems).success) turn = withoutField(turn, "reasoningItems");
+      if (turn.route !== undefined && !ModelRouteSchema.safeParse(turn.route).success) turn = withoutField(turn, "route");
       const output: LLMOutput = progress.attachTo(turn);
       // A copy: the turn is the client's object.
       return spent ? Object.assign({}, output, { promptEstimate: spent.estimate }) : output;

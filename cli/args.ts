@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { CONFIG_FILE, ReActConfig } from "../machines/contract/config.js";
 import { JianmuError } from "../tools/jianmu-error.js";
+import type { ModelApi } from "../actors/model-api.js";
 
 /** A command line that cannot be run as typed: one line naming the flag and the fix, exit code 2. */
 export class UsageError extends JianmuError {
@@ -20,8 +21,13 @@ Run a ReAct agent on a task (no task: the recorded demo task). Only the answer g
 progress, tool calls and prompts go to stderr.
 
 Options:
+  --image <file | url>      an image to go with the task (png, jpg, gif, webp, or an http(s) URL); repeatable
+  --file <file>             a document or recording to go with the task (pdf, wav, mp3); repeatable
+  --accepts <kinds>         what the model takes besides text, of image,file,audio (default: known
+                            from the model's name, see docs/content-parts.md)
   --model <name>            model to use (default: ${CONFIG_FILE.pathOf("model")} in jianmu.yaml, $JIANMU_MODEL, gpt-4o-mini)
   --base-url <url>          OpenAI-compatible endpoint, http(s)://... (default: $OPENAI_BASE_URL, ${CONFIG_FILE.pathOf("baseURL")} in jianmu.yaml)
+  --api <chat|responses>    the API to speak: Chat Completions (default) or the Responses API (default: ${CONFIG_FILE.pathOf("api")} in jianmu.yaml)
   --max-iterations <n>      loop iterations before giving up (default ${ReActConfig.shape.maxIterations.parse(undefined)})
   --budget <tokens>         total token budget for the run
   --tools <a,b,...>         built-in tools to offer: calculator,current_time,read_file,list_files (default: calculator,current_time)
@@ -73,11 +79,19 @@ export interface RunArgs {
   task?: string;
   model?: string;
   baseURL?: string;
+  /** --api: which of the SDK's APIs to speak (jianmu.yaml's llm.api otherwise). */
+  api?: ModelApi;
   maxIterations?: number;
   budget?: number;
   tools?: string[];
   root?: string;
   requireApproval: string[];
+  /** `--image`: paths or http(s) URLs, in order. */
+  images: string[];
+  /** `--file`: paths of documents and audio, in order. */
+  files: string[];
+  /** `--accepts`: the kinds the model takes besides text. */
+  accepts?: ("image" | "file" | "audio")[];
   yes: boolean;
   record?: string;
   inspect: boolean;
@@ -135,7 +149,7 @@ function joinDashValues(argv: readonly string[], options: Options): string[] {
   return out;
 }
 
-function parse(command: CommandName, argv: string[], options: Options): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+function parse(command: CommandName, argv: string[], options: Options): { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] } {
   try {
     return parseArgs({ args: joinDashValues(argv, options), options: { ...options, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
   } catch (error) {
@@ -181,11 +195,15 @@ export function parseCli(argv: string[]): CliArgs {
   const { values, positionals } = parse("run", rest, {
     model: { type: "string" },
     "base-url": { type: "string" },
+    api: { type: "string" },
     "max-iterations": { type: "string" },
     budget: { type: "string" },
     tools: { type: "string" },
     root: { type: "string" },
     "require-approval": { type: "string" },
+    image: { type: "string", multiple: true },
+    file: { type: "string", multiple: true },
+    accepts: { type: "string" },
     yes: { type: "boolean" },
     record: { type: "string" },
     inspect: { type: "boolean" },
@@ -199,6 +217,8 @@ export function parseCli(argv: string[]): CliArgs {
   const args: RunArgs = {
     command: "run",
     requireApproval: list(text("require-approval")) ?? [],
+    images: many(values["image"]),
+    files: many(values["file"]),
     yes: values["yes"] === true,
     inspect: values["inspect"] === true,
     json: values["json"] === true,
@@ -209,6 +229,11 @@ export function parseCli(argv: string[]): CliArgs {
   }
   const model = text("model");
   if (model !== undefined) args.model = model;
+  const api = text("api");
+  if (api !== undefined) {
+    if (api !== "chat" && api !== "responses") throw new UsageError(`--api must be "chat" (Chat Completions) or "responses" (the Responses API), got "${api}"`);
+    args.api = api;
+  }
   if (baseURL !== undefined) args.baseURL = baseURL;
   const maxIterations = configFlag("max-iterations", "maxIterations", wholeNumber("max-iterations", text("max-iterations"), 1));
   if (maxIterations !== undefined) args.maxIterations = maxIterations;
@@ -220,7 +245,18 @@ export function parseCli(argv: string[]): CliArgs {
   if (root !== undefined) args.root = root;
   const record = text("record");
   if (record !== undefined) args.record = record;
+  const accepts = list(text("accepts"));
+  if (accepts !== undefined) {
+    const unknown = accepts.filter((kind) => !["image", "file", "audio"].includes(kind));
+    if (unknown.length > 0) throw new UsageError(`--accepts: unknown kind "${unknown[0]}"; give a list of image, file and audio, e.g. --accepts image,file`);
+    args.accepts = accepts as NonNullable<RunArgs["accepts"]>;
+  }
   return args;
+}
+
+/** A repeatable flag's values (none, one or several). */
+function many(value: string | boolean | string[] | undefined): string[] {
+  return Array.isArray(value) ? value : typeof value === "string" ? [value] : [];
 }
 
 /** An http:// or https:// URL: `localhost:8000/v1` parses as a URL with the scheme "localhost:". */

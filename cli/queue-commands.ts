@@ -11,6 +11,8 @@ import { UsageError } from "./args.js";
 import type { Interrupts } from "./interrupts.js";
 import type { Terminal } from "./progress.js";
 import { openStore } from "./queue-store.js";
+import { human } from "../actors/messages.js";
+import { attachmentParts } from "./attachments.js";
 
 /** The run-queue commands: worker, runs, approve, reject, cancel, and run --store. */
 export const QUEUE_COMMANDS = ["worker", "runs", "approve", "reject", "cancel"] as const;
@@ -18,7 +20,7 @@ export const QUEUE_COMMANDS = ["worker", "runs", "approve", "reject", "cancel"] 
 export const QUEUE_USAGE = `Run queue (--store <file.db | postgres://...>, --schema <name> for PostgreSQL):
   jianmu worker --store <s> --agents <module> [--concurrency n] [--lease-ms n] [--poll-ms n] [--json]
                             claim and run queued runs of the agents the module exports
-  jianmu run --store <s> --agent <name> "<task>" [--detach]   submit a run (--detach: print its id and exit)
+  jianmu run --store <s> --agent <name> "<task>" [--image f] [--file f] [--detach]   submit a run (--detach: print its id and exit)
   jianmu runs --store <s> [--status s] [--agent a] [--limit n] [--json]   list runs
   jianmu runs show <runId> --store <s>      one run: status, pending approvals, output
   jianmu approve|reject <runId> [callId] --store <s> [--reason text]   decide a pending call (all, without callId)
@@ -45,6 +47,8 @@ const OPTIONS = {
   detach: { type: "boolean" },
   json: { type: "boolean" },
   out: { type: "string" },
+  image: { type: "string", multiple: true },
+  file: { type: "string", multiple: true },
 } as const;
 
 function whole(flag: string, value: string | undefined): number | undefined {
@@ -142,7 +146,7 @@ function describeEvent(event: WorkerEvent): string | undefined {
 
 async function workerCommand(store: RunStore, values: Values, ctx: QueueContext): Promise<number> {
   const agents = await loadAgents(values.agents, store, ctx.cwd);
-  const worker = startWorker({
+  const worker = await startWorker({
     store,
     agents,
     ...(whole("concurrency", values.concurrency) !== undefined ? { concurrency: whole("concurrency", values.concurrency)! } : {}),
@@ -167,10 +171,12 @@ async function workerCommand(store: RunStore, values: Values, ctx: QueueContext)
   return 0;
 }
 
-async function submitCommand(store: RunStore, values: Values, positionals: string[], ctx: Terminal): Promise<number> {
+async function submitCommand(store: RunStore, values: Values, positionals: string[], ctx: QueueContext): Promise<number> {
   if (!values.agent) throw new UsageError('run --store needs --agent <name>: the agent a worker runs (see jianmu worker --agents)');
   if (positionals.length !== 1 || positionals[0]!.trim() === "") throw new UsageError('run --store takes one task: jianmu run --store <s> --agent <name> "<task>"');
-  const runId = await store.submit({ agent: values.agent, input: { messages: [{ role: "user", content: positionals[0]! }] } });
+  const task = positionals[0]!;
+  const attachments = attachmentParts(values.image ?? [], values.file ?? [], ctx.cwd);
+  const runId = await store.submit({ agent: values.agent, input: { messages: [human(attachments.length > 0 ? [{ type: "text", text: task }, ...attachments] : task)] } });
   if (values.detach) {
     ctx.out.write(`${runId}\n`);
     return 0;

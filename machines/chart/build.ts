@@ -91,8 +91,9 @@ export function chartBuild(options: ReactMachineOptions): ChartBuild {
   const agents = agentToolsOf(options.tools ?? []);
   const delegates = [...agents.values()].some(({ spec }) => spec.kind === "agent");
   const handsOff = [...agents.values()].some(({ spec }) => spec.kind === "handoff");
+  // "auto" decides from the model the requests go to: config.model, else the model client's own.
   const outputPlan = options.output
-    ? planOutput(options.output, { strategy: config.outputStrategy, model: config.model, toolNames: (options.tools ?? []).map((t) => t.name) })
+    ? planOutput(options.output, { strategy: config.outputStrategy, model: config.model ?? options.modelClient.model, toolNames: (options.tools ?? []).map((t) => t.name) })
     : undefined;
   const constraints = (options.constraints?.length ?? 0) > 0;
   const round = new RoundRequest(outputPlan);

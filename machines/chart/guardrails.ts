@@ -1,6 +1,7 @@
 import type { GuardrailInput, GuardrailMode, GuardrailOutcome, GuardrailStage, GuardrailSubject } from "../../actors/guardrail.js";
 import { human, type Message } from "../../actors/messages.js";
 import { toErrorInfo } from "../../actors/errors.js";
+import { textOf } from "../../actors/content-parts.js";
 import type { AgentContext } from "../contract/context.js";
 import type { StateAccess } from "../contract/state-access.js";
 import type { Termination } from "../contract/termination.js";
@@ -11,11 +12,11 @@ import type { OutputPlan } from "./output.js";
  * checks, and what its verdict does to the run.
  */
 
-/** The text of the conversation's last user message: what input guardrails check. */
+/** The text of the conversation's last user message (its text parts, with content parts): what input guardrails check. */
 function lastUserText(messages: readonly Message[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i]!;
-    if (message.role === "user") return message.content;
+    if (message.role === "user") return textOf(message.content);
   }
   return "";
 }

@@ -36,8 +36,8 @@ const NATIVE_MODELS = /^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|chatgpt-4o|o1|o3|o4)(\b|
 
 /**
  * "auto" picks "native" for a model known to support json_schema, and "tool" otherwise (a final-result
- * tool works with every tool-calling model). Decided from `config.model` when the machine is made, so
- * the chart, and every round, agree.
+ * tool works with every tool-calling model). Decided when the machine is made, from the model its
+ * requests go to (`config.model`, else the model client's `model`), so the chart, and every round, agree.
  */
 export function resolveStrategy(strategy: OutputStrategy, model: string | undefined): "tool" | "native" {
   if (strategy !== "auto") return strategy;

@@ -15,7 +15,9 @@ import { noteSpend } from "./spend.js";
 
 /**
  * AgentLLM done: write actions, rounds + 1, done, finalAnswer, usage (priced by `pricing`); append the
- * assistant message; keep what budgets need beyond usage (machines/chart/spend.ts).
+ * assistant message (with the reply's reasoning items, which go back to the model that wrote them on
+ * the next round); keep which of the client's targets answered (`loop.modelRoute`: sticky fallbacks
+ * start there) and what budgets need beyond usage (machines/chart/spend.ts).
  */
 export function applyReply(context: AgentContext, access: StateAccess, turn: LLMOutput, pricing?: Pricing): AgentContext {
   const rounds = access.read<number>(context.state, "rounds") + 1;
@@ -38,9 +40,13 @@ export function applyReply(context: AgentContext, access: StateAccess, turn: LLM
     textOutput: turn.content,
     usage: addUsage(access.read<Usage>(context.state, "usage"), pricedUsage(turn.usage, pricing, turn.model, turn.serverModel)),
   });
-  state = access.append(state, "messages", [ai(turn.content === "" ? null : turn.content, calls)]);
+  const message = ai(turn.content === "" ? null : turn.content, calls);
+  if (turn.reasoningItems !== undefined) message.reasoningItems = turn.reasoningItems;
+  state = access.append(state, "messages", [message]);
   const spend = noteSpend(context.loop.spend, turn);
-  return { ...context, state, ...(spend !== context.loop.spend ? { loop: { ...context.loop, spend: spend! } } : {}) };
+  if (turn.route === undefined && spend === context.loop.spend) return { ...context, state };
+  const loop = { ...context.loop, ...(turn.route !== undefined ? { modelRoute: turn.route } : {}), ...(spend !== undefined ? { spend } : {}) };
+  return { ...context, state, loop };
 }
 
 /** Preflight done: keep each call's verdict for AwaitingApproval and Executing. */
@@ -59,7 +65,7 @@ export function recordStarted(context: AgentContext, started: readonly CallRecor
  */
 export function applyOutcomes(context: AgentContext, access: StateAccess, output: ExecutorOutput): AgentContext {
   const messages = output.outcomes.map((outcome) =>
-    toolMessage(outcome.callId, outcome.content, { name: outcome.name, isError: outcome.status !== "ok" }),
+    toolMessage(outcome.callId, outcome.parts ?? outcome.content, { name: outcome.name, isError: outcome.status !== "ok" }),
   );
   let state = access.append(context.state, "messages", messages);
   const effects = new Set(access.read<string[]>(state, "toolEffects") ?? []);

@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { PricingSchema } from "../../actors/pricing.js";
 import { FallbackSchema, ResilienceSchema } from "../../actors/resilience-config.js";
+import { modelApiFields } from "../../actors/model-api.js";
 import { StateKeysSchema } from "./state.js";
 import { ConfigError } from "./config-error.js";
 import { FileForm, type FileLocation } from "./config-file-form.js";
@@ -95,6 +96,8 @@ export const EndpointConfigSchema = z
     apiKeyEnv: FallbackSchema.shape.apiKeyEnv,
     /** Stream responses (default true). */
     stream: z.boolean().optional(),
+    /** Which API the endpoint is spoken to with ("chat" or "responses"), a reasoning model's settings, and whether the Responses API stores replies. */
+    ...modelApiFields(),
   })
   .strict();
 
@@ -131,6 +134,9 @@ const FILE_LOCATIONS = {
   baseURL: "llm.*",
   apiKeyEnv: "llm.*",
   stream: "llm.*",
+  api: "llm.*",
+  reasoning: "llm.*",
+  store: "llm.*",
 } as const satisfies Record<JianmuField, FileLocation>;
 
 /** The `jianmu.yaml` form of `JianmuConfigSchema`. */

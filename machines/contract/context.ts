@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { CallDecisionSchema, CallRecordSchema } from "../../actors/call-decision.js";
 import { MessageSchema } from "../../actors/messages.js";
+import { ModelRouteSchema } from "../../actors/model-route.js";
 import { ToolInfoSchema, type ToolInfo } from "../../tools/tool.js";
 import { GrantSchema, SpendStateSchema } from "./limits.js";
 import { DelegationSchema } from "./loop-delegation.js";
@@ -60,6 +61,8 @@ export const LoopContextSchema = z.object({
   spend: SpendStateSchema.optional(),
   /** With input guardrails: those of each mode that have passed (or sent feedback) in this run, so they do not run again. */
   inputGuarded: z.object({ blocking: z.boolean().optional(), parallel: z.boolean().optional() }).optional(),
+  /** With fallbacks: which of the model client's targets answered last (sticky fallbacks start the next call there). */
+  modelRoute: ModelRouteSchema.optional(),
 });
 export type LoopContext = z.infer<typeof LoopContextSchema>;
 
