@@ -269,8 +269,9 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
         case "done":
         case "error": {
           if (PLAYED_BY_PATH.has(kind.src)) {
+            // Processed synchronously, like a decision: what it starts is at its gate right away (the
+            // next state may wait on another played actor, which no gate shows, so there is nothing to await).
             actor.send(step.event as Parameters<typeof actor.send>[0]);
-            await settled();
             break;
           }
           if (kind.kind === "done" && kind.src === "guard") checker.expectDecisions((kind.output as PreflightOutput).decisions);
