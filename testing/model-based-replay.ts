@@ -12,7 +12,7 @@ import { toolProvidersClosed } from "../machines/react-machine.js";
 import { PLAYED_BY_PATH, SCRIPTED_SUMMARY, type ActorSrc } from "./model-based-events.js";
 import { InvariantChecker, InvariantViolation, type Violation } from "./model-based-invariants.js";
 import type { ModelSetup, PathStep } from "./model-based-paths.js";
-import type { AgentSnapshot } from "./model-based-pure.js";
+import { childInput, childrenOf, type AgentSnapshot } from "./model-based-pure.js";
 import { scriptedModel, type ScriptedResponse } from "./scripted-model.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
@@ -166,6 +166,14 @@ function scriptOf(steps: readonly PathStep[]): ScriptedResponse[] {
   });
 }
 
+/**
+ * The live run waits for the path: a guardrail step it plays is running (with something to check;
+ * the deadline timer, always running, does not count: the run waits on it only when nothing else runs).
+ */
+function awaitsPath(snapshot: AgentSnapshot): boolean {
+  return childrenOf(snapshot).some((child) => PLAYED_BY_PATH.has(child.src as ActorSrc) && child.src !== "deadlineTimer" && childInput<{ skip?: boolean }>(child.ref)?.skip !== true);
+}
+
 export async function replayPath(setup: ModelSetup, path: ReplayablePath, options: ReplayOptions & { policy: boolean }): Promise<ReplayResult> {
   if (path.violations.length > 0) throw new InvariantViolation(path.violations, `${path.description} (pure run)`);
   const { machine } = setup;
@@ -220,7 +228,9 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
   /** Resolves once the live run rests: finished, or an invoked actor waits at its gate. */
   const settled = () =>
     new Promise<void>((resolve, reject) => {
-      const rests = () => actor.getSnapshot().status !== "active" || gates.anyWaiting;
+      // A played guardrail step waits for the path, but only once what was released has moved the run on.
+      const before = liveKey();
+      const rests = () => actor.getSnapshot().status !== "active" || gates.anyWaiting || (awaitsPath(actor.getSnapshot() as AgentSnapshot) && liveKey() !== before);
       if (rests()) return resolve();
       const finish = (error?: unknown) => {
         off();
