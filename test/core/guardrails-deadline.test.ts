@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { createActor, toPromise } from "xstate";
+import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import type { Guardrail } from "../../actors/guardrail.js";
 import { blocklist, maxLength } from "../../actors/guardrails-builtin.js";
@@ -11,6 +13,7 @@ import { persistAgent, restoreAgent } from "../../machines/persistence/persisten
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
+import { defineTool } from "../../tools/tool.js";
 import { add } from "./helpers.js";
 
 /** Issue 33, points 2 to 4: cost in currency, guardrails as states, the run's deadline. */
@@ -113,5 +116,29 @@ describe("deadline", () => {
     second.start();
     const output = await toPromise(second);
     expect(output.termination?.reason).toBe("deadline");
+  });
+
+  it("a run saved before deadlines and guardrails existed restores into an agent with both, and keeps having no deadline", async () => {
+    const saved = readFileSync(new URL("../fixtures/snapshots/v1/parked-for-approval.json", import.meta.url), "utf8");
+    const runs: string[] = [];
+    const record = defineTool({ name: "record", description: "Write a note", parameters: z.object({ note: z.string() }), execute: ({ note }) => (runs.push(note), `recorded ${note}`) });
+    const machine = createReactMachine({
+      name: "Parked",
+      modelClient: scriptedModel([{ content: "Recorded." }]),
+      tools: [record],
+      constraints: [requireApproval({ tools: ["record"] })],
+      inputGuardrails: [blocklist(["forbidden"])],
+      outputGuardrails: [maxLength(100)],
+      // A deadline invented at restore would be long gone after 1 ms: the run would fail (deadline).
+      config: { maxDurationMs: 1, pricing: { scripted: { input: 1, output: 1 } } },
+      configFile: false,
+    });
+    const actor = createActor(machine, { snapshot: restoreAgent(machine, JSON.parse(saved)) });
+    actor.start();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    actor.send({ type: "guard.approve", callId: "call_rec" });
+    const output = await toPromise(actor);
+    expect(output).toMatchObject({ status: "succeeded", finalAnswer: "Recorded." });
+    expect(runs).toEqual(["hello"]);
   });
 });
