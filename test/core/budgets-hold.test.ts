@@ -24,14 +24,14 @@ const PROMPT_TOKENS = 3;
 
 /** A reply calling `add` (so the run goes on) with `wish` completion tokens, cut to the request's cap. */
 function honouringReply(request: ReceivedRequest, wish: number) {
-  const body = request.body as { max_tokens?: number; max_completion_tokens?: number };
+  const body = request.body as { model?: string; max_tokens?: number; max_completion_tokens?: number };
   const cap = body.max_completion_tokens ?? body.max_tokens;
   const completion = cap === undefined ? wish : Math.min(wish, cap);
   return replies.json({
     id: `chatcmpl-${request.index}`,
     object: "chat.completion",
     created: 0,
-    model: "priced-model",
+    model: body.model ?? "priced-model",
     choices: [
       {
         index: 0,
@@ -43,36 +43,56 @@ function honouringReply(request: ReceivedRequest, wish: number) {
   });
 }
 
-async function greedyServer(wishes: readonly number[]): Promise<OpenAIServer> {
-  const server = await startOpenAIServer({ respond: (request) => honouringReply(request, wishes[request.index % wishes.length]!), keepRequests: true });
+/** `failing`: which requests (by index) fail with a 500, so that the client retries or falls back. */
+async function greedyServer(wishes: readonly number[], failing: ReadonlySet<number> = new Set()): Promise<OpenAIServer> {
+  const server = await startOpenAIServer({
+    // A failure and the request after it: the retry fails too, so the client falls back.
+    respond: (request) =>
+      failing.has(request.index) || failing.has(request.index - 1) ? replies.error(500, "scripted server error") : honouringReply(request, wishes[request.index % wishes.length]!),
+    keepRequests: true,
+  });
   servers.push(server);
   return server;
 }
 
-const pricing = { "priced-model": { input: 1, output: 4 } };
+// The fallback is dearer: an attempt on it must be capped at its own price.
+const pricing = { "priced-model": { input: 1, output: 4 }, "backup-model": { input: 3, output: 12 } };
 
-function clientOf(server: OpenAIServer) {
-  return resolveModelClient({ baseURL: server.baseURL, apiKey: "test-key", model: "priced-model", stream: false, resilience: { maxRetries: 0 } });
+/** `retries`: with a retry and a fallback model, tried after failed attempts. */
+function clientOf(server: OpenAIServer, retries = false) {
+  const resilience = retries ? { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 2, jitter: 0 } : { maxRetries: 0 };
+  return resolveModelClient({ baseURL: server.baseURL, apiKey: "test-key", model: "priced-model", stream: false, resilience, ...(retries ? { fallbacks: [{ model: "backup-model" }] } : {}) });
 }
 
 describe("budgets that hold", () => {
-  it("spent tokens and cost never exceed the budgets, whatever the model wants to write (property)", async () => {
+  it("spent tokens and cost never exceed the budgets, whatever the model wants to write, with retries and a dearer fallback (property)", async () => {
+    let fellBack = 0;
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 200, max: 3_000 }), fc.array(fc.integer({ min: 1, max: 2_000 }), { minLength: 1, maxLength: 5 }), async (tokens, wishes) => {
-        const server = await greedyServer(wishes);
-        const cost = tokens / 1_000_000;
-        const machine = createReactMachine({ modelClient: clientOf(server), tools: [add], config: { maxIterations: 50, maxBudgetTokens: tokens, maxBudgetCost: cost, pricing }, configFile: false });
+      fc.asyncProperty(
+        fc.integer({ min: 200, max: 3_000 }),
+        fc.array(fc.integer({ min: 1, max: 2_000 }), { minLength: 1, maxLength: 5 }),
+        fc.uniqueArray(fc.integer({ min: 0, max: 12 }), { maxLength: 6 }),
+        fc.boolean(),
+        async (tokens, wishes, failing, retries) => {
+        const server = await greedyServer(wishes, retries ? new Set(failing) : new Set());
+        const cost = (3 * tokens) / 1_000_000;
+        const machine = createReactMachine({ modelClient: clientOf(server, retries), tools: [add], config: { maxIterations: 50, maxBudgetTokens: tokens, maxBudgetCost: cost, pricing }, configFile: false });
         const output = await runAgent(machine, { messages: [human("add forever")] });
         expect(output.status).toBe("failed");
-        expect(["tokenBudget", "costBudget"]).toContain(output.termination?.reason);
+        // A run whose attempts all failed ends on the model error; every other one on a budget.
+        expect(["tokenBudget", "costBudget", "modelError"]).toContain(output.termination?.reason);
         expect(output.usage.totalTokens).toBeLessThanOrEqual(tokens);
         // No cost only when no call was made (the prompt alone would have crossed a budget).
         if (server.requests.length > 0) expect(output.usage.cost).toBeTypeOf("number");
         expect(output.usage.cost ?? 0).toBeLessThanOrEqual(cost);
+        fellBack += server.requests.filter((request) => (request.body as { model?: string }).model === "backup-model").length;
         await server.close();
-      }),
-      { numRuns: 8 },
+        },
+      ),
+      { numRuns: 12, seed: 33 },
     );
+    // The fallback was really tried (the seed fixes which runs fail over).
+    expect(fellBack).toBeGreaterThan(0);
   });
 
   it("two nested agents running at once stay within what their caller had left", async () => {
