@@ -12,7 +12,7 @@ import { add } from "./helpers.js";
  * Issue 33, point 1: budgets that cannot be crossed. The loopback server answers like a model that
  * honours `max_tokens` (it writes at most that many tokens) but always wants to write more; its
  * prompt counts stay below any estimate of the prompt. Whatever the wish, the spent total stays
- * within the budget, also when a caller runs two nested agents at once.
+ * within the budget, also when a caller runs two nested agents from one reply (the chart runs them one at a time, each granted what is left).
  */
 
 const servers: OpenAIServer[] = [];
@@ -95,7 +95,7 @@ describe("budgets that hold", () => {
     expect(fellBack).toBeGreaterThan(0);
   });
 
-  it("two nested agents running at once stay within what their caller had left", async () => {
+  it("two nested agents from one reply (run one after the other) stay within what their caller had left", async () => {
     const server = await greedyServer([900]);
     const helper = createReactMachine({ name: "Helper", modelClient: clientOf(server), tools: [add], config: { maxIterations: 50 }, configFile: false });
     const callerServer = await startOpenAIServer({
