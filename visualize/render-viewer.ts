@@ -1,3 +1,4 @@
+import { formatCost } from "../actors/pricing.js";
 import type { Message, RunAnalysis, ViewerPart } from "./analysis.js";
 import { base64Bytes, formatBytes } from "../tools/byte-size.js";
 import { inlineData } from "../actors/content-parts.js";
@@ -44,6 +45,10 @@ function summaryCards(a: RunAnalysis): string {
     card("Iterations", String(s.iterations), `${s.rounds} model round${s.rounds === 1 ? "" : "s"}`, ` data-summary="iterations" data-value="${s.iterations}"`),
     card("Model calls", String(s.modelCalls), a.timeline.some((e) => e.kind === "model" && e.status !== "ok") ? "some failed or retried" : "all answered", ` data-summary="model-calls" data-value="${s.modelCalls}"`),
     card("Tokens", formatCount(s.usage.totalTokens), tokenDetail(s.usage), ` data-summary="tokens" data-value="${s.usage.totalTokens}"`),
+    // Only with config.pricing: the cost, or that it is not known.
+    ...(s.usage.cost !== undefined
+      ? [card("Cost", s.usage.cost === null ? "unknown" : formatCost(s.usage.cost), s.usage.cost === null ? "a model had no price" : "in the pricing's units", ` data-summary="cost" data-value="${s.usage.cost ?? ""}"`)]
+      : []),
     card("Tool calls", String(s.toolCalls), failedTools > 0 ? `${failedTools} failed` : "none failed", ` data-summary="tool-calls" data-value="${s.toolCalls}"`),
     card("Approvals", String(s.approvals), s.approvals > 0 ? `${approved} approved · ${s.approvals - approved} not` : "none asked", ` data-summary="approvals" data-value="${s.approvals}"`),
     `</section>`,
@@ -81,7 +86,8 @@ function pathSection(a: RunAnalysis): string {
 
 function callsTable(a: RunAnalysis): string {
   const rows = a.timeline.map((e, i) => {
-    const tokens = e.tokens ? `${formatCount(e.tokens.promptTokens)} / ${formatCount(e.tokens.completionTokens)}` : "";
+    const cost = e.tokens?.cost === undefined ? "" : ` · ${e.tokens.cost === null ? "cost unknown" : formatCost(e.tokens.cost)}`;
+    const tokens = e.tokens ? `${formatCount(e.tokens.promptTokens)} / ${formatCount(e.tokens.completionTokens)}${cost}` : "";
     return (
       `<tr data-entry-row="${esc(e.id)}" data-kind="${e.kind}"><td class="num">${i + 1}</td><td><span class="kind ${e.kind}">${e.kind}</span></td>` +
       `<td${e.agent ? ` data-agent="${esc(e.agent)}"` : ""}>${e.agent ? `<span class="via">${esc(e.agent)} ›</span> ` : ""}${esc(e.name)}</td><td class="num">${e.iteration + 1}</td><td class="num">${formatMs(e.start)}</td><td class="num">${formatMs(e.durationMs)}</td>` +

@@ -4,6 +4,7 @@ import { CallDecisionSchema, CallRecordSchema } from "../../actors/call-decision
 import { MessageSchema } from "../../actors/messages.js";
 import { ModelRouteSchema } from "../../actors/model-route.js";
 import { ToolInfoSchema, type ToolInfo } from "../../tools/tool.js";
+import { GrantSchema, SpendStateSchema } from "./limits.js";
 import { DelegationSchema } from "./loop-delegation.js";
 import { OutputCheckSchema } from "./output-check.js";
 import { RoundPlanSchema } from "./round-plan.js";
@@ -52,6 +53,15 @@ export const LoopContextSchema = z.object({
   outputFailures: z.number().int().min(0).optional(),
   /** With `prepareRound`: this round's plan, as `PreparingRound` validated it. */
   round: RoundPlanSchema.optional(),
+  // Optional too: snapshots saved before budgets held, guardrails and deadlines existed lack them.
+  /** With `config.maxDurationMs`: when the run must end (epoch ms), fixed when it started, so a restored run keeps it. */
+  deadline: z.number().optional(),
+  /** A nested agent's grant from the agent that started it (`input.limits`). */
+  limits: GrantSchema.optional(),
+  /** With a budget: what servers may have counted beyond `usage`, and how far our prompt estimates fell short. */
+  spend: SpendStateSchema.optional(),
+  /** With input guardrails: those of each mode that have passed (or sent feedback) in this run, so they do not run again. */
+  inputGuarded: z.object({ blocking: z.boolean().optional(), parallel: z.boolean().optional() }).optional(),
   /** With fallbacks: which of the model client's targets answered last (sticky fallbacks start the next call there). */
   modelRoute: ModelRouteSchema.optional(),
 });
@@ -83,6 +93,8 @@ export const AgentInputSchema = z
      * `messages`; the machine itself only sees the resulting messages.
      */
     threadId: ThreadIdSchema.optional(),
+    /** At most this much to spend (the agent that starts a nested agent passes what it has left): budgets take the smaller. */
+    limits: GrantSchema.optional(),
   })
   .strict();
 export type AgentInput = z.input<typeof AgentInputSchema>;
@@ -93,12 +105,12 @@ export { AgentOutputSchema, type AgentOutput } from "./agent-output.js";
  * The context of a fresh run: validate the input, fill defaults, reset `run` and `step` fields
  * (a restored snapshot skips this, so it keeps them), then append the new messages.
  */
-export function initialContext(rawInput: unknown, access: StateAccess, tools: ToolInfo[]): AgentContext {
+export function initialContext(rawInput: unknown, access: StateAccess, tools: ToolInfo[], run: { deadline?: number } = {}): AgentContext {
   const parsed = AgentInputSchema.safeParse(rawInput ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = ["input", ...issue.path.map(String)].join(".");
-    throw new AgentInputError(field, `${issue.message} (input is { messages?: Message[], state?: object, runId?: string, threadId?: string })`);
+    throw new AgentInputError(field, `${issue.message} (input is { messages?: Message[], state?: object, runId?: string, threadId?: string, limits?: { tokens?, cost? } })`);
   }
   const input = parsed.data;
   let state = access.normalize(input.state ?? {});
@@ -107,6 +119,15 @@ export function initialContext(rawInput: unknown, access: StateAccess, tools: To
   return {
     state,
     // The Web Crypto global, not node:crypto: that module's code then loads on the first run, not on `import "jianmu"`.
-    loop: { runId: input.runId ?? crypto.randomUUID(), iteration: 0, tools, decisions: [], history: [], termination: null },
+    loop: {
+      runId: input.runId ?? crypto.randomUUID(),
+      iteration: 0,
+      tools,
+      decisions: [],
+      history: [],
+      termination: null,
+      ...(run.deadline !== undefined ? { deadline: run.deadline } : {}),
+      ...(input.limits !== undefined ? { limits: input.limits } : {}),
+    },
   };
 }
