@@ -18,6 +18,7 @@ import type { ToolProvider } from "../tools/provider.js";
 import type { Tool } from "../tools/tool.js";
 import { ToolSet } from "../tools/toolset.js";
 import { loadConfig, type ReActConfig, type ReActConfigInput } from "./contract/config.js";
+import { runOutputFields } from "./chart/run-output.js";
 import { errorTermination, initialContext, type AgentContext, type AgentInput, type AgentOutput } from "./contract/context.js";
 import type { AgentEmitted, AgentEvent, ApproveEvent, EmittedBase, RejectEvent, TerminationReason } from "./contract/events.js";
 import { ReActState, type StateSchema } from "./contract/state.js";
@@ -976,17 +977,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
       Failed: { type: "final", description: "The run ended without an answer; loop.termination says why.", tags: [STATE_TAGS.stable], entry: "announceTermination" },
     },
     output: ({ context }) => {
-      const output: AgentOutput<z.infer<O>> = {
-        status: context.loop.termination ? "failed" : "succeeded",
-        finalAnswer: read<string | null>(context, "finalAnswer") ?? null,
-        messages: read<Message[]>(context, "messages"),
-        rounds: read<number>(context, "rounds"),
-        usage: read<Usage>(context, "usage"),
-        toolEffects: read<string[]>(context, "toolEffects"),
-        iterations: context.loop.iteration,
-        runId: context.loop.runId,
-        state: context.state,
-      };
+      const output: AgentOutput<z.infer<O>> = { status: context.loop.termination ? "failed" : "succeeded", ...runOutputFields(context, access) };
       if (context.loop.termination) output.termination = context.loop.termination;
       if (outputPlan && !context.loop.termination && context.loop.output?.status === "valid") output.output = outputPlan.value(context.loop.output.raw) as z.infer<O>;
       return output;

@@ -200,7 +200,8 @@ export function executeRun(options: ExecutionOptions): Execution {
     if (ended) return;
     const recorded = await guarded(() => store.finish(runId, token, output));
     if (!recorded) return;
-    emit({ type: "run.finished", worker, runId, status: output.status });
+    // The machine ends succeeded or failed ("awaitingApproval" is runAgent's, never a final state's).
+    emit({ type: "run.finished", worker, runId, status: output.status === "succeeded" ? "succeeded" : "failed" });
     end();
   };
 
