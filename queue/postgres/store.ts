@@ -24,7 +24,7 @@ import {
 import { waitForOutput } from "../wait.js";
 import { explainPgError } from "./errors.js";
 import { NotificationListener } from "./listener.js";
-import { migrate } from "./migrations.js";
+import { migrate, requireTables } from "./migrations.js";
 import { ConnectOptionsSchema, redactUrl, type PostgresRunStoreOptions, type ResolvedOptions } from "./options.js";
 
 /** The database's clock in epoch ms: leases are judged by one clock, whichever machine writes. */
@@ -98,7 +98,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal 
     let client: pg.PoolClient | undefined;
     try {
       client = await pool.connect();
-      await migrate(client, resolved.schema);
+      await (resolved.create ? migrate(client, resolved.schema) : requireTables(client, resolved.schema));
     } catch (error) {
       client?.release(true);
       client = undefined;
