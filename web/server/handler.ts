@@ -1,9 +1,9 @@
-import { loadOptionalPeer } from "../../tools/optional-peer.js";
 import { human, type Message } from "../../actors/messages.js";
 import type { CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import { RunCommandSchema, StartRunSchema, type CommandAccepted, type IdentifiedRunEvent, type RunCommand } from "../protocol.js";
 import { readJsonBody } from "./body.js";
+import { defaultStore } from "./default-store.js";
 import { errorResponse, HttpError, jsonResponse } from "./errors.js";
 import type { LiveRun } from "./live-run.js";
 import { RunRegistry } from "./run-registry.js";
@@ -60,13 +60,13 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const onError = options.onError ?? ((error: Error) => console.error(`jianmu/http: ${error.message}`));
 
-  let ownStore: Promise<CheckpointStore & { close?: () => void }> | undefined;
+  // An application that brings its own store never loads SQLite.
+  const ownStore = options.store === undefined ? defaultStore(options.storePath ?? DEFAULT_STORE_PATH) : undefined;
+  let opened: Promise<CheckpointStore & { close(): void }> | undefined;
   const store = async (): Promise<CheckpointStore | undefined> => {
     if (options.store === false) return undefined;
     if (options.store) return options.store;
-    // Loaded on first use: an application that brings its own store never loads SQLite.
-    ownStore ??= loadOptionalPeer({ entry: "jianmu/http (its default SQLite store)", packages: ["better-sqlite3"] }, () => import("../../machines/persistence/checkpoints/sqlite-store.js")).then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH }));
-    return ownStore;
+    return (opened = ownStore!());
   };
   const runs = new RunRegistry({
     agents,
@@ -159,7 +159,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
 
   handler.close = async () => {
     runs.stopAll();
-    if (ownStore) (await ownStore.catch(() => undefined))?.close?.();
+    if (opened) (await opened.catch(() => undefined))?.close();
   };
   return handler;
 }
