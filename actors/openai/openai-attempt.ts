@@ -59,7 +59,7 @@ export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn>
     if (input.stream) {
       merger = new StreamMerger(input.onText, input.onToolArguments);
       const body = input.body as unknown as ChatCompletionCreateParamsStreaming;
-      const stream = await input.client.chat.completions.create(body, requestOptions);
+      const { data: stream, response } = await input.client.chat.completions.create(body, requestOptions).withResponse();
       try {
         for await (const raw of stream) {
           const chunk = parseChunk(raw);
@@ -74,6 +74,11 @@ export async function attemptCompletion(input: AttemptInput): Promise<ModelTurn>
       }
       // The SDK ends the iteration quietly when its request is aborted, so look at why it ended.
       if (abortReason !== undefined) throw new Error("aborted");
+      // Not an event stream at all (a proxy's or a login page, with 200): the same request gets the same page.
+      const contentType = response.headers.get("content-type") ?? "";
+      if (merger.chunks === 0 && !contentType.includes("event-stream")) {
+        throw invalidResponse(`the server answered ${contentType.split(";")[0] || "a body without a content type"}, not an event stream (is the base URL an OpenAI-compatible API?)`, false);
+      }
       if (!merger.finished) {
         // A body that ends without a finish_reason was cut off (a proxy closed it cleanly).
         throw new AttemptError({
