@@ -5,6 +5,9 @@ import type { ServeArgs } from "./args.js";
 import { demoTasks, recordedDemoFor, recordingPath } from "./demos.js";
 import type { Terminal } from "./progress.js";
 
+/** `GET /jianmu/tasks` (beside `/v1`): the tasks this server answers, as JSON. */
+export const TASKS_PATH = "/jianmu/tasks";
+
 /** The README's first question, answered by scripted turns: the calculator, then the answer. */
 const CALCULATOR_TASK = "What is 25 * 4 + 10?";
 
@@ -45,6 +48,8 @@ export function serveResponder(): { respond: Respond; tasks: string[] } {
   const tasks = catalogue();
   const known = [...demoTasks(), CALCULATOR_TASK];
   const respond: Respond = (request) => {
+    // Which tasks it answers, for tools that want to know before they ask (examples/run.mjs skips the others).
+    if (request.method === "GET" && request.path === TASKS_PATH) return replies.json({ server: "jianmu serve", tasks: known });
     const body = ChatBody.safeParse(request.body);
     if (!request.path.endsWith("/chat/completions") || !body.success) {
       return replies.error(404, "jianmu serve answers POST /v1/chat/completions with a messages array");
