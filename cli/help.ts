@@ -52,8 +52,9 @@ Write a self-contained HTML viewer of a recorded run (record one with: jianmu ru
 or of a run in the run queue, from its last checkpoint (which keeps no timings or per-call counts).`,
   serve: `Usage: jianmu serve [--port <n>]
 Start the offline replay server: an OpenAI-compatible endpoint on 127.0.0.1 that answers with real
-recorded model turns (the demo tasks) and scripted turns (the README's calculator question), so your
-own app and the examples run keyless on the real-endpoint path. It prints the line to export:
+recorded model turns (the demo tasks) and scripted turns (the README's calculator question, the task
+of docs/web.md's walkthrough), so your own app tries the real-endpoint path with no key. Other tasks
+get a 404 naming the ones it knows (GET /jianmu/tasks lists them). It prints the line to export:
   export OPENAI_BASE_URL=http://127.0.0.1:<port>/v1
 Stop it with Ctrl-C. --port 0 (the default) picks a free port.`,
   worker: `Usage: jianmu worker --store <s> --agents <module> [--concurrency n] [--lease-ms n] [--poll-ms n] [--json]

@@ -50,6 +50,7 @@ const NOT_EXPORTS: Record<string, string> = {
   agents: "the function a worker's agents module exports (docs/scale.md)",
   hash: "a hash function in scale.md's sharding sketch",
   list: "a method (store.list())",
+  connect: "a static method (PostgresRunStore.connect({ create: false }))",
 };
 
 const exported = new Map<string, Set<string>>();

@@ -56,6 +56,20 @@ export async function installApp(label: string, tarball: string, options: AppOpt
   return app;
 }
 
+/**
+ * A new app folder made with a user's own npm commands (each the words after `npm`, e.g. `install
+ * jianmu xstate zod openai`), `jianmu` meaning the tarball: what a page's install line does.
+ */
+export async function installByCommands(label: string, tarball: string, commands: string[][]): Promise<string> {
+  const app = mkdtempSync(join(tmpdir(), `jianmu-app-${label}-`));
+  writeFileSync(join(app, "package.json"), `${JSON.stringify({ name: `app-${label.replace(/[^a-z0-9-]/gi, "-").toLowerCase()}`, private: true, type: "module" }, null, 2)}\n`);
+  for (const command of commands) {
+    const words = command.map((word) => (word === "jianmu" ? tarball : word));
+    await run("npm", [...words, "--no-audit", "--no-fund", "--loglevel=error"], { cwd: app, timeout: 600_000 });
+  }
+  return app;
+}
+
 export function installedVersion(app: string, name: string): string {
   return (JSON.parse(readFileSync(join(app, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
 }
