@@ -41,7 +41,7 @@ async function npmCli(): Promise<string> {
 
 /** A new app folder with these dependencies installed (one `npm install`). */
 export async function installApp(label: string, tarball: string, options: AppOptions): Promise<string> {
-  const app = mkdtempSync(join(tmpdir(), `jianmu-app-${label}-`));
+  const app = mkdtempSync(join(tmpdir(), `jianmu-app-${label.replace(/[^\w-]+/g, "-").slice(0, 60)}-`));
   const manifest = {
     name: `app-${label.replace(/[^a-z0-9-]/gi, "-").toLowerCase()}`,
     private: true,
@@ -61,7 +61,7 @@ export async function installApp(label: string, tarball: string, options: AppOpt
  * jianmu xstate zod openai`), `jianmu` meaning the tarball: what a page's install line does.
  */
 export async function installByCommands(label: string, tarball: string, commands: string[][]): Promise<string> {
-  const app = mkdtempSync(join(tmpdir(), `jianmu-app-${label}-`));
+  const app = mkdtempSync(join(tmpdir(), `jianmu-app-${label.replace(/[^\w-]+/g, "-").slice(0, 60)}-`));
   writeFileSync(join(app, "package.json"), `${JSON.stringify({ name: `app-${label.replace(/[^a-z0-9-]/gi, "-").toLowerCase()}`, private: true, type: "module" }, null, 2)}\n`);
   for (const command of commands) {
     const words = command.map((word) => (word === "jianmu" ? tarball : word));
