@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -75,8 +75,11 @@ afterAll(async () => {
 });
 
 describe("every example against jianmu serve", () => {
-  it("is listed in examples/README.md with what it does against jianmu serve", () => {
+  it("is listed in examples/README.md with what it does against jianmu serve, and README.md names the ones that run", () => {
     expect([...documented().keys()].sort()).toEqual([...EXAMPLES].sort());
+    const running = [...documented()].filter(([, column]) => column === "runs").map(([name]) => name);
+    const claim = /Of the examples, ([^;]*?) run against it/.exec(readFileSync(repoPath("README.md"), "utf8").replace(/\s+/g, " "))?.[1] ?? "";
+    expect([...claim.matchAll(/`([\w-]+)`/g)].map((match) => match[1]).sort()).toEqual(running.sort());
   });
 
   it.each(EXAMPLES)("%s passes, or says it needs a real model and is skipped (as its README row says)", async (name) => {
@@ -92,6 +95,17 @@ describe("every example against jianmu serve", () => {
       expect(output).toMatch(/^live: OpenAI-compatible endpoint http:\/\/127\.0\.0\.1:\d+\/v1/);
       expect(output).not.toMatch(/the run failed/);
     }
+  });
+});
+
+describe("node examples/run.mjs", () => {
+  it("compiles the examples only when a source changed (as examples/README.md says)", async () => {
+    const stamp = join(repoPath("node_modules", ".cache", "jianmu-examples"), ".compiled");
+    await runExample("minimal", {});
+    const compiled = statSync(stamp).mtimeMs;
+    const again = await runExample("minimal", {});
+    expect(again.code, again.output).toBe(0);
+    expect(statSync(stamp).mtimeMs).toBe(compiled);
   });
 });
 
