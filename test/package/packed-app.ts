@@ -23,7 +23,6 @@ export async function packTarball(): Promise<string> {
 export interface AppOptions {
   /** Dependencies as package.json writes them; "jianmu" is the tarball. */
   dependencies: Record<string, string>;
-  devDependencies?: Record<string, string>;
   /**
    * The Node that runs npm (default: this one). It matters: npm picks, of the versions a range
    * allows, the newest whose `engines` fit the Node it runs on (openai 7 needs Node 22).
@@ -39,17 +38,17 @@ async function npmCli(): Promise<string> {
   return cli;
 }
 
+/** A new app folder holding only its package.json (an ES module app), with these fields added. */
+function newApp(label: string, fields: Record<string, unknown> = {}): string {
+  const name = label.replace(/[^\w-]+/g, "-").slice(0, 60);
+  const app = mkdtempSync(join(tmpdir(), `jianmu-app-${name}-`));
+  writeFileSync(join(app, "package.json"), `${JSON.stringify({ name: `app-${name.toLowerCase()}`, private: true, type: "module", ...fields }, null, 2)}\n`);
+  return app;
+}
+
 /** A new app folder with these dependencies installed (one `npm install`). */
 export async function installApp(label: string, tarball: string, options: AppOptions): Promise<string> {
-  const app = mkdtempSync(join(tmpdir(), `jianmu-app-${label.replace(/[^\w-]+/g, "-").slice(0, 60)}-`));
-  const manifest = {
-    name: `app-${label.replace(/[^a-z0-9-]/gi, "-").toLowerCase()}`,
-    private: true,
-    type: "module",
-    dependencies: { jianmu: `file:${tarball}`, ...options.dependencies },
-    ...(options.devDependencies ? { devDependencies: options.devDependencies } : {}),
-  };
-  writeFileSync(join(app, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  const app = newApp(label, { dependencies: { jianmu: `file:${tarball}`, ...options.dependencies } });
   const args = ["install", "--no-audit", "--no-fund", "--loglevel=error"];
   if (options.node) await run(options.node, [await npmCli(), ...args], { cwd: app, timeout: 300_000 });
   else await run("npm", args, { cwd: app, timeout: 300_000 });
@@ -61,8 +60,7 @@ export async function installApp(label: string, tarball: string, options: AppOpt
  * jianmu xstate zod openai`), `jianmu` meaning the tarball: what a page's install line does.
  */
 export async function installByCommands(label: string, tarball: string, commands: string[][]): Promise<string> {
-  const app = mkdtempSync(join(tmpdir(), `jianmu-app-${label.replace(/[^\w-]+/g, "-").slice(0, 60)}-`));
-  writeFileSync(join(app, "package.json"), `${JSON.stringify({ name: `app-${label.replace(/[^a-z0-9-]/gi, "-").toLowerCase()}`, private: true, type: "module" }, null, 2)}\n`);
+  const app = newApp(label);
   for (const command of commands) {
     const words = command.map((word) => (word === "jianmu" ? tarball : word));
     await run("npm", [...words, "--no-audit", "--no-fund", "--loglevel=error"], { cwd: app, timeout: 600_000 });
