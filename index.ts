@@ -21,10 +21,13 @@ export { ReActConfig, ConfigError, loadConfig, readConfigFile, ToolChoiceSchema 
 export type { ReActConfigInput, LoadConfigOptions, JianmuFile } from "./machines/contract/config.js";
 export { ContextLimitSchema, OutputStrategySchema } from "./machines/contract/config.js";
 export type { ContextLimit, OutputStrategy } from "./machines/contract/config.js";
-export { FINAL_RESULT_TOOL, OutputCheckSchema } from "./machines/chart/output.js";
-export type { OutputCheck } from "./machines/chart/output.js";
-export { RoundPlanSchema, RoundPlanError } from "./machines/chart/prepare-round.js";
-export type { PrepareRound, RoundPlan, RoundView } from "./machines/chart/prepare-round.js";
+export { FINAL_RESULT_TOOL } from "./machines/chart/output.js";
+export { OutputCheckSchema } from "./machines/contract/output-check.js";
+export type { OutputCheck } from "./machines/contract/output-check.js";
+export { RoundPlanError } from "./machines/chart/prepare-round.js";
+export { RoundPlanSchema } from "./machines/contract/round-plan.js";
+export type { RoundPlan } from "./machines/contract/round-plan.js";
+export type { PrepareRound, RoundView } from "./machines/chart/prepare-round.js";
 export { compactableSpan, trimMessages, SUMMARY_PREFIX } from "./actors/compaction.js";
 export type { CompactionInput, CompactionOutput, CompactionStrategy } from "./actors/compaction.js";
 export {
@@ -59,14 +62,26 @@ export type {
   TerminationReason,
 } from "./machines/contract/events.js";
 
-export { ai, human, system, toolMessage, MessageSchema, ToolCallSchema } from "./actors/messages.js";
+export { ai, human, system, toolMessage, MessageSchema, ToolCallSchema, ContentPartSchema } from "./actors/messages.js";
 export type { AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage } from "./actors/messages.js";
+export type { ContentPart, FilePart, ImagePart, MediaPart, PartsContent, TextPart } from "./actors/messages.js";
+export { describeContent, textOf } from "./actors/content-parts.js";
+export { toolContent, isToolContent } from "./actors/tool-content.js";
+export type { ToolContent } from "./actors/tool-content.js";
+export { ContentPartError, UNSUPPORTED_CONTENT, defaultAccepts } from "./actors/content-capabilities.js";
+export type { Accepts, AcceptsOption } from "./actors/content-capabilities.js";
 export { ModelError, ZERO_USAGE, addUsage } from "./actors/model-client.js";
 export { JianmuError, isJianmuError } from "./tools/jianmu-error.js";
 export type { ModelCallEvent, ModelCallOptions, ModelRequest, ModelTurn, ToolChoice, Usage } from "./actors/model-client.js";
 export type { Cancellation } from "./actors/cancellation.js";
 export { ResilienceSchema, FallbackSchema } from "./actors/resilience-config.js";
 export type { Fallback, Resilience, ResilienceInput } from "./actors/resilience-config.js";
+export { ReasoningItemsSchema, ReasoningItemSchema } from "./actors/reasoning-items.js";
+export type { ReasoningItem, ReasoningItems } from "./actors/reasoning-items.js";
+export { ModelApiSchema, ReasoningOptionsSchema } from "./actors/model-api.js";
+export type { ModelApi, ReasoningOptions } from "./actors/model-api.js";
+export { ModelRouteSchema } from "./actors/model-route.js";
+export type { ModelRoute } from "./actors/model-route.js";
 export { DEFAULT_PERSONA, REACT_PROTOCOL, defaultContextBuilder } from "./actors/context-builder.js";
 export type { ContextBuilder, ContextInput } from "./actors/context-builder.js";
 export { buildModelRequest, createLLMActor } from "./actors/llm-step.js";
@@ -102,13 +117,17 @@ export { persistAgent, restoreAgent, readPersisted, statePath, runStatusOf, Snap
 export { STATE_TAGS, tagsAt, type StateTag } from "./machines/contract/state-tags.js";
 export type { PersistedAgent, RunStatus, SnapshotProblem, SnapshotLimits } from "./machines/persistence/persistence.js";
 export { DEFAULT_SNAPSHOT_LIMITS } from "./machines/persistence/persistence.js";
+export { DEFAULT_INPUT_LIMITS } from "./machines/persistence/snapshot-limits.js";
 export { ApproveEventSchema, RejectEventSchema, CancelEventSchema, commandShapeProblem } from "./machines/contract/commands.js";
 export { CheckpointError } from "./machines/persistence/checkpoints/store.js";
 export type { CheckpointStore, CheckpointSummary } from "./machines/persistence/checkpoints/store.js";
 export { MemoryCheckpointStore } from "./machines/persistence/checkpoints/memory-store.js";
 export { checkpointAgent } from "./machines/persistence/checkpoints/checkpoint-agent.js";
 export type { CheckpointHandle, CheckpointOptions } from "./machines/persistence/checkpoints/checkpoint-agent.js";
-export { MemoryToolJournal, ToolOutcomeSchema } from "./actors/tool-journal.js";
+export { loadCheckpoint } from "./machines/persistence/checkpoints/load-checkpoint.js";
+export { resolveBlobs, isBlobStore, MIN_BLOB_CHARS } from "./machines/persistence/blobs.js";
+export type { BlobStore, StoredBlob } from "./machines/persistence/blobs.js";
+export { MemoryToolJournal, RunStoppedError, ToolOutcomeSchema } from "./actors/tool-journal.js";
 export type { ToolJournal, JournalEntry, JournalKey } from "./actors/tool-journal.js";
 
 // ---- tools: built-ins (MCP servers: `jianmu/mcp`) ----

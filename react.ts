@@ -15,3 +15,6 @@ export type { UseAgentOptions, UseAgentResult } from "./web/client/use-agent.js"
 export { agentClientMachine, applyRunEvent, clientStatusOf, EMPTY_RUN, readSse, reconnectDelay } from "./client.js";
 export type { AgentClientContext, AgentClientEvent, AgentClientInput, AgentClientStatus, FetchLike, RunState, SseMessage, ToolCallView } from "./client.js";
 export { OptionalPeerMissingError } from "./tools/optional-peer.js";
+// A message's content may be parts (text, images, files): its text, or the text with each image or file named.
+export { describeContent, textOf } from "./actors/content-parts.js";
+export type { ContentPart, ImagePart, FilePart, PartsContent } from "./actors/messages.js";

@@ -5,9 +5,11 @@ export { agentEmittedSchema } from "./machines/contract/emitted.js";
 export { startOpenAIServer, replies, toSse, splitEvents } from "./testing/openai-server.js";
 export type { OpenAIServer, OpenAIServerOptions, Reply, Respond, ReceivedRequest, RequestOutcome } from "./testing/openai-server.js";
 export { textTurn, toolCallTurn, scriptedTurns, recordedTurns } from "./testing/turns.js";
+export { responsesTextTurn, responsesToolCallTurn } from "./testing/responses-turns.js";
+export type { ResponsesTurnOptions, ScriptedReasoning } from "./testing/responses-turns.js";
 export type { TurnPacing, TurnReplay, TurnUsage, ScriptedCall } from "./testing/turns.js";
-export { loadRecording, replayInteractions, replayRecording, formatOf } from "./testing/recordings.js";
-export type { Recording, RecordedInteraction, RecordingFormat } from "./testing/recordings.js";
+export { loadRecording, replayInteractions, replayRecording, formatOf, wireMediaOf } from "./testing/recordings.js";
+export type { Recording, RecordedInteraction, RecordingFormat, RecordedApi } from "./testing/recordings.js";
 export { generateAgentPaths, InvariantViolation, ReplayDivergence, ModelTooLargeError, ModelInconsistencyError } from "./testing/model-based.js";
 export type {
   AgentPaths,

@@ -7,7 +7,7 @@ import { defineConfig } from "vitest/config";
  */
 export default defineConfig({
   test: {
-    include: ["test/core/**/*.test.ts", "test/guards/**/*.test.ts", "test/types/**/*.test.ts", "test/output/structured-output.test.ts"],
+    include: ["test/architecture/**/*.test.ts", "test/core/**/*.test.ts", "test/guards/**/*.test.ts", "test/types/**/*.test.ts", "test/output/structured-output.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

@@ -1,5 +1,6 @@
 import { fromPromise } from "xstate";
 import { human, system, type Message } from "./messages.js";
+import { describeContent } from "./content-parts.js";
 import { ZERO_USAGE, type ModelClient, type ModelRequest, type Usage } from "./model-client.js";
 import { promptTokens } from "./token-count.js";
 
@@ -109,8 +110,9 @@ function transcript(messages: readonly Message[]): string {
         const calls = (m.toolCalls ?? []).map((c) => `[called ${c.name}(${c.arguments})]`).join(" ");
         return `assistant: ${[m.content ?? "", calls].filter((part) => part !== "").join(" ")}`;
       }
-      if (m.role === "tool") return `tool ${m.name ?? m.toolCallId} returned: ${m.content}`;
-      return `${m.role}: ${m.content}`;
+      // An image or file in the span is named, not seen: the summarizer gets text only.
+      if (m.role === "tool") return `tool ${m.name ?? m.toolCallId} returned: ${describeContent(m.content)}`;
+      return `${m.role}: ${describeContent(m.content)}`;
     })
     .join("\n");
 }

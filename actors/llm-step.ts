@@ -5,7 +5,9 @@ import { defaultContextBuilder, type ContextBuilder, type ContextInput } from ".
 import { cancellationOf } from "./cancellation.js";
 import { answerDanglingCalls, type Message } from "./messages.js";
 import { isSaneUsage, saneUsage, type ModelCallEvent, type ModelClient, type ModelRequest, type ModelTurn, type ToolChoice } from "./model-client.js";
+import { ModelRouteSchema, type ModelRoute } from "./model-route.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
+import { ReasoningItemsSchema } from "./reasoning-items.js";
 import { fromReportingPromise } from "./reporting-promise.js";
 
 /** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
@@ -33,6 +35,14 @@ export interface LLMInput {
   resilience?: Resilience;
   /** Report this tool's arguments as they stream (a structured output's final-result tool). */
   streamArguments?: string;
+  /** Where the run's last call was answered (`loop.modelRoute`), for sticky fallbacks. */
+  route?: ModelRoute;
+}
+
+function withoutField(turn: ModelTurn, field: "reasoningItems" | "route"): ModelTurn {
+  const copy = { ...turn };
+  delete copy[field];
+  return copy;
 }
 
 /** A streamed call's arguments so far, for the tool named by `LLMInput.streamArguments`. */
@@ -65,6 +75,14 @@ export interface LLMActorDeps {
    */
   resilience?: Resilience;
 }
+
+/**
+ * A call's start, end or failed attempt may wait for the next burst (the first streamed text, the
+ * window's tick or the result): the start is always followed by a network round trip, and sent
+ * alone it would cost the agent a macrostep per call that nobody waits for. Text and streamed
+ * arguments are what a reader waits for: the first of a burst goes at once (see ProgressBatcher).
+ */
+const isCallLifecycle = (event: LLMProgress): boolean => event.type !== "text.delta" && event.type !== "tool.arguments";
 
 /** The agent's tool list is one unchanging array per run (it lives in context): its schemas are built once. */
 const schemasOf = perToolList(functionSchemas);
@@ -101,6 +119,7 @@ function requestFor(input: LLMInput, messages: Message[]): ModelRequest {
   if (timeoutMs !== undefined) request.timeoutMs = timeoutMs;
   if (input.toolChoice !== undefined) request.toolChoice = input.toolChoice;
   if (input.resilience !== undefined) request.resilience = input.resilience;
+  if (input.route !== undefined) request.route = input.route;
   return request;
 }
 
@@ -117,9 +136,13 @@ export function createLLMActor(deps: LLMActorDeps) {
     // only the signal.
     const cancellation = args.cancellation ?? cancellationOf(args.signal);
     // Once stopped (cancel, actor.stop) the parent is gone: late attempt events report to no one.
-    const progress = new ProgressBatcher<LLMProgress>((batch) => {
-      if (!cancellation.aborted) report?.({ type: "llm.progress", progress: batch });
-    }, now);
+    const progress = new ProgressBatcher<LLMProgress>(
+      (batch) => {
+        if (!cancellation.aborted) report?.({ type: "llm.progress", progress: batch });
+      },
+      now,
+      { canWait: isCallLifecycle },
+    );
     try {
       const built = (deps.contextBuilder ?? defaultContextBuilder)(contextInputOf(input));
       const request = requestFor(input, Array.isArray(built) ? built : await built);
@@ -138,6 +161,10 @@ export function createLLMActor(deps: LLMActorDeps) {
       });
       // Any client's counts (a custom one's too) must not corrupt the run's usage or its budget.
       if (!isSaneUsage(turn.usage)) turn = { ...turn, usage: saneUsage(turn.usage), usageMissing: true };
+      // What goes into context is checkpointed and checked on restore: a custom client's malformed
+      // reasoning items or route are left out rather than saved into a snapshot that would not restore.
+      if (turn.reasoningItems !== undefined && !ReasoningItemsSchema.safeParse(turn.reasoningItems).success) turn = withoutField(turn, "reasoningItems");
+      if (turn.route !== undefined && !ModelRouteSchema.safeParse(turn.route).success) turn = withoutField(turn, "route");
       return progress.attachTo(turn);
     } catch (error) {
       // The failed attempts are worth reporting: send them before the error ends the step.

@@ -3,8 +3,10 @@ import type { Message, ToolCall } from "./messages.js";
 import type { Resilience } from "./resilience-config.js";
 import type { ModelCallEvent } from "./model-events.js";
 import { JianmuError } from "../tools/jianmu-error.js";
-import type { Usage } from "./usage.js";
+import { USAGE_DETAILS, type Usage } from "./usage.js";
 import type { Cancellation } from "./cancellation.js";
+import type { ModelRoute } from "./model-route.js";
+import type { ReasoningItems } from "./reasoning-items.js";
 
 export type { Usage } from "./usage.js";
 
@@ -21,34 +23,47 @@ export function tokenCount(value: unknown): number | undefined {
   return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= MAX_CALL_TOKENS ? value : undefined;
 }
 
-/** True when every count of `usage` is believable (see `tokenCount`). */
+/** True when every count of `usage` is believable (see `tokenCount`); a detail may be absent. */
 export function isSaneUsage(usage: unknown): usage is Usage {
   if (typeof usage !== "object" || usage === null) return false;
   const u = usage as Record<string, unknown>;
-  return tokenCount(u["promptTokens"]) !== undefined && tokenCount(u["completionTokens"]) !== undefined && tokenCount(u["totalTokens"]) !== undefined;
+  if (tokenCount(u["promptTokens"]) === undefined || tokenCount(u["completionTokens"]) === undefined || tokenCount(u["totalTokens"]) === undefined) return false;
+  for (const detail of USAGE_DETAILS) if (u[detail] !== undefined && tokenCount(u[detail]) === undefined) return false;
+  return true;
 }
 
 /**
  * `usage` with every unbelievable count replaced: prompt and completion by 0, the total by their
- * sum. Whatever comes in, what comes out is non-negative safe integers.
+ * sum, a detail dropped. Whatever comes in, what comes out is non-negative safe integers.
  */
 export function saneUsage(usage: unknown): Usage {
   if (isSaneUsage(usage)) return usage;
   const u = typeof usage === "object" && usage !== null ? (usage as Record<string, unknown>) : {};
   const promptTokens = tokenCount(u["promptTokens"]) ?? 0;
   const completionTokens = tokenCount(u["completionTokens"]) ?? 0;
-  return { promptTokens, completionTokens, totalTokens: tokenCount(u["totalTokens"]) ?? promptTokens + completionTokens };
+  const sane: Usage = { promptTokens, completionTokens, totalTokens: tokenCount(u["totalTokens"]) ?? promptTokens + completionTokens };
+  for (const detail of USAGE_DETAILS) {
+    const count = tokenCount(u[detail]);
+    if (count !== undefined) sane[detail] = count;
+  }
+  return sane;
 }
 
-/** The sum, never past `Number.MAX_SAFE_INTEGER` and never from a count that is not believable. */
+/** The sum, never past `Number.MAX_SAFE_INTEGER` and never from a count that is not believable. A detail either side reports is summed. */
 export function addUsage(a: Usage, b: Usage): Usage {
   const left = isSaneTotal(a) ? a : saneTotal(a);
   const right = isSaneUsage(b) ? b : saneUsage(b);
-  return {
+  const sum: Usage = {
     promptTokens: capped(left.promptTokens + right.promptTokens),
     completionTokens: capped(left.completionTokens + right.completionTokens),
     totalTokens: capped(left.totalTokens + right.totalTokens),
   };
+  for (const detail of USAGE_DETAILS) {
+    const l = left[detail];
+    const r = right[detail];
+    if (l !== undefined || r !== undefined) sum[detail] = capped((l ?? 0) + (r ?? 0));
+  }
+  return sum;
 }
 
 /** A run's running total may exceed one call's limit, but must stay a non-negative safe integer. */
@@ -56,11 +71,15 @@ function isSafeCount(value: unknown): value is number {
   return Number.isSafeInteger(value) && (value as number) >= 0;
 }
 function isSaneTotal(usage: Usage): boolean {
-  return isSafeCount(usage.promptTokens) && isSafeCount(usage.completionTokens) && isSafeCount(usage.totalTokens);
+  if (!isSafeCount(usage.promptTokens) || !isSafeCount(usage.completionTokens) || !isSafeCount(usage.totalTokens)) return false;
+  for (const detail of USAGE_DETAILS) if (usage[detail] !== undefined && !isSafeCount(usage[detail])) return false;
+  return true;
 }
 function saneTotal(usage: Usage): Usage {
   const count = (value: unknown) => (isSafeCount(value) ? value : 0);
-  return { promptTokens: count(usage.promptTokens), completionTokens: count(usage.completionTokens), totalTokens: count(usage.totalTokens) };
+  const sane: Usage = { promptTokens: count(usage.promptTokens), completionTokens: count(usage.completionTokens), totalTokens: count(usage.totalTokens) };
+  for (const detail of USAGE_DETAILS) if (isSafeCount(usage[detail])) sane[detail] = usage[detail];
+  return sane;
 }
 function capped(value: number): number {
   return Math.min(value, Number.MAX_SAFE_INTEGER);
@@ -87,6 +106,8 @@ export interface ModelRequest {
   extraParams?: Record<string, unknown>;
   /** Overrides the client's retry and fallback settings for this call (from `config.resilience`). */
   resilience?: Resilience;
+  /** Where the run's last call was answered (`ModelTurn.route`): with sticky fallbacks, this call starts there. */
+  route?: ModelRoute;
 }
 
 /** What the model answered, merged from a stream or read from a whole response. */
@@ -101,8 +122,12 @@ export interface ModelTurn {
   model: string;
   /** Set when the model refused; the text explains why. */
   refusal?: string;
-  /** Reasoning text some servers stream beside the answer (`reasoning_content`, `reasoning`). */
+  /** Reasoning text some servers stream beside the answer (`reasoning_content`, `reasoning`, a Responses reasoning summary). */
   reasoning?: string;
+  /** A reasoning model's reasoning items (Responses API), to be kept on the assistant message and sent back. */
+  reasoningItems?: ReasoningItems;
+  /** Which of the client's targets answered (the built-in client says; with fallbacks, the next call may start there). */
+  route?: ModelRoute;
   /** True when the server reported no token usage; `usage` is then all zeros. */
   usageMissing?: boolean;
   /** The model name the server reported (often a dated snapshot of the requested alias). */
@@ -135,6 +160,8 @@ export interface ModelCallOptions {
 export interface ModelClient {
   /** Names the endpoint and default model, for errors and logs. Never contains a key. */
   readonly description: string;
+  /** The model a request that names none goes to (the built-in client's `model` option), when the client has one. */
+  readonly model?: string | undefined;
   complete(request: ModelRequest, options?: ModelCallOptions): Promise<ModelTurn>;
 }
 

@@ -24,6 +24,15 @@ export const MODEL_CALL_EVENTS = {
       /** The next piece of the answer's text as it streams. */
       delta: z.string(),
     }),
+  "reasoning.delta": () =>
+    z.strictObject({
+      /**
+       * The next piece of the model's reasoning as it streams: a reasoning model's summary (Responses
+       * API, with `reasoning.summary` set), or the reasoning text some servers send beside the answer.
+       * Never part of the answer; the pieces of one call add up to its turn's `reasoning`.
+       */
+      delta: z.string(),
+    }),
   "model.call.completed": () =>
     z.strictObject({
       attempt: z.number().int().min(1),

@@ -10,27 +10,50 @@ export interface Progress<E> {
  */
 export const PROGRESS_WINDOW_MS = 16;
 
+export interface ProgressBatcherOptions<E> {
+  /**
+   * Events a watcher can learn of a window late (the model call's own start and end): they do not
+   * open a burst. The first event of a burst that is not one of them goes at the end of the turn;
+   * these wait for that, for the window's tick, or for the result. Default: none can wait.
+   */
+  canWait?: (event: E) => boolean;
+}
+
 /**
- * Collects an actor's progress and sends it to the agent at most once per window, as one event.
+ * Collects an actor's progress and sends it to the agent in bursts: the first event of a burst at
+ * the end of the current turn of the event loop, what follows within the window at the window's
+ * tick (at most one event per window), as one event each time.
  *
  * Why: every event the agent receives is a macrostep of the XState interpreter (a new snapshot,
  * every observer notified), tens of microseconds each, and progress comes in bursts: a model
  * call's start and end, a streamed reply's deltas, a fast tool's start and result, often within
- * the same millisecond. Sent one by one they cost more than the work they report. What is still
- * held when the actor finishes is not sent at all: it rides on the actor's result (`attachTo()`), and
- * the agent reports it before the result itself, so the order of events never changes.
+ * the same millisecond. Sent one by one they cost more than the work they report. But a reader
+ * waits for the first token of a reply: held for a whole window it would arrive a frame late. At the
+ * end of the turn it arrives as soon as the bytes that carried it have been read, and whatever else
+ * those bytes carried goes with it, so a reply or a tool that finishes within the turn sends
+ * nothing early at all. What is still held when the actor finishes is not sent: it rides on the
+ * actor's result (`attachTo()`), and the agent reports it before the result itself, so the order
+ * of events never changes, nor their timestamps, taken when each was pushed.
  */
 export class ProgressBatcher<E> {
   private held: Progress<E>[] = [];
+  /** A burst is on (an event that could not wait went out this window): what comes next waits for the tick. */
+  private windowOpen = false;
+  private readonly canWait: (event: E) => boolean;
 
   constructor(
     private readonly send: (progress: Progress<E>[]) => void,
     private readonly now: () => number,
-  ) {}
+    options: ProgressBatcherOptions<E> = {},
+  ) {
+    this.canWait = options.canWait ?? never;
+  }
 
   push(event: E): void {
     this.held.push({ at: this.now(), event });
-    if (this.held.length === 1) waitForTick(this);
+    if (dueNow.has(this)) return;
+    if (!this.windowOpen && !this.canWait(event)) sendAtEndOfTurn(this);
+    else if (!waiting.has(this)) waitForTick(this);
   }
 
   /** Send what is held now (before an actor fails: its error carries no progress). */
@@ -47,8 +70,22 @@ export class ProgressBatcher<E> {
     return held.length > 0 ? Object.assign({}, result, { progress: held }) : result;
   }
 
+  /**
+   * The end of the turn or the window's tick came: send what is held. If that holds an event that
+   * could not wait, the burst goes on: the window stays open for another tick. Otherwise the burst
+   * is over (or never began: a call's start sent alone at a tick opens none, or the reply's first
+   * text after it would wait a window), and the next event that cannot wait opens a new one.
+   */
+  sendHeld(): void {
+    const held = this.take();
+    this.windowOpen = held.some(({ event }) => !this.canWait(event));
+    if (this.windowOpen) waitForTick(this);
+    if (held.length > 0) this.send(held);
+  }
+
   /** Hand over what is held. */
   private take(): Progress<E>[] {
+    dueNow.delete(this);
     waiting.delete(this);
     const held = this.held;
     if (held.length > 0) this.held = [];
@@ -56,25 +93,55 @@ export class ProgressBatcher<E> {
   }
 }
 
+const never = () => false;
+
+interface Batcher {
+  sendHeld(): void;
+}
+
 /*
- * One timer for every batcher of the process, not one per batch: a timer costs more than a
- * progress event that fits in a batch, and a thousand agents would otherwise keep a thousand.
- * A batcher that starts holding waits for the next tick, so for at most one window.
+ * One timer and one end-of-turn callback for every batcher of the process, not one per batch: a
+ * timer costs more than a progress event that fits in a batch, and a thousand agents would
+ * otherwise keep a thousand. A batcher that waits for the tick waits for at most one window.
+ * The tick keeps no process alive (an actor that is still running does that itself). The end of
+ * the turn does, for that one turn: Node runs an unreferenced immediate only once the event loop's
+ * poll phase returns, which may be a whole timer later.
  */
-const waiting = new Set<{ flush(): void }>();
+const dueNow = new Set<Batcher>();
+const waiting = new Set<Batcher>();
+let endOfTurn: unknown;
 let tick: ReturnType<typeof setTimeout> | undefined;
 
-function waitForTick(batcher: { flush(): void }): void {
+/** After the I/O callbacks of this turn (and the microtasks they start), before any timer: Node's check phase. */
+const atEndOfTurn: (callback: () => void) => unknown =
+  typeof setImmediate === "function" ? (callback) => setImmediate(callback) : (callback) => setTimeout(callback, 0);
+
+function sendAtEndOfTurn(batcher: Batcher): void {
+  dueNow.add(batcher);
+  if (endOfTurn !== undefined) return;
+  endOfTurn = atEndOfTurn(sendDueNow);
+}
+
+function waitForTick(batcher: Batcher): void {
   waiting.add(batcher);
   if (tick !== undefined) return;
-  tick = setTimeout(flushWaiting, PROGRESS_WINDOW_MS);
-  // The timer never keeps a process alive: an actor that is still running does that itself.
+  tick = setTimeout(sendWaiting, PROGRESS_WINDOW_MS);
   tick.unref();
 }
 
-function flushWaiting(): void {
+function sendDueNow(): void {
+  endOfTurn = undefined;
+  sendAll(dueNow);
+}
+
+function sendWaiting(): void {
   tick = undefined;
-  const due = [...waiting];
-  waiting.clear();
-  for (const batcher of due) batcher.flush();
+  sendAll(waiting);
+}
+
+/** Each batcher of the set sends what it holds; those that send join the set for the next tick again. */
+function sendAll(set: Set<Batcher>): void {
+  const due = [...set];
+  set.clear();
+  for (const batcher of due) batcher.sendHeld();
 }

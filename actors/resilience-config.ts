@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { modelApiFields } from "./model-api.js";
 
 /** Another model and/or endpoint tried, in order, once the primary has failed for good. */
 export const FallbackSchema = z
@@ -9,6 +10,7 @@ export const FallbackSchema = z
     apiKey: z.string().min(1).optional(),
     /** Name of the environment variable that holds this endpoint's key. */
     apiKeyEnv: z.string().min(1).optional(),
+    ...modelApiFields(),
   })
   .strict();
 export type Fallback = z.infer<typeof FallbackSchema>;
@@ -29,6 +31,12 @@ export const ResilienceSchema = z
     /** Which failures are retried; any other error goes straight to the next fallback. */
     retryOn: z.array(z.enum(RETRYABLE)).default([...RETRYABLE]),
     fallbacks: z.array(FallbackSchema).default([]),
+    /**
+     * Once a fallback has answered, the run's later calls start at it instead of the failing primary
+     * (the choice is kept in the run's context, so it survives a restore). Default true; false: every
+     * call starts at the primary again.
+     */
+    sticky: z.boolean().optional(),
   })
   .strict();
 export type Resilience = z.output<typeof ResilienceSchema>;

@@ -1,6 +1,8 @@
 import { createRequire } from "node:module";
 import { isMissing, OptionalPeerMissingError } from "../tools/optional-peer.js";
-import type { Message } from "./messages.js";
+import type { Message, PartsContent } from "./messages.js";
+import { inlineData, mediaKindOf } from "./content-parts.js";
+import { base64Bytes } from "../tools/byte-size.js";
 
 /**
  * Token counts for keeping a prompt under `config.context.maxTokens`, with gpt-tokenizer (the
@@ -44,10 +46,34 @@ const counted = new WeakMap<Message, number>();
 export function messageTokens(message: Message): number {
   const known = counted.get(message);
   if (known !== undefined) return known;
-  let tokens = PER_MESSAGE + tokensOf(message.content ?? "");
+  const content = message.content ?? "";
+  let tokens = PER_MESSAGE + (typeof content === "string" ? tokensOf(content) : partsTokens(content));
   if (message.role === "assistant") for (const call of message.toolCalls ?? []) tokens += 3 + tokensOf(call.name) + tokensOf(call.arguments);
   if (message.role === "tool" && message.name !== undefined) tokens += tokensOf(message.name);
   counted.set(message, tokens);
+  return tokens;
+}
+
+/**
+ * Images and files cannot be counted without the server's own rules, so they are estimated on the
+ * high side (a limit reached early compacts early, one missed is a failed call): an image as 765
+ * tokens (what OpenAI charges for 1024×1024 at high detail), a document as a token per 4 bytes, audio
+ * as a token per 1,000 bytes (about 10 tokens a second of compressed speech), a URL's content as one image.
+ */
+const IMAGE_TOKENS = 765;
+
+function partsTokens(parts: Exclude<PartsContent, string>): number {
+  let tokens = 0;
+  for (const part of parts) {
+    if (part.type === "text") {
+      tokens += tokensOf(part.text);
+      continue;
+    }
+    const inline = inlineData(part);
+    const kind = mediaKindOf(part);
+    if (kind === "image" || inline === undefined) tokens += IMAGE_TOKENS;
+    else tokens += Math.ceil(base64Bytes(inline.data) / (kind === "audio" ? 1_000 : 4));
+  }
   return tokens;
 }
 

@@ -2,7 +2,7 @@ import type { Tool, ToolContext } from "../tools/tool.js";
 import type { ToolSet } from "../tools/toolset.js";
 import type { CallDecision } from "./guard.js";
 import type { ToolCall } from "./messages.js";
-import type { JournalKey, ToolJournal } from "./tool-journal.js";
+import { RunStoppedError, type JournalKey, type ToolJournal } from "./tool-journal.js";
 import { mayRun, planCall, type CallPlan, type JournalView } from "./call-plan.js";
 import { failedOutcome, failureOf, succeededOutcome, truncateOutput, type ToolErrorKind, type ToolOutcome } from "./tool-outcome.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
@@ -11,6 +11,7 @@ import { fromReportingPromise } from "./reporting-promise.js";
 import { cancellationOf, type Cancellation } from "./cancellation.js";
 import type { ToolOwners } from "./tool-providers.js";
 import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
+import { checkedToolContent, isToolContent } from "./tool-content.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
 /** Replaces how one validated call is run (e.g. in a sandbox). The default calls `tool.execute`. */
@@ -316,7 +317,9 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
         try {
           view = (await journal?.lookup(key)) ?? "empty";
         } catch (error) {
-          return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be read (${errorText(error)})`);
+          if (error instanceof RunStoppedError) throw error;
+          // Not the error's text: it is the infrastructure's (a database, a file), and this goes to the model.
+          return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be read`);
         }
         plan = planCall({ ...facts, journal: view });
       }
@@ -354,7 +357,8 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
         try {
           claimed = (await journal.started(key, call.name)) !== false;
         } catch (error) {
-          return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be written (${errorText(error)})`);
+          if (error instanceof RunStoppedError) throw error;
+          return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be written`);
         }
         if (!claimed) {
           return fail(
@@ -367,6 +371,11 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       let outcome: ToolOutcome;
       try {
         const value = await runWithLimits(tool, args, call, input.state, batch, runner, parallel);
+        if (isToolContent(value)) {
+          const content = checkedToolContent(value, input.maxOutputChars);
+          if ("problem" in content) return finish(failedOutcome(call, "invalid_output", `${call.name} ran, but ${content.problem}`, now() - started));
+          return finish(succeededOutcome(call, tool, content.text, now() - started, content.parts));
+        }
         const rendered = renderResult(value);
         if (rendered.problem !== undefined) {
           return finish(failedOutcome(call, "invalid_output", `${call.name} ran, but ${rendered.problem}`, now() - started));

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { JianmuError } from "../tools/jianmu-error.js";
 import { ToolOutcomeSchema, type ToolOutcome } from "./tool-outcome.js";
 
 /** A journaled outcome is checked against this schema when it is read back from storage. */
@@ -28,6 +29,24 @@ export const JournalEntrySchema = z.discriminatedUnion("state", [
 export type JournalEntry = z.infer<typeof JournalEntrySchema>;
 
 type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * Thrown by a journal when the run may not go on in this process: another worker took it over, or
+ * its worker gave it up because the database stayed away (a queue store). Whoever throws it has
+ * already stopped the run, which continues elsewhere from its last checkpoint; the executor ends the
+ * batch without an observation (telling the model "the tool failed" would be untrue there).
+ */
+export class RunStoppedError extends JianmuError {
+  static override readonly errorCode: string = "RUN_STOPPED_ERROR";
+  override name = "RunStoppedError";
+  constructor(
+    readonly runId: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
 
 export interface ToolJournal {
   /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ToolCall } from "./messages.js";
+import { ContentPartSchema, type ContentPart, type ToolCall } from "./messages.js";
 
 /**
  * What became of one tool call, as a value: the shape the executor returns, the tool journal
@@ -36,8 +36,10 @@ export const ToolOutcomeSchema = z.object({
   callId: z.string(),
   name: z.string(),
   status: z.enum(["ok", "error", "denied", "rejected"]),
-  /** The observation the model reads. */
+  /** The observation the model reads (for a result with images or files: its text, each of them named). */
   content: z.string(),
+  /** A result with images or files (`toolContent`): the parts the tool message carries instead of `content`. */
+  parts: z.array(ContentPartSchema).optional(),
   errorKind: ToolErrorKindSchema.optional(),
   /**
    * A failed call's message (`status: "error"`), without the observation's wording around it: what
@@ -78,12 +80,14 @@ export function succeededOutcome(
   tool: { readonly effectTags: readonly string[]; readonly returnDirect?: boolean | undefined },
   content: string,
   durationMs: number,
+  parts?: ContentPart[],
 ): ToolOutcome {
   return {
     callId: call.id,
     name: call.name,
     status: "ok",
     content,
+    ...(parts !== undefined ? { parts } : {}),
     durationMs,
     effectTags: [...tool.effectTags],
     ...(tool.returnDirect ? { returnDirect: true } : {}),

@@ -1,13 +1,16 @@
 import OpenAI from "openai";
 import { ModelClient, ToolSet, createReactMachine, defaultContextBuilder, human, runAgent } from "jianmu";
+import { createAiSdk } from "./aisdk.mjs";
 import { createChartMachine, runChart } from "./chart.mjs";
 import { BENCH_PROMPT } from "./task.mjs";
 import { jianmuTools, toolBodies } from "./tools.mjs";
 
 /*
- * The contenders: the floor, jianmu, and the reference `chart` (jianmu's statechart in bare
- * XState, see chart.mjs). Each is built once per scenario (as an application would build its
- * agent once) and then `run()` many times; a run resolves with the final answer text.
+ * The contenders: the floor, jianmu, the Vercel AI SDK (aisdk.mjs), and the reference `chart`
+ * (jianmu's statechart in bare XState, see chart.mjs). Each is built once per scenario (as an
+ * application would build its agent once) and then `run()` many times; a run resolves with the
+ * final answer text. `run(prompt, { onText })` hands every streamed piece of the answer's text to
+ * `onText` the way a user of that library listens to it (the chart has no listener).
  */
 
 const API_KEY = "bench-key";
@@ -35,7 +38,7 @@ const sdkClient = ({ baseURL, fetch }) => new OpenAI({ baseURL, apiKey: API_KEY,
  */
 export function sdkCompletion({ baseURL, model, stream, fetch }) {
   const client = sdkClient({ baseURL, fetch });
-  return async function complete(messages) {
+  return async function complete(messages, onText) {
     const body = { model, messages, tools: FLOOR_TOOLS, stream };
     if (!stream) {
       const completion = await client.chat.completions.create(body);
@@ -48,7 +51,10 @@ export function sdkCompletion({ baseURL, model, stream, fetch }) {
     for await (const chunk of chunks) {
       const delta = chunk.choices[0]?.delta;
       if (!delta) continue;
-      if (delta.content) content += delta.content;
+      if (delta.content) {
+        onText?.(delta.content);
+        content += delta.content;
+      }
       for (const part of delta.tool_calls ?? []) {
         const call = (toolCalls[part.index] ??= { id: "", type: "function", function: { name: "", arguments: "" } });
         if (part.id) call.id = part.id;
@@ -70,10 +76,10 @@ export function createFloor({ baseURL, model, stream, fetch }) {
   const complete = sdkCompletion({ baseURL, model, stream, fetch });
   return {
     name: "floor",
-    async run(prompt = BENCH_PROMPT) {
+    async run(prompt = BENCH_PROMPT, { onText } = {}) {
       const messages = firstMessages(prompt);
       for (let round = 0; round < 50; round++) {
-        const { content, toolCalls } = await complete(messages);
+        const { content, toolCalls } = await complete(messages, onText);
         if (toolCalls.length === 0) return content;
         messages.push({ role: "assistant", content: content === "" ? null : content, tool_calls: toolCalls });
         const results = await Promise.all(
@@ -84,6 +90,43 @@ export function createFloor({ baseURL, model, stream, fetch }) {
           })),
         );
         messages.push(...results);
+      }
+      throw new Error("floor: no final answer after 50 rounds");
+    },
+  };
+}
+
+/** The floor's tools as the Responses API declares them (the very bytes jianmu sends: not strict). */
+const FLOOR_RESPONSES_TOOLS = FLOOR_TOOLS.map(({ function: fn }) => ({ type: "function", name: fn.name, description: fn.description, parameters: fn.parameters, strict: false }));
+
+/**
+ * The floor over the Responses API: the same minimal loop on the SDK's `responses.create`, with the
+ * same prompt, tools and `store: false` as jianmu's Responses client. Its input grows by each
+ * reply's function calls and their outputs; the reply's calls are read from the terminal event's
+ * response (streamed) or the response itself.
+ */
+export function createResponsesFloor({ baseURL, model, stream, fetch }) {
+  const client = sdkClient({ baseURL, fetch });
+  const complete = async (input) => {
+    const body = { model, input, tools: FLOOR_RESPONSES_TOOLS, store: false, stream };
+    if (!stream) return (await client.responses.create(body)).output;
+    let output = [];
+    for await (const event of await client.responses.create(body)) if (event.type === "response.completed") output = event.response.output;
+    return output;
+  };
+  return {
+    name: "floor",
+    async run(prompt = BENCH_PROMPT) {
+      const input = firstMessages(prompt);
+      for (let round = 0; round < 50; round++) {
+        const output = await complete(input);
+        const calls = output.filter((item) => item.type === "function_call");
+        if (calls.length === 0) return output.flatMap((item) => (item.type === "message" ? item.content.map((part) => part.text ?? "") : [])).join("");
+        for (const call of calls) input.push({ type: "function_call", call_id: call.call_id, name: call.name, arguments: call.arguments });
+        const results = await Promise.all(
+          calls.map(async (call) => ({ type: "function_call_output", call_id: call.call_id, output: String(await toolBodies[call.name](JSON.parse(call.arguments))) })),
+        );
+        input.push(...results);
       }
       throw new Error("floor: no final answer after 50 rounds");
     },
@@ -110,19 +153,21 @@ export function createChart({ baseURL, model, stream, fetch }) {
 
 /**
  * jianmu as a user runs it: `createReactMachine` with the real model client (retries on, its
- * default policy: 2 retries per call; the server never fails) and `runAgent`. `machineOptions` and
- * `actors` (for `machine.provide`) let inproc.mjs swap one layer for a bare one.
+ * default policy: 2 retries per call; the server never fails) and `runAgent`, over Chat Completions
+ * or (`api: "responses"`) the Responses API. `machineOptions` and `actors` (for `machine.provide`)
+ * let inproc.mjs swap one layer for a bare one.
  */
-export function createJianmu({ baseURL, model, stream, fetch, machineOptions = {}, actors, name = "jianmu" }) {
+export function createJianmu({ baseURL, model, stream, fetch, machineOptions = {}, actors, name = "jianmu", api = "chat" }) {
   const endpoint = fetch ? { client: sdkClient({ baseURL, fetch }) } : { baseURL, apiKey: API_KEY };
-  const modelClient = ModelClient.resolve({ ...endpoint, model, stream, resilience: { maxRetries: 2 } });
+  const modelClient = ModelClient.resolve({ ...endpoint, model, stream, api, resilience: { maxRetries: 2 } });
   const built = createReactMachine({ modelClient, tools: jianmuTools, config: { maxIterations: 50 }, ...machineOptions });
   const machine = actors ? built.provide({ actors }) : built;
   return {
     name,
     machine,
-    async run(prompt = BENCH_PROMPT) {
-      const output = await runAgent(machine, { messages: [human(prompt)] });
+    async run(prompt = BENCH_PROMPT, { onText } = {}) {
+      const listen = onText ? { onEvent: (event) => event.type === "text.delta" && onText(event.delta) } : {};
+      const output = await runAgent(machine, { messages: [human(prompt)] }, listen);
       if (output.status !== "succeeded") {
         throw new Error(`${name}: the run failed (${output.termination?.reason}): ${output.termination?.error?.message ?? ""}`);
       }
@@ -131,4 +176,7 @@ export function createJianmu({ baseURL, model, stream, fetch, machineOptions = {
   };
 }
 
-export const CONTENDERS = { floor: createFloor, chart: createChart, jianmu: createJianmu };
+/** The Vercel AI SDK with the floor's prompt, key and retry policy. */
+export const createAiSdkContender = (options) => createAiSdk({ ...options, apiKey: API_KEY, system: FLOOR_SYSTEM_PROMPT });
+
+export const CONTENDERS = { floor: createFloor, chart: createChart, jianmu: createJianmu, aisdk: createAiSdkContender };

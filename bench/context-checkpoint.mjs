@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,7 +9,9 @@ import { scriptedModel } from "../dist/testing.js";
 /*
  * How big a long run's checkpoint gets, with and without `config.context`: a 500-round run (one tool
  * call per round, ~80-token results) saved at every stable state, as `runAgent({ checkpoints })` does.
- * Sizes are bytes of the saved record's JSON, measured at a few rounds; no timings.
+ * Sizes are bytes of the saved record's JSON, measured at a few rounds; no timings. A third variant
+ * carries a 200 KB photo in its first message: its checkpoints must be the first variant's plus a
+ * reference, the photo's bytes written once (`blobBytes`).
  *
  *   npm run build && node bench/context-checkpoint.mjs [--rounds N] [--out DIR]
  *
@@ -35,6 +38,11 @@ const lookup = defineTool({
 
 class MeasuringStore extends MemoryCheckpointStore {
   sizes = new Map();
+  blobBytes = 0;
+  putBlob(runId, sha256, blob) {
+    super.putBlob(runId, sha256, blob);
+    this.blobBytes += blob.data.length;
+  }
   save(runId, record) {
     super.save(runId, record);
     const { state, loop } = record.snapshot.context;
@@ -47,7 +55,10 @@ class MeasuringStore extends MemoryCheckpointStore {
   }
 }
 
-async function measure(context) {
+/** A 200 KB photo (random bytes: nothing about it compresses) for the variant whose first message carries one. */
+const PHOTO = { type: "image", data: randomBytes(200_000).toString("base64"), mediaType: "image/png" };
+
+async function measure(context, photo) {
   const script = [...Array.from({ length: ROUNDS }, (_, i) => ({ toolCalls: [{ id: `call_${i}`, name: "lookup", arguments: { id: i } }] })), { content: "done" }];
   const machine = createReactMachine({
     modelClient: scriptedModel(script),
@@ -56,20 +67,23 @@ async function measure(context) {
     configFile: false,
   });
   const store = new MeasuringStore();
-  const output = await runAgent(machine, { messages: [human("Read every record.")], runId: "bench" }, { checkpoints: store });
+  const first = photo ? human([{ type: "text", text: "Read every record." }, PHOTO]) : human("Read every record.");
+  const output = await runAgent(machine, { messages: [first], runId: "bench" }, { checkpoints: store });
   if (output.status !== "succeeded") throw new Error(`the run failed: ${output.termination?.reason}`);
-  return Object.fromEntries(MARKS.map((round) => [round, store.sizes.get(round)]));
+  return { atRound: Object.fromEntries(MARKS.map((round) => [round, store.sizes.get(round)])), blobBytes: store.blobBytes };
 }
 
 const variants = [
   { name: "no compaction", context: undefined },
   { name: "trim, maxTokens 4000, keepLast 6", context: { maxTokens: 4_000, strategy: "trim", keepLast: 6 } },
+  // The photo is stored once for the run (docs/content-parts.md): the checkpoints hold a reference.
+  { name: "no compaction, a 200 KB photo in the first message", context: undefined, photo: true },
 ];
 const results = [];
 for (const variant of variants) {
-  const atRound = await measure(variant.context);
+  const { atRound, blobBytes } = await measure(variant.context, variant.photo);
   const [before, last] = MARKS.slice(-2);
-  results.push({ variant: variant.name, atRound, bytesPerRound: (atRound[last].total - atRound[before].total) / (last - before) });
+  results.push({ variant: variant.name, atRound, blobBytes, bytesPerRound: (atRound[last].total - atRound[before].total) / (last - before) });
 }
 
 const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
@@ -83,6 +97,7 @@ const lines = [
   ...results.map((r) => `| ${r.variant} | ${MARKS.map((m) => `${kb(r.atRound[m].total)} (messages ${kb(r.atRound[m].messages)}, ${r.atRound[m].messageCount} msgs; call log ${kb(r.atRound[m].callLog)})`).join(" | ")} |`),
   "",
   `Growth per round from round ${MARKS.at(-2)} to ${MARKS.at(-1)}: ${results.map((r) => `${r.variant}: ${Math.round(r.bytesPerRound)} B`).join("; ")}.`,
+  `Stored apart once per run (blobs): ${results.map((r) => `${r.variant}: ${kb(r.blobBytes)}`).join("; ")}.`,
   "",
 ];
 const text = lines.join("\n");

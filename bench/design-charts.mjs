@@ -1,4 +1,4 @@
-import { assign, emit, fromCallback, fromPromise, sendTo, setup } from "xstate";
+import { assign, emit, enqueueActions, fromCallback, fromPromise, sendTo, setup } from "xstate";
 import { ToolSet } from "jianmu";
 import { applyReply, chartContext, chartGuards, chartOutput, loopEndStates, staticToolProviders, terminate, toolMessages } from "./chart.mjs";
 import { jianmuTools, toolBodies } from "./tools.mjs";
@@ -47,34 +47,91 @@ function longLived(kind, run) {
   });
 }
 
+/**
+ * Whether anyone listens to the actor's emitted events. XState has no public way to ask: this reads
+ * the listener map `actor.on()` fills (a private field of XState's Actor, present in 5.x), and counts
+ * an actor whose map it cannot read as listened to, so a change in XState can only cost time, never
+ * lose an event.
+ */
+export function listened(actor) {
+  const listeners = actor.eventListeners;
+  return !(listeners instanceof Map) || listeners.size > 0;
+}
+
+/** What jianmu adds to every telemetry event (machines/contract/events.ts). */
+const stamp = (context) => ({ agent: "design", runId: "run", iteration: context.iteration, timestamp: Date.now() });
+
+/**
+ * The telemetry of one step as jianmu's chart emits it: one `enqueue.emit` per event, each a new
+ * object with the agent's fields, from an action run on the step's outcome. `when` is "always"
+ * (jianmu's chart today) or "listened" (only when `listened(self)`: no event is built otherwise).
+ */
+function telemetry(when, eventsOf) {
+  return enqueueActions(({ context, event, self, enqueue }) => {
+    if (when === "listened" && !listened(self)) return;
+    const base = stamp(context);
+    for (const item of eventsOf(event, context)) enqueue.emit(Object.assign({}, item, base));
+  });
+}
+
+/** The model call's events (jianmu: model.call.started and .completed ride on the LLM step's result, then reply.completed). */
+const modelEvents = (event) => [
+  { type: "model.call.started", attempt: 1, model: "bench", endpoint: "bench" },
+  { type: "model.call.completed", attempt: 1, model: "bench", endpoint: "bench", usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, finishReason: "stop", durationMs: 0 },
+  { type: "reply.completed", toolCalls: event.output.toolCalls.length },
+];
+/** A batch's events: each call's start and end (jianmu: they ride on the executor's result). */
+const toolEvents = (event) =>
+  event.output.flatMap((message) => [
+    { type: "tool.call.started", callId: message.tool_call_id, name: "lookup", arguments: "{}" },
+    { type: "tool.call.completed", callId: message.tool_call_id, name: "lookup", durationMs: 0, output: message.content },
+  ]);
+
+/** A design's shape (its name without a telemetry suffix) and its telemetry: "none", "always" or "listened". */
+function parseDesign(design) {
+  const match = /^(.*?)(Telemetry|Listened)?$/.exec(design);
+  return { shape: match[1], telemetryWhen: match[2] === "Telemetry" ? "always" : match[2] === "Listened" ? "listened" : "none" };
+}
+
 export function designMachine(design, complete) {
   const name = design;
   const target = (path) => `#${name}.${path}`;
-  const guardActor = design === "perRound" || design === "longLived";
-  const longLivedActors = design === "longLived" || design === "both";
-  const fewer = design === "fewerSteps";
+  const { shape, telemetryWhen } = parseDesign(design);
+  const guardActor = shape === "perRound" || shape === "longLived";
+  const longLivedActors = shape === "longLived" || shape === "both";
+  const fewer = shape === "fewerSteps";
+  // Telemetry rides on the step's outcome, before the transition's own actions (as jianmu's settle actions do).
+  const withTelemetry = (eventsOf, transition) =>
+    telemetryWhen === "none" ? transition : { ...transition, actions: [telemetry(telemetryWhen, eventsOf), ...[transition.actions ?? []].flat()] };
 
   const agentLLM = {
     entry: [
       assign({ streamingOutput: "" }),
-      emit(({ context }) => ({ type: "reply.started", agent: name, round: context.rounds + 1 })),
+      telemetryWhen === "listened"
+        ? enqueueActions(({ context, self, enqueue }) => listened(self) && enqueue.emit({ type: "reply.started", agent: name, round: context.rounds + 1 }))
+        : emit(({ context }) => ({ type: "reply.started", agent: name, round: context.rounds + 1 })),
       ...(longLivedActors ? [sendTo(`${name}.llm`, ({ context }) => ({ type: "llm.request", input: { messages: context.messages, tools: context.tools } }))] : []),
     ],
     ...(longLivedActors ? { exit: sendTo(`${name}.llm`, { type: "llm.abort" }) } : {}),
   };
-  const afterReply = fewer
-    ? [
-        { guard: "hasToolCalls", target: "ToolExecutor", actions: "applyReply" },
-        { guard: "doneNow", target: target("Succeeded"), actions: "applyReply" },
-        { target: target("Evaluating"), reenter: true, actions: ["applyReply", "countIteration"] },
-      ]
-    : [
-        { guard: "hasToolCalls", target: "ToolExecutor", actions: "applyReply" },
-        { target: "StateCondition", actions: "applyReply" },
-      ];
-  const afterTools = fewer
-    ? { target: target("Evaluating"), reenter: true, actions: ["applyOutcomes", "countIteration"] }
-    : { target: target("Evaluating.ChildRunning.StateCondition"), actions: "applyOutcomes" };
+  const afterReply = (
+    fewer
+      ? [
+          { guard: "hasToolCalls", target: "ToolExecutor", actions: "applyReply" },
+          { guard: "doneNow", target: target("Succeeded"), actions: "applyReply" },
+          { target: target("Evaluating"), reenter: true, actions: ["applyReply", "countIteration"] },
+        ]
+      : [
+          { guard: "hasToolCalls", target: "ToolExecutor", actions: "applyReply" },
+          { target: "StateCondition", actions: "applyReply" },
+        ]
+  ).map((transition) => withTelemetry(modelEvents, transition));
+  const afterTools = withTelemetry(
+    toolEvents,
+    fewer
+      ? { target: target("Evaluating"), reenter: true, actions: ["applyOutcomes", "countIteration"] }
+      : { target: target("Evaluating.ChildRunning.StateCondition"), actions: "applyOutcomes" },
+  );
   if (longLivedActors) agentLLM.on = { "llm.done": afterReply, "llm.failed": { target: target("Failed"), actions: terminate("modelError") } };
   else {
     agentLLM.invoke = {
@@ -192,7 +249,7 @@ export function twoStateMachine(complete) {
   });
 }
 
-export const DESIGNS = ["perRound", "noGuard", "longLived", "both", "fewerSteps", "twoStates"];
+export const DESIGNS = ["perRound", "noGuard", "longLived", "both", "fewerSteps", "twoStates", "noGuardTelemetry", "noGuardListened", "bothTelemetry", "bothListened"];
 
 /** The machine of `design` around `complete`. */
 export const designChart = (design, complete) => (design === "twoStates" ? twoStateMachine(complete) : designMachine(design, complete));

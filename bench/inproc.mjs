@@ -2,7 +2,8 @@ import { createActor, fromPromise, toPromise } from "xstate";
 import { CONTENDERS, createJianmu, firstMessages, sdkCompletion } from "./contenders.mjs";
 import { DESIGNS, designChart } from "./design-charts.mjs";
 import { interleaved, median, timed } from "./measure.mjs";
-import { scriptedReply } from "./replies.mjs";
+import { memoryFetch } from "./memory-fetch.mjs";
+import { firstToken } from "./scenarios.mjs";
 import { BENCH_PROMPT, finalAnswer, parseTaskModel, taskModel } from "./task.mjs";
 import { toolBodies } from "./tools.mjs";
 
@@ -14,8 +15,9 @@ import { toolBodies } from "./tools.mjs";
  * Every contender's `openai` client gets a `fetch` that answers from memory with the bench server's
  * scripted replies (the same bytes the loopback server sends), so the SDK still builds, sends and
  * parses every request, and what differs between contenders is only the loop around it. The floor,
- * the bare XState chart and jianmu take turns run by run in one process; it prints the median wall and
- * CPU time each adds per model call over the floor. Without the HTTP stack the figures are steadier
+ * the bare XState chart, jianmu and the Vercel AI SDK take turns run by run in one process; it prints
+ * the median wall and CPU time each adds per model call over the floor, then the first token (see
+ * `firstToken` in scenarios.mjs) of the floor, jianmu and the AI SDK, answered from memory. Without the HTTP stack the figures are steadier
  * than the loopback bench's (and smaller: over loopback the same work costs about twice as much, the
  * HTTP stack running slower between the interpreter's steps), so this is the yardstick for changes
  * to the loop itself; run.mjs stays the one for the issue's targets.
@@ -41,14 +43,6 @@ const model = taskModel(task);
 const expected = finalAnswer(parseTaskModel(model));
 const baseURL = "http://memory.invalid/v1";
 
-/** The loopback server's answer to this request, without the loopback. */
-async function memoryFetch(_url, init) {
-  const body = JSON.parse(init.body);
-  const round = body.messages.filter((m) => m.role === "assistant").length;
-  const reply = scriptedReply(parseTaskModel(body.model), body.model, round, body.stream === true);
-  const [text, type] = reply.kind === "json" ? [JSON.stringify(reply.body), "application/json"] : [reply.body, "text/event-stream"];
-  return new Response(text, { status: 200, headers: { "content-type": type } });
-}
 const endpoint = { baseURL, model, stream, fetch: memoryFetch };
 
 /** A ModelClient with none of jianmu's model layer: the floor's SDK call, its reply in jianmu's shape. */
@@ -128,4 +122,14 @@ for (const name of names.filter((n) => n !== "floor")) {
   const w = median(wall[name]);
   const c = median(cpu[name]);
   console.log(`| ${name} | ${perCall(w - floor.wall)} | ${perCall(c - floor.cpu)} | ${(w / floor.wall).toFixed(2)}× |`);
+}
+
+const first = await firstToken({ reps: smoke ? 3 : reps, warmup: smoke ? 1 : 20, pause: smoke ? 5 : 20, inProcess: true });
+console.log(`\nFirst token, answered from memory: a streamed answer's first delta, then a ${first.pause} ms pause; from its bytes' arrival to the listener, ${first.floor.samples} interleaved runs each.`);
+console.log("| contender | p50 | p99 | p50 − floor | p99 − floor |");
+console.log("|---|---:|---:|---:|---:|");
+const msText = (v) => `${v.toFixed(2)} ms`;
+for (const name of ["floor", "jianmu", "aisdk"]) {
+  const f = first[name];
+  console.log(`| ${name} | ${msText(f.p50Ms)} | ${msText(f.p99Ms)} | ${msText(f.p50Ms - first.floor.p50Ms)} | ${msText(f.p99Ms - first.floor.p99Ms)} |`);
 }

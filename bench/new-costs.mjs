@@ -69,15 +69,18 @@ function checkpointRows(dir) {
   const data = readJson(dir, "context-checkpoint.json");
   const source = "context-checkpoint.md";
   const measures = ["Checkpoint record at the last round (baseline: no compaction; jianmu: trim at 4 000 tokens)", "Checkpoint growth per round over the last marks (same two variants)"];
-  const [plain, trimmed] = data?.results ?? [];
+  const [plain, trimmed, photo] = data?.results ?? [];
   if (!plain || !trimmed) return measures.map((measure) => missing(measure, source));
   const marks = data.marks ?? Object.keys(plain.atRound).map(Number);
   const [before, last] = marks.slice(-2);
   const growth = (r) => r.bytesPerRound ?? (r.atRound[last].total - r.atRound[before].total) / (last - before);
-  return [
+  const rows = [
     info(`Checkpoint record at round ${last} of a ${data.rounds}-round run (baseline: no compaction; jianmu: trim at 4 000 tokens)`, plain.atRound[last].total, trimmed.atRound[last].total, kb, source, data.date),
     info(`Checkpoint growth per round, rounds ${before}→${last} (same two variants)`, growth(plain), growth(trimmed), bytes, source, data.date),
   ];
+  // The photo is stored once per run: its checkpoints are the plain run's plus a reference.
+  if (photo) rows.push(info(`Checkpoint record at round ${last} with a 200 KB photo in the first message (baseline: the same run without)`, plain.atRound[last].total, photo.atRound[last].total, kb, source, data.date));
+  return rows;
 }
 
 function queueRows(dir) {

@@ -2,6 +2,8 @@ import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { measureImport } from "./import.mjs";
+import { interleaved } from "./measure.mjs";
+import { NAMES as CONTENDER_NAMES } from "./scenarios.mjs";
 import { newCostRows, newCostsTable, runNewCosts } from "./new-costs.mjs";
 import { runClient, startServer, warningPattern } from "./processes.mjs";
 import { buildRows, environment, markdownReport, markdownTable } from "./report.mjs";
@@ -36,6 +38,7 @@ function parseArgs(argv) {
 const FULL = {
   latency: { reps: 100, warmup: 150 },
   throughput: { reps: 5, runs: 250, concurrency: 100, warmup: 100 },
+  firstToken: { reps: 200, warmup: 20, pause: 20 },
   parallelTools: { reps: 20, warmup: 3, probeRuns: 2, stream: true },
   memory: { reps: 3, agents: 1000, warmupRuns: 300, stream: true },
   retention: { reps: 2, batches: 6, batchRuns: 300, batchConcurrency: 20, stream: true },
@@ -46,6 +49,7 @@ const FULL = {
 const SMOKE = {
   latency: { reps: 1, warmup: 1 },
   throughput: { reps: 1, runs: 10, concurrency: 5, warmup: 5 },
+  firstToken: { reps: 2, warmup: 1, pause: 5 },
   parallelTools: { reps: 1, warmup: 1, probeRuns: 1, stream: true },
   memory: { reps: 1, agents: 20, warmupRuns: 10, stream: true },
   retention: { reps: 1, batches: 1, batchRuns: 10, batchConcurrency: 5, stream: true },
@@ -69,13 +73,15 @@ function plan(sizes) {
     ["latencyStream", { scenario: "latency", stream: true, ...sizes.latency }],
     ["throughputWhole", { scenario: "throughput", stream: false, ...sizes.throughput }],
     ["throughputStream", { scenario: "throughput", stream: true, ...sizes.throughput }],
+    ["firstToken", { scenario: "firstToken", ...sizes.firstToken }],
+    ["firstTokenInProcess", { scenario: "firstToken", inProcess: true, ...sizes.firstToken }],
     ["parallelTools", { scenario: "parallelTools", ...sizes.parallelTools }],
   ];
-  // One process per contender and repetition, alternating which goes first.
+  // One process per contender and repetition, taking turns at going first.
   for (const scenario of ["memory", "retention"]) {
     const { reps, ...size } = sizes[scenario];
     for (let rep = 0; rep < reps; rep++) {
-      for (const contender of rep % 2 === 0 ? ["floor", "jianmu"] : ["jianmu", "floor"]) {
+      for (const contender of interleaved(rep, CONTENDER_NAMES)) {
         jobs.push([`${scenario}.${contender}`, { scenario, contender, ...size }]);
       }
     }
@@ -92,7 +98,7 @@ async function coldImport({ reps }) {
     const { subjects } = await measureImport({ reps });
     // The report reads { ms, heapMB } per subject; heap is already over an empty process's.
     const figures = ({ ms, cpuMs, heapBytes }) => ({ ms, cpuMs, heapMB: heapBytes / (1024 * 1024) });
-    return { result: { reps, empty: figures(subjects.empty), peers: figures(subjects.peers), base: figures(subjects.floor), jianmu: figures(subjects.jianmu) } };
+    return { result: { reps, empty: figures(subjects.empty), peers: figures(subjects.peers), base: figures(subjects.floor), jianmu: figures(subjects.jianmu), aisdk: figures(subjects.aisdk) } };
   } catch (error) {
     return { error: String(error?.stack ?? error) };
   }
@@ -108,7 +114,8 @@ async function main() {
   const server = startServer(stderrLines);
   await server.ready;
 
-  const results = { memory: { floor: [], jianmu: [] }, retention: { floor: [], jianmu: [] } };
+  const perContender = () => Object.fromEntries(CONTENDER_NAMES.map((name) => [name, []]));
+  const results = { memory: perContender(), retention: perContender() };
   const errors = [];
   try {
     for (const [key, job] of plan(sizes)) {
@@ -116,7 +123,7 @@ async function main() {
       const t0 = performance.now();
       const answer = job.scenario === "import" ? await coldImport(job) : await runClient({ ...job, baseURL: await server.restart() }, stderrLines, { execArgv: EXEC_ARGV[job.scenario] ?? EXEC_ARGV.default });
       for (const warning of answer.warnings ?? []) warnings.add(warning);
-      const label = job.contender ? `${job.scenario} (${job.contender})` : `${job.scenario}${job.stream === false ? " (non-streaming)" : job.stream ? " (streaming)" : ""}`;
+      const label = job.contender ? `${job.scenario} (${job.contender})` : `${job.scenario}${job.stream === false ? " (non-streaming)" : job.stream ? " (streaming)" : job.inProcess ? " (in process)" : ""}`;
       console.log(`${answer.error ? "failed" : "done"}  ${label.padEnd(28)} ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       if (answer.error) {
         errors.push(`${label}: ${answer.error}`);

@@ -1,7 +1,8 @@
 import { createActor, waitFor } from "xstate";
 import { ai, human, persistAgent, requireApproval, restoreAgent, runStatusOf, statePath, toolMessage } from "jianmu";
 import { CONTENDERS, createJianmu } from "./contenders.mjs";
-import { interleaved, median, runPool, settledMemory, slope, timed } from "./measure.mjs";
+import { interleaved, median, percentile, runPool, settledMemory, slope, timed } from "./measure.mjs";
+import { arrivalTiming, memoryFetch } from "./memory-fetch.mjs";
 import { finalAnswer, parseTaskModel, taskModel } from "./task.mjs";
 import { takeSleepCalls } from "./tools.mjs";
 
@@ -11,23 +12,26 @@ import { takeSleepCalls } from "./tools.mjs";
  * repetition, so that drift (other load on the machine, JIT warm-up, GC) hits them alike.
  */
 
-const NAMES = ["floor", "jianmu"];
+/** The contenders: the floor, jianmu and the Vercel AI SDK. */
+export const NAMES = ["floor", "jianmu", "aisdk"];
+/** Persisting a paused run: the AI SDK keeps no run state to save (its messages are the floor's). */
+const PERSISTED = ["floor", "jianmu"];
 /** The timing scenarios also run the reference `chart` (jianmu's chart in bare XState). */
-const WITH_CHART = ["floor", "chart", "jianmu"];
+const WITH_CHART = ["floor", "chart", "jianmu", "aisdk"];
 
-function build(task, { baseURL, stream }, names = NAMES) {
+function build(task, { baseURL, stream, fetch }, names = NAMES) {
   const model = taskModel(task);
   const expected = finalAnswer(parseTaskModel(model));
   const checked = (contender) => ({
     name: contender.name,
     machine: contender.machine,
-    async run() {
-      const answer = await contender.run();
+    async run(listen) {
+      const answer = await contender.run(undefined, listen);
       if (answer !== expected) throw new Error(`${contender.name} answered ${JSON.stringify(answer)}, expected ${JSON.stringify(expected)}`);
       return answer;
     },
   });
-  return Object.fromEntries(names.map((name) => [name, checked(CONTENDERS[name]({ baseURL, model, stream }))]));
+  return Object.fromEntries(names.map((name) => [name, checked(CONTENDERS[name]({ baseURL, model, stream, fetch }))]));
 }
 
 async function warmUp(contenders, runs, names = NAMES) {
@@ -47,7 +51,7 @@ export async function latency({ baseURL, stream, reps, warmup }) {
     }
   }
   const summary = (name) => ({ wallMs: median(samples[name].wallMs), cpuMs: median(samples[name].cpuMs), samples: reps });
-  return { stream, floor: summary("floor"), chart: summary("chart"), jianmu: summary("jianmu") };
+  return { stream, ...Object.fromEntries(WITH_CHART.map((name) => [name, summary(name)])) };
 }
 
 /** `runs` K=10, P=1 runs with `concurrency` in flight: completed runs per second. */
@@ -61,14 +65,35 @@ export async function throughput({ baseURL, stream, reps, runs, concurrency, war
       rates[name].push(runs / (wallMs / 1000));
     }
   }
-  return {
-    stream,
-    concurrency,
-    runs,
-    floor: { runsPerSecond: median(rates.floor), samples: reps },
-    chart: { runsPerSecond: median(rates.chart), samples: reps },
-    jianmu: { runsPerSecond: median(rates.jianmu), samples: reps },
+  return { stream, concurrency, runs, ...Object.fromEntries(WITH_CHART.map((name) => [name, { runsPerSecond: median(rates[name]), samples: reps }])) };
+}
+
+/**
+ * The first token: a streamed answer whose first delta comes at once, then a pause of `pause` ms
+ * before the rest (task.mjs), one run at a time. Per contender and run, how long after the
+ * response's first bytes (the role and that delta) reached JavaScript in this process the delta
+ * reached the listener a user of that library attaches: the floor's own `for await` over the SDK's
+ * stream, jianmu's `onEvent` (`text.delta`), the AI SDK's `textStream`. Every contender's client
+ * gets the same `fetch`, which notes the bytes' arrival (memory-fetch.mjs). The floor's figure is
+ * the `openai` SDK's own stream yielding the delta: the others' minus the floor's is what each
+ * library adds. `inProcess` answers from memory instead of over loopback.
+ */
+export async function firstToken({ baseURL, reps, warmup, pause, inProcess }) {
+  const timing = arrivalTiming(inProcess ? memoryFetch : globalThis.fetch);
+  const endpoint = { baseURL: inProcess ? "http://memory.invalid/v1" : baseURL, fetch: timing.fetch };
+  const contenders = build({ k: 0, p: 1, pause }, { ...endpoint, stream: true });
+  const delays = Object.fromEntries(NAMES.map((name) => [name, []]));
+  const once = async (name) => {
+    let heard;
+    await contenders[name].run({ onText: () => (heard ??= performance.now()) });
+    const arrived = timing.arrivedAt();
+    if (heard === undefined || arrived === undefined) throw new Error(`${name}: the first delta never reached the listener`);
+    return heard - arrived;
   };
+  for (let i = 0; i < warmup; i++) for (const name of NAMES) await once(name);
+  for (let rep = 0; rep < reps; rep++) for (const name of interleaved(rep, NAMES)) delays[name].push(await once(name));
+  const summary = (name) => ({ p50Ms: percentile(delays[name], 0.5), p99Ms: percentile(delays[name], 0.99), maxMs: Math.max(...delays[name]), samples: reps });
+  return { inProcess: inProcess === true, pause, ...Object.fromEntries(NAMES.map((name) => [name, summary(name)])) };
 }
 
 /**
@@ -101,7 +126,7 @@ export async function parallelTools({ baseURL, stream, reps, warmup, probeRuns }
     oneToolMs: median(samples[name].callMs),
     samples: reps,
   });
-  return { stream, sleepMs: 50, parallel: 8, floor: summary("floor"), jianmu: summary("jianmu") };
+  return { stream, sleepMs: 50, parallel: 8, ...Object.fromEntries(NAMES.map((name) => [name, summary(name)])) };
 }
 
 /**
@@ -226,9 +251,9 @@ export async function persistence({ baseURL, iterations, historySize }) {
       restore: (text) => createActor(machine, { snapshot: restoreAgent(machine, text) }),
     },
   };
-  const samples = Object.fromEntries(NAMES.map((name) => [name, { persistUs: [], restoreUs: [], bytes: 0 }]));
+  const samples = Object.fromEntries(PERSISTED.map((name) => [name, { persistUs: [], restoreUs: [], bytes: 0 }]));
   for (let i = 0; i < iterations + 20; i++) {
-    for (const name of interleaved(i, NAMES)) {
+    for (const name of interleaved(i, PERSISTED)) {
       const t0 = performance.now();
       const text = ops[name].persist();
       const t1 = performance.now();
@@ -258,4 +283,4 @@ export async function repeat({ baseURL, stream, contender, runs }) {
   return { contender, stream, runs, wallMsPerRun: wallMs / runs, cpuMsPerRun: cpuMs / runs };
 }
 
-export const SCENARIOS = { latency, throughput, parallelTools, memory, retention, persistence, repeat };
+export const SCENARIOS = { latency, throughput, firstToken, parallelTools, memory, retention, persistence, repeat };

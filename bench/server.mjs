@@ -1,12 +1,13 @@
 import { replies, startOpenAIServer } from "jianmu/testing";
-import { scriptedReply } from "./replies.mjs";
-import { parseTaskModel } from "./task.mjs";
+import { replyFor } from "./replies.mjs";
+import { parseTaskModel, roundOf } from "./task.mjs";
 
 /*
  * The scripted OpenAI-compatible server, in a process of its own (forked by run.mjs) so that its
  * work never counts against a contender's CPU time. It answers at once from the task named by
- * the request's model. Held requests (tasks with `-holdN`) wait until a client calls
- * /v1/bench/release; /v1/bench/parked?atLeast=N answers once N requests are waiting.
+ * the request's model, over Chat Completions or the Responses API (by the path). Held requests (tasks with `-holdN`) wait until a client calls
+ * /v1/bench/release; /v1/bench/parked?atLeast=N answers once N requests are waiting. A paused
+ * task's answer (`-pauseN`) sends its first delta, waits N ms, then sends the rest.
  *
  * IPC from the parent: { cmd: "restart" } starts a fresh server (a new request log for every
  * scenario) and answers { baseURL }; { cmd: "stop" } closes it and exits.
@@ -46,8 +47,9 @@ function respond(request) {
   const body = request.body ?? {};
   const task = parseTaskModel(body.model);
   if (!task) return replies.error(400, `bench server: model ${JSON.stringify(body.model)} names no bench task`);
-  const round = (body.messages ?? []).filter((message) => message.role === "assistant").length;
-  const reply = scriptedReply(task, body.model, round, body.stream === true);
+  const round = roundOf(request.path, body, task);
+  const { reply: built, pauseBefore } = replyFor(task, body.model, round, body.stream === true, request.path.endsWith("/responses"));
+  const reply = pauseBefore === undefined ? built : { ...built, delayMs: (event) => (event === pauseBefore ? task.pause : 0) };
   if (task.hold !== round) return reply;
   return new Promise((resolve) => {
     parked.push(() => resolve(reply));

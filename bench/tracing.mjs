@@ -15,19 +15,15 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "
 import { createReactMachine, defineTool, human, ModelClient, runAgent } from "jianmu";
 import { startOpenAIServer } from "jianmu/testing";
 import { z } from "zod";
-import { interleaved, median, timed } from "./measure.mjs";
+import { cliOption, interleaved, median, timed } from "./measure.mjs";
 import { scriptedReply } from "./replies.mjs";
 import { BENCH_PROMPT, finalAnswer, lookupResult, taskModel } from "./task.mjs";
 
-function option(name, fallback) {
-  const at = process.argv.indexOf(`--${name}`);
-  return at === -1 ? fallback : process.argv[at + 1];
-}
 const smoke = process.argv.includes("--smoke");
-const reps = Number(option("reps", smoke ? 2 : 12));
-const runs = Number(option("runs", smoke ? 2 : 40));
-const rounds = Number(option("rounds", 3));
-const parallel = Number(option("parallel", 2));
+const reps = Number(cliOption("reps", smoke ? 2 : 12));
+const runs = Number(cliOption("runs", smoke ? 2 : 40));
+const rounds = Number(cliOption("rounds", 3));
+const parallel = Number(cliOption("parallel", 2));
 
 // The bench's own task and replies (task.mjs, replies.mjs): streamed, as real endpoints answer.
 const task = { k: rounds, p: parallel, tool: "lookup", sleepMs: 0, hold: undefined };
@@ -100,5 +96,5 @@ console.log("| measure | off (ms/run) | on (ms/run) | on / off |");
 console.log("| --- | --- | --- | --- |");
 console.log(`| wall | ${fmt(result.medianMsPerRun.off.wall)} | ${fmt(result.medianMsPerRun.on.wall)} | ${result.ratio.wall.toFixed(2)}x |`);
 console.log(`| cpu | ${fmt(result.medianMsPerRun.off.cpu)} | ${fmt(result.medianMsPerRun.on.cpu)} | ${result.ratio.cpu.toFixed(2)}x |`);
-const out = option("json", undefined);
+const out = cliOption("json", undefined);
 if (out) writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);

@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { ReActConfig } from "../machines/contract/config.js";
 import { COMMANDS, type CommandName } from "./help.js";
 import { JianmuError } from "../tools/jianmu-error.js";
+import type { ModelApi } from "../actors/model-api.js";
 
 /** A command line that cannot be run as typed: one line naming the flag and the fix, exit code 2. */
 export class UsageError extends JianmuError {
@@ -16,11 +17,19 @@ export interface RunArgs {
   task?: string;
   model?: string;
   baseURL?: string;
+  /** --api: which of the SDK's APIs to speak (jianmu.yaml's llm.api otherwise). */
+  api?: ModelApi;
   maxIterations?: number;
   budget?: number;
   tools?: string[];
   root?: string;
   requireApproval: string[];
+  /** `--image`: paths or http(s) URLs, in order. */
+  images: string[];
+  /** `--file`: paths of documents and audio, in order. */
+  files: string[];
+  /** `--accepts`: the kinds the model takes besides text. */
+  accepts?: ("image" | "file" | "audio")[];
   yes: boolean;
   record?: string;
   inspect: boolean;
@@ -79,7 +88,7 @@ function joinDashValues(argv: readonly string[], options: Options): string[] {
 }
 
 /** Parse one command's flags (plus --help/-h); a mistake is a UsageError naming the flag and the fix. */
-export function parse(command: CommandName, argv: string[], options: Options): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+export function parse(command: CommandName, argv: string[], options: Options): { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] } {
   try {
     return parseArgs({ args: joinDashValues(argv, options), options: { ...options, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
   } catch (error) {
@@ -125,11 +134,15 @@ export function parseCli(argv: string[]): CliArgs {
   const { values, positionals } = parse("run", rest, {
     model: { type: "string" },
     "base-url": { type: "string" },
+    api: { type: "string" },
     "max-iterations": { type: "string" },
     budget: { type: "string" },
     tools: { type: "string" },
     root: { type: "string" },
     "require-approval": { type: "string" },
+    image: { type: "string", multiple: true },
+    file: { type: "string", multiple: true },
+    accepts: { type: "string" },
     yes: { type: "boolean" },
     record: { type: "string" },
     inspect: { type: "boolean" },
@@ -143,6 +156,8 @@ export function parseCli(argv: string[]): CliArgs {
   const args: RunArgs = {
     command: "run",
     requireApproval: list(text("require-approval")) ?? [],
+    images: many(values["image"]),
+    files: many(values["file"]),
     yes: values["yes"] === true,
     inspect: values["inspect"] === true,
     json: values["json"] === true,
@@ -153,6 +168,11 @@ export function parseCli(argv: string[]): CliArgs {
   }
   const model = text("model");
   if (model !== undefined) args.model = model;
+  const api = text("api");
+  if (api !== undefined) {
+    if (api !== "chat" && api !== "responses") throw new UsageError(`--api must be "chat" (Chat Completions) or "responses" (the Responses API), got "${api}"`);
+    args.api = api;
+  }
   if (baseURL !== undefined) args.baseURL = baseURL;
   const maxIterations = configFlag("max-iterations", "maxIterations", wholeNumber("max-iterations", text("max-iterations"), 1));
   if (maxIterations !== undefined) args.maxIterations = maxIterations;
@@ -164,7 +184,18 @@ export function parseCli(argv: string[]): CliArgs {
   if (root !== undefined) args.root = root;
   const record = text("record");
   if (record !== undefined) args.record = record;
+  const accepts = list(text("accepts"));
+  if (accepts !== undefined) {
+    const unknown = accepts.filter((kind) => !["image", "file", "audio"].includes(kind));
+    if (unknown.length > 0) throw new UsageError(`--accepts: unknown kind "${unknown[0]}"; give a list of image, file and audio, e.g. --accepts image,file`);
+    args.accepts = accepts as NonNullable<RunArgs["accepts"]>;
+  }
   return args;
+}
+
+/** A repeatable flag's values (none, one or several). */
+function many(value: string | boolean | string[] | undefined): string[] {
+  return Array.isArray(value) ? value : typeof value === "string" ? [value] : [];
 }
 
 /** An http:// or https:// URL: `localhost:8000/v1` parses as a URL with the scheme "localhost:". */

@@ -14,8 +14,13 @@ const STORE = `--store <s>               the run queue: a SQLite file (e.g. .jia
   --schema <name>           PostgreSQL only: the schema holding the queue's tables (default jianmu)`;
 
 const RUN_OPTIONS = `Options:
+  --image <file | url>      an image to go with the task (png, jpg, gif, webp, or an http(s) URL); repeatable
+  --file <file>             a document or recording to go with the task (pdf, wav, mp3); repeatable
+  --accepts <kinds>         what the model takes besides text, of image,file,audio (default: known
+                            from the model's name, see docs/content-parts.md)
   --model <name>            model to use (default: ${CONFIG_FILE.pathOf("model")} in jianmu.yaml, $JIANMU_MODEL, gpt-4o-mini)
   --base-url <url>          OpenAI-compatible endpoint, http(s)://... (default: $OPENAI_BASE_URL, ${CONFIG_FILE.pathOf("baseURL")} in jianmu.yaml)
+  --api <chat|responses>    the API to speak: Chat Completions (default) or the Responses API (default: ${CONFIG_FILE.pathOf("api")} in jianmu.yaml)
   --max-iterations <n>      loop iterations before giving up (default ${ReActConfig.shape.maxIterations.parse(undefined)})
   --budget <tokens>         total token budget for the run
   --tools <a,b,...>         built-in tools to offer: calculator,current_time,read_file,list_files (default: calculator,current_time)
@@ -29,7 +34,7 @@ const RUN_OPTIONS = `Options:
 
 export const HELP: Record<CommandName, string> = {
   run: `Usage: jianmu run ["<task>"] [options]
-       jianmu run --store <s> --agent <name> "<task>" [--detach]
+       jianmu run --store <s> --agent <name> "<task>" [--image f] [--file f] [--detach]
 Run a ReAct agent on a task (no task: the recorded demo task). Only the answer goes to stdout;
 progress, tool calls and prompts go to stderr.
 
@@ -109,7 +114,7 @@ ${RUN_OPTIONS.split("\n").slice(1).join("\n")}
 
 Run queue (--store <file.db | postgres://...>, --schema <name> for PostgreSQL):
   jianmu worker --store <s> --agents <module> [--concurrency n] [--lease-ms n] [--poll-ms n] [--json]
-  jianmu run --store <s> --agent <name> "<task>" [--detach]
+  jianmu run --store <s> --agent <name> "<task>" [--image f] [--file f] [--detach]
   jianmu runs --store <s> [--status s] [--agent a] [--limit n] [--json]   |   jianmu runs show <runId> --store <s>
   jianmu approve|reject <runId> [callId] --store <s> [--reason text]   |   jianmu cancel <runId> --store <s>
   jianmu view --store <s> <runId> [--out run.html]   the run viewer of a stored run

@@ -1,5 +1,6 @@
 import type { AgentOutput } from "../machines/contract/context.js";
 import type { AgentEmitted } from "../machines/contract/events.js";
+import type { Usage } from "../actors/usage.js";
 import { failureLine, type RunLimits } from "./failure.js";
 
 type Stream = NodeJS.WritableStream & { isTTY?: boolean };
@@ -32,6 +33,13 @@ function toolError(name: string, error: string): string {
   return error.startsWith(prefix) ? error.slice(prefix.length) : error;
 }
 
+/** "N tokens (prompt P (X cached), completion C (R reasoning))": a detail only when the server reported it. */
+export function tokenSummary(usage: Usage): string {
+  const cached = usage.cachedPromptTokens !== undefined ? ` (${usage.cachedPromptTokens} cached)` : "";
+  const reasoning = usage.reasoningTokens !== undefined ? ` (${usage.reasoningTokens} reasoning)` : "";
+  return `${usage.totalTokens} tokens (prompt ${usage.promptTokens}${cached}, completion ${usage.completionTokens}${reasoning})`;
+}
+
 /** The innermost state name of a snapshot value, e.g. "AwaitingApproval". */
 export function leafState(value: unknown): string {
   let node = value;
@@ -56,8 +64,12 @@ export class TextProgress {
   private spinner: ReturnType<typeof setInterval> | undefined;
   private frame = 0;
   private status = "";
-  /** The stream the current reply's text is being streamed to, if any. */
+  /** The stream the current reply's text (or its reasoning) is being streamed to, if any. */
   private streamingTo: Stream | undefined;
+  /** What is streaming there: the answer's text, or the model's reasoning (dimmed, stderr only). */
+  private streaming: "text" | "reasoning" = "text";
+  /** The current reply's reasoning, kept to print once when stderr is no terminal to stream it to. */
+  private reasoning = "";
   /** The text of the latest reply as streamed to stdout. */
   private streamedToOut = "";
   /** stdout carries the answer only, never colour; stderr's progress may be coloured. */
@@ -90,6 +102,7 @@ export class TextProgress {
     switch (event.type) {
       case "model.call.started":
         this.streamedToOut = "";
+        this.reasoning = "";
         this.status = `AgentLLM · ${event.model}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}`;
         this.startSpinner();
         break;
@@ -99,9 +112,14 @@ export class TextProgress {
       case "text.delta":
         this.stream(event.delta);
         break;
+      case "reasoning.delta":
+        this.think(event.delta);
+        break;
       case "reply.completed":
         this.stopSpinner();
         this.endStream();
+        if (this.reasoning !== "") this.note(`  reasoning: ${oneLine(this.reasoning)}`);
+        this.reasoning = "";
         break;
       case "tool.call.started":
         this.line(`→ ${event.name} ${oneLine(event.arguments || "{}")}`);
@@ -133,7 +151,7 @@ export class TextProgress {
     this.stopSpinner();
     this.endStream();
     const usage = output.usage;
-    const tokens = `${usage.totalTokens} tokens (prompt ${usage.promptTokens}, completion ${usage.completionTokens})`;
+    const tokens = tokenSummary(usage);
     if (output.status === "succeeded") {
       const answer = output.finalAnswer ?? "";
       // Already on screen when it streamed to a terminal stdout: not twice.
@@ -146,6 +164,7 @@ export class TextProgress {
   }
 
   private stream(delta: string): void {
+    if (this.streaming === "reasoning") this.endStream();
     if (this.streamingTo === undefined) {
       const target = this.term.out.isTTY === true ? this.term.out : this.term.err.isTTY === true ? this.term.err : undefined;
       if (target === undefined) return;
@@ -156,9 +175,29 @@ export class TextProgress {
     if (this.streamingTo === this.term.out) this.streamedToOut += delta;
   }
 
+  /**
+   * The model's reasoning as it streams: dimmed on stderr when that is a terminal (never on stdout,
+   * which carries the answer alone), else one line when the reply completes.
+   */
+  private think(delta: string): void {
+    if (this.term.err.isTTY !== true) {
+      this.reasoning += delta;
+      return;
+    }
+    if (this.streamingTo !== undefined && this.streaming !== "reasoning") this.endStream();
+    if (this.streamingTo === undefined) {
+      this.stopSpinner();
+      this.streamingTo = this.term.err;
+      this.streaming = "reasoning";
+      this.term.err.write(dim("thinking: ", this.errColor));
+    }
+    this.term.err.write(dim(delta, this.errColor));
+  }
+
   private endStream(): void {
     if (this.streamingTo) this.streamingTo.write("\n");
     this.streamingTo = undefined;
+    this.streaming = "text";
   }
 
   private startSpinner(): void {

@@ -13,6 +13,8 @@ import { SIGINT, type Interrupts } from "./interrupts.js";
 import type { Terminal } from "./progress.js";
 import { followRun } from "./queue-follow.js";
 import { openStore } from "./queue-store.js";
+import { human } from "../actors/messages.js";
+import { attachmentParts } from "./attachments.js";
 
 /** True when this command line belongs to the run queue (including `run --store` and `view --store`). */
 export function isQueueCommand(argv: readonly string[]): boolean {
@@ -34,6 +36,8 @@ const OPTIONS = {
   detach: { type: "boolean" },
   json: { type: "boolean" },
   out: { type: "string" },
+  image: { type: "string", multiple: true },
+  file: { type: "string", multiple: true },
 } as const;
 
 function whole(flag: string, value: string | undefined): number | undefined {
@@ -142,7 +146,7 @@ function describeEvent(event: WorkerEvent): string | undefined {
 
 async function workerCommand(store: RunStore, values: Values, ctx: QueueContext): Promise<number> {
   const agents = await loadAgents(values.agents, store, ctx.cwd);
-  const worker = startWorker({
+  const worker = await startWorker({
     store,
     agents,
     ...(whole("concurrency", values.concurrency) !== undefined ? { concurrency: whole("concurrency", values.concurrency)! } : {}),
@@ -170,7 +174,9 @@ async function workerCommand(store: RunStore, values: Values, ctx: QueueContext)
 async function submitCommand(store: RunStore, values: Values, positionals: string[], ctx: QueueContext): Promise<number> {
   if (!values.agent) throw new UsageError('run --store needs --agent <name>: the agent a worker runs (see jianmu worker --agents)');
   if (positionals.length !== 1 || positionals[0]!.trim() === "") throw new UsageError('run --store takes one task: jianmu run --store <s> --agent <name> "<task>"');
-  const runId = await store.submit({ agent: values.agent, input: { messages: [{ role: "user", content: positionals[0]! }] } });
+  const task = positionals[0]!;
+  const attachments = attachmentParts(values.image ?? [], values.file ?? [], ctx.cwd);
+  const runId = await store.submit({ agent: values.agent, input: { messages: [human(attachments.length > 0 ? [{ type: "text", text: task }, ...attachments] : task)] } });
   if (values.detach) {
     ctx.out.write(`${runId}\n`);
     return 0;

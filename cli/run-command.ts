@@ -2,11 +2,13 @@ import { resolve } from "node:path";
 import { createActor, type InspectionEvent, type Observer } from "xstate";
 import type { Guard } from "../actors/guard.js";
 import { requireApproval } from "../actors/guards/index.js";
-import { human } from "../actors/messages.js";
+import { human, type MediaPart } from "../actors/messages.js";
+import { describePart } from "../actors/content-parts.js";
+import { UNSUPPORTED_CONTENT } from "../actors/content-capabilities.js";
 import type { ModelClient } from "../actors/model-client.js";
 import { ModelClientOptionsError } from "../actors/openai/model-client-options.js";
 import { resolveModelClient, type ModelClientOptions } from "../actors/openai/openai-model-client.js";
-import { loadConfig, readConfigFile, type ReActConfigInput } from "../machines/contract/config.js";
+import { loadConfig, readConfigFile, type JianmuFile, type ReActConfigInput } from "../machines/contract/config.js";
 import type { AgentOutput } from "../machines/contract/context.js";
 import type { AgentEmitted } from "../machines/contract/events.js";
 import { createReactMachine } from "../machines/react-machine.js";
@@ -24,6 +26,7 @@ import { resolveEndpoint } from "./endpoint.js";
 import { isListening } from "./inspector-probe.js";
 import { PROMPT_CLOSED, SIGINT, type Interrupts } from "./interrupts.js";
 import { checkBaseUrl, checkRoot, checkWritableFile } from "./preflight.js";
+import { attachmentParts } from "./attachments.js";
 import { JsonProgress, TextProgress, type Progress, type Terminal } from "./progress.js";
 
 export interface RunContext extends Terminal {
@@ -67,6 +70,16 @@ function approvalGuards(items: readonly string[]): Guard[] {
   ];
 }
 
+/** The API (--api wins over jianmu.yaml's llm.api), reasoning settings and store of jianmu.yaml. */
+function modelApiOptions(args: RunArgs, file: JianmuFile | undefined): Pick<ModelClientOptions, "api" | "reasoning" | "store"> {
+  const options: Pick<ModelClientOptions, "api" | "reasoning" | "store"> = {};
+  const api = args.api ?? file?.api;
+  if (api !== undefined) options.api = api;
+  if (file?.reasoning !== undefined) options.reasoning = file.reasoning;
+  if (file?.store !== undefined) options.store = file.store;
+  return options;
+}
+
 /** Model client options the user got wrong (e.g. a bad OPENAI_BASE_URL) are usage errors too. */
 function modelClientFor(options: ModelClientOptions): ModelClient {
   try {
@@ -103,6 +116,8 @@ interface Plan {
   task: string;
   tools: Tool[];
   demo: RecordedDemo | undefined;
+  /** `--image` and `--file`, read and checked. */
+  attachments: MediaPart[];
 }
 
 /**
@@ -113,6 +128,10 @@ function plan(args: RunArgs, ctx: RunContext, offline: boolean): Plan {
   const root = args.root !== undefined ? checkRoot(ctx.cwd, args.root) : resolve(ctx.cwd);
   const builtins = builtinTools(args.tools ?? DEFAULT_TOOLS, root);
   if (args.record !== undefined) checkWritableFile("--record", ctx.cwd, args.record, "run.jsonl");
+  const attachments = attachmentParts(args.images, args.files, ctx.cwd);
+  if (offline && attachments.length > 0) {
+    throw new UsageError(`${args.images.length > 0 ? "--image" : "--file"} needs a model endpoint: set OPENAI_BASE_URL or OPENAI_API_KEY (or start one with jianmu serve); the offline replay knows only the recorded text tasks`);
+  }
   if (offline) {
     const demo = args.task === undefined ? DEFAULT_DEMO : recordedDemoFor(args.task);
     if (!demo) {
@@ -122,11 +141,11 @@ function plan(args: RunArgs, ctx: RunContext, offline: boolean): Plan {
           .join(" or ")}`,
       );
     }
-    return { task: demo.task, tools: demo.tools(), demo };
+    return { task: demo.task, tools: demo.tools(), demo, attachments };
   }
   // A recorded demo task brings the tools its recording calls, next to the built-ins.
   const demo = args.task === undefined ? DEFAULT_DEMO : recordedDemoFor(args.task);
-  return { task: args.task ?? DEFAULT_DEMO.task, tools: [...(demo ? demo.tools() : []), ...builtins], demo };
+  return { task: args.task ?? DEFAULT_DEMO.task, tools: [...(demo ? demo.tools() : []), ...builtins], demo, attachments };
 }
 
 /** `jianmu run`: resolves to the exit code (0 succeeded, 1 agent failed, 2 usage, 130/143 interrupted). */
@@ -142,7 +161,7 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
   const constraints = approvalGuards(args.requireApproval);
   const endpoint = resolveEndpoint(args, ctx.env, file);
   if (endpoint.kind === "configured" && endpoint.baseURL !== undefined) checkBaseUrl(endpoint.baseURLSource ?? "the base URL", endpoint.baseURL);
-  const { task, tools, demo } = plan(args, ctx, endpoint.kind === "offline");
+  const { task, tools, demo, attachments } = plan(args, ctx, endpoint.kind === "offline");
   const secrets = [endpoint.kind === "configured" ? endpoint.apiKey : undefined];
 
   let server: OpenAIServer | undefined;
@@ -157,13 +176,16 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
     if (ignored.length > 0) progress.note(`offline replay uses the recorded model and tools; ignoring ${ignored.join(", ")}`);
     config.model = recorded.model;
   } else {
+    const apiOptions = modelApiOptions(args, file);
     modelClient = modelClientFor({
       ...(endpoint.baseURL !== undefined ? { baseURL: endpoint.baseURL } : {}),
       ...(endpoint.apiKey !== undefined ? { apiKey: endpoint.apiKey } : {}),
       model: config.model ?? DEFAULT_MODEL,
       stream: file?.stream ?? true,
+      ...(args.accepts ? { accepts: Object.fromEntries(args.accepts.map((kind) => [kind, true])) } : {}),
+      ...apiOptions,
     });
-    progress.note(`model ${config.model ?? DEFAULT_MODEL} at ${endpoint.baseURL ?? "https://api.openai.com/v1"}`);
+    progress.note(`model ${config.model ?? DEFAULT_MODEL} at ${endpoint.baseURL ?? "https://api.openai.com/v1"}${apiOptions.api === "responses" ? " (Responses API)" : ""}`);
   }
 
   try {
@@ -173,9 +195,11 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
     const recorder = args.record ? new RunRecorder({ path: resolve(ctx.cwd, args.record), machine, secrets }) : undefined;
     const observers: Observer<InspectionEvent>[] = [recorder?.inspect, inspector?.inspect].filter((o): o is Observer<InspectionEvent> => o !== undefined);
     const inspect = observers.length > 0 ? combineInspectors(...observers) : undefined;
-    const actor = createActor(machine, { input: { messages: [human(task)] }, ...(inspect ? { inspect } : {}) });
+    const first = attachments.length > 0 ? human([{ type: "text", text: task }, ...attachments]) : human(task);
+    const actor = createActor(machine, { input: { messages: [first] }, ...(inspect ? { inspect } : {}) });
     recorder?.attach(actor);
     progress.note(`task: ${task}`);
+    for (const part of attachments) progress.note(`with ${describePart(part)}`);
     actor.on("*", (event) => {
       if (!ctx.interrupts.reason?.quiet) progress.event(event as AgentEmitted);
     });
@@ -209,6 +233,8 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
       });
       const interrupted = ctx.interrupts.reason;
       if (!interrupted?.quiet) progress.finish(output, { maxIterations: config.maxIterations, ...(config.maxBudgetTokens !== undefined ? { maxBudgetTokens: config.maxBudgetTokens } : {}) });
+      // The refusal names the library's option; at the command line the same is a flag.
+      if (output.termination?.error?.code === UNSUPPORTED_CONTENT && !interrupted?.quiet) progress.note("on the command line, say what the model takes with --accepts image,file,audio");
       if (interrupted) return interrupted.code;
       return output.status === "succeeded" ? 0 : 1;
     } finally {

@@ -10,6 +10,7 @@ import { describeMachine } from "../visualize/chart.js";
 import { toPlain } from "../visualize/plain.js";
 import { RECORDING_FORMAT, RECORDING_VERSION, type RecordLine, type RecordingHeader } from "../visualize/recording-format.js";
 import { writeViewer } from "../visualize/viewer.js";
+import { loadCheckpoint } from "../machines/persistence/checkpoints/load-checkpoint.js";
 
 /** The chart only: a stored run is shown, never continued, so no model is ever called. */
 const noModel: ModelClient = {
@@ -26,7 +27,7 @@ const viewOnlyGuard: Guard = () => ({ decision: "allow" });
  * run (`jianmu run --record`) for the whole path.
  */
 export async function viewStoredRun(store: RunStore, runId: string, outPath: string | undefined, cwd: string): Promise<{ outPath: string; bytes: number; status: string }> {
-  const record = await store.load(runId);
+  const record = await loadCheckpoint(store, runId);
   if (!record) throw new RunQueueError("unknown_run", `view: run ${runId} has no checkpoint in this store yet (see jianmu runs --store ...)`);
   // The stored run's own options are not known here: draw the chart of an agent with constraints,
   // which has every state a parked run can be in (AwaitingApproval exists only where a guard can hold a call).

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { EXAMPLE_MODES, runInMode } from "./support/live.js";
 import { ExampleRunFailed } from "./support/outcome.js";
 import { main, OFFLINE_TURNS, type ResearchResult } from "./research-assistant.js";
+import { textOf } from "../index.js";
 
 type Body = { tool_choice?: unknown; temperature?: unknown; messages: { role: string; content: string | null }[]; tools: { function: { name: string } }[] };
 const quiet = () => {};
@@ -31,7 +32,7 @@ describe.each(EXAMPLE_MODES)("examples/research-assistant (%s)", (mode) => {
     expect(toolCalls.map((call) => call.name)).toEqual(["read_file", "current_time", "exchange_rate", "calculator", "calculator"]);
 
     // The tools really ran: the sandboxed file and the computed figures are what the model read.
-    const observations = output.messages.filter((message) => message.role === "tool").map((message) => message.content);
+    const observations = output.messages.filter((message) => message.role === "tool").map((message) => textOf(message.content));
     expect(observations.some((text) => text.includes("1,380,000"))).toBe(true);
     expect(observations).toContainEqual(expect.stringContaining('"result":1490400'));
     expect(observations).toContainEqual(expect.stringContaining('"result":15'));

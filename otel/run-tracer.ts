@@ -1,6 +1,7 @@
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from "@opentelemetry/api";
 import type { AgentEmitted, AgentPath } from "../machines/contract/events.js";
 import type { Message } from "../actors/messages.js";
+import type { Usage } from "../actors/usage.js";
 import type { PendingApproval } from "../machines/contract/approvals.js";
 import { inputMessages, outputMessages } from "./content.js";
 import { ATTR, AWAITING_APPROVAL, OPERATION, PROVIDER, type ApprovalSpanDecision, type ToolSpanStatus } from "./semconv.js";
@@ -165,11 +166,7 @@ class AgentScope {
         return;
       case "model.call.completed": {
         const chat = this.takeChat(event.model, event.endpoint, event.attempt, event.timestamp - event.durationMs);
-        chat.span.setAttributes({
-          [ATTR.responseModel]: event.model,
-          [ATTR.inputTokens]: event.usage.promptTokens,
-          [ATTR.outputTokens]: event.usage.completionTokens,
-        });
+        chat.span.setAttributes({ [ATTR.responseModel]: event.model, ...usageAttributes(event.usage) });
         if (event.finishReason !== null) chat.span.setAttribute(ATTR.finishReasons, [event.finishReason]);
         if (this.options.captureContent) chat.span.setAttribute(ATTR.outputMessages, outputMessages(this.options.redact(chat.text), event.finishReason));
         chat.span.end(event.timestamp);
@@ -191,11 +188,7 @@ class AgentScope {
         // A model client that reports no call progress still gets its chat span, from the round's start.
         if (this.round && this.round.modelCalls === 0) {
           const span = this.startChat(event.model, undefined, undefined, this.round.at);
-          span.setAttributes({
-            [ATTR.responseModel]: event.model,
-            [ATTR.inputTokens]: event.usage.promptTokens,
-            [ATTR.outputTokens]: event.usage.completionTokens,
-          });
+          span.setAttributes({ [ATTR.responseModel]: event.model, ...usageAttributes(event.usage) });
           if (event.finishReason !== null) span.setAttribute(ATTR.finishReasons, [event.finishReason]);
           span.end(event.timestamp);
         }
@@ -259,12 +252,7 @@ class AgentScope {
       }
       case "loop.terminated":
         this.endOpen(event.timestamp, "unfinished");
-        this.span.setAttributes({
-          [ATTR.runStatus]: event.status,
-          [ATTR.runRounds]: event.rounds,
-          [ATTR.inputTokens]: event.usage.promptTokens,
-          [ATTR.outputTokens]: event.usage.completionTokens,
-        });
+        this.span.setAttributes({ [ATTR.runStatus]: event.status, [ATTR.runRounds]: event.rounds, ...usageAttributes(event.usage) });
         if (event.status === "failed") {
           const reason = event.reason ?? "internalError";
           this.span.setAttribute(ATTR.errorType, reason);
@@ -383,6 +371,14 @@ class AgentScope {
 }
 
 /** Status ERROR with the message, and the exception event the conventions ask for. */
+/** The GenAI usage attributes of a call or a run; a detail the server did not report is left out, not set to 0. */
+function usageAttributes(usage: Usage): Attributes {
+  const attributes: Attributes = { [ATTR.inputTokens]: usage.promptTokens, [ATTR.outputTokens]: usage.completionTokens };
+  if (usage.cachedPromptTokens !== undefined) attributes[ATTR.cacheReadInputTokens] = usage.cachedPromptTokens;
+  if (usage.reasoningTokens !== undefined) attributes[ATTR.reasoningOutputTokens] = usage.reasoningTokens;
+  return attributes;
+}
+
 function failSpan(span: Span, type: string, message: string, at: number): void {
   span.recordException({ name: type, message }, at);
   span.setStatus({ code: SpanStatusCode.ERROR, message });

@@ -14,6 +14,10 @@ export const ATTR = {
   finishReasons: "gen_ai.response.finish_reasons",
   inputTokens: "gen_ai.usage.input_tokens",
   outputTokens: "gen_ai.usage.output_tokens",
+  /** Of the input tokens, those read from the provider's prompt cache (counted in input_tokens too). */
+  cacheReadInputTokens: "gen_ai.usage.cache_read.input_tokens",
+  /** Of the output tokens, those spent reasoning (counted in output_tokens too). */
+  reasoningOutputTokens: "gen_ai.usage.reasoning.output_tokens",
   inputMessages: "gen_ai.input.messages",
   outputMessages: "gen_ai.output.messages",
   toolName: "gen_ai.tool.name",

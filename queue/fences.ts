@@ -1,4 +1,4 @@
-import { FencedError } from "./errors.js";
+import { FencedError, RunGivenUpError } from "./errors.js";
 
 /** How long a given-up run's late writes are refused (far longer than any write takes to arrive). */
 const RETIRED_MS = 10 * 60_000;
@@ -19,6 +19,8 @@ export class Fences {
    * for an unfenced one. Forgotten after a while, or when the run is claimed again.
    */
   private readonly retired = new Map<string, { at: number; delivered: number }>();
+  /** Until when this process holds each claimed run's lease, by its own clock (a lower bound: measured from before the claim or renewal was sent). */
+  private readonly leases = new Map<string, { token: number; until: number }>();
 
   fence(runId: string, token: number, onLost: (error: Error) => void): void {
     this.retired.delete(runId);
@@ -66,11 +68,43 @@ export class Fences {
 
   /** The write found another token: tell the run's owner (it stops the actor) and return the error to throw. */
   lost(runId: string): FencedError {
+    return this.stop(runId, new FencedError(runId, this.fences.get(runId)?.token ?? -1));
+  }
+
+  /**
+   * The database stayed away through the rest of the lease: tell the run's owner (it stops the actor
+   * and writes nothing more; the run resumes elsewhere from its checkpoint) and return the error to throw.
+   */
+  giveUp(runId: string, cause: unknown): RunGivenUpError {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    return this.stop(runId, new RunGivenUpError(runId, `run ${runId} was given up by this worker: the database stayed unreachable until its lease ran out (${reason}); it resumes from its last checkpoint`, { cause }));
+  }
+
+  private stop<E extends Error>(runId: string, error: E): E {
     const fence = this.fences.get(runId);
-    const error = new FencedError(runId, fence?.token ?? -1);
     this.fences.delete(runId);
+    this.leases.delete(runId);
     if (fence) this.retire(runId, fence);
     fence?.onLost(error);
     return error;
+  }
+
+  /** A claim or renewal of the run under this token succeeded: its lease lasts at least until `until`. */
+  leased(runId: string, token: number, until: number): void {
+    const known = this.leases.get(runId);
+    if (known && known.token > token) return;
+    this.leases.set(runId, { token, until });
+    if (this.leases.size > 10_000) for (const [id, lease] of this.leases) if (lease.until < Date.now() - RETIRED_MS) this.leases.delete(id);
+  }
+
+  /** When this process's lease on the run (under this token) ends: 0 when it holds none. */
+  leaseEnd(runId: string, token: number): number {
+    const lease = this.leases.get(runId);
+    return lease && lease.token === token ? lease.until : 0;
+  }
+
+  /** The run was handed back (parked, finished, released): no lease is held any more. */
+  handedBack(runId: string, token: number): void {
+    if (this.leases.get(runId)?.token === token) this.leases.delete(runId);
   }
 }

@@ -4,10 +4,12 @@ import { MemoryToolJournal, type JournalEntry, type JournalKey, type ToolJournal
 import { checkRecordId, type CheckpointStore, type CheckpointSummary } from "../machines/persistence/checkpoints/store.js";
 import type { AgentOutput } from "../machines/contract/context.js";
 import { readPersisted, type PersistedAgent, type RunStatus } from "../machines/persistence/persistence.js";
+import type { StoredBlob } from "../machines/persistence/blobs.js";
+import { MemoryBlobTable } from "../machines/persistence/checkpoints/memory-blobs.js";
 import { RunQueueError } from "./errors.js";
 import { Fences } from "./fences.js";
 import { queueOwned, type QueueSignal, type RunStore } from "./run-store.js";
-import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "./requests.js";
+import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "./requests.js";
 import {
   dedupeKeyOf,
   pendingFromSnapshot,
@@ -20,8 +22,9 @@ import {
   type RunStatusInfo,
   type RunSummary,
   type SubmitRequest,
+  type UnknownAgents,
 } from "./schemas.js";
-import { waitForOutput } from "./wait.js";
+import { Waiters } from "./wait.js";
 
 interface MemoryRun {
   runId: string;
@@ -49,6 +52,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   private readonly runs = new Map<string, MemoryRun>();
   private readonly inboxes = new Map<string, { id: number; key: string; command: string; applied: boolean }[]>();
   private readonly journal = new MemoryToolJournal();
+  private readonly blobs = new MemoryBlobTable();
   private readonly fences = new Fences();
   private readonly agents = new Set<string>();
   private readonly signals = new EventEmitter();
@@ -56,7 +60,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   private seq = 0;
   private closed = false;
 
-  constructor(private readonly options: { pollMs?: number; now?: () => number } = {}) {
+  constructor(private readonly options: { pollMs?: number; now?: () => number; unknownAgents?: UnknownAgents } = {}) {
     this.signals.setMaxListeners(0);
   }
 
@@ -75,7 +79,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   async submit(request: SubmitRequest): Promise<string> {
     this.open();
     const { agent, input, runId } = checkSubmit(request);
-    if (!this.agents.has(agent)) throw new RunQueueError("unknown_agent", unknownAgentMessage(agent, [...this.agents].sort()));
+    await checkAgentKnown(agent, this.options.unknownAgents ?? "queue", () => [...this.agents].sort());
     const existing = this.runs.get(runId);
     if (existing) {
       if (existing.agent !== agent) throw new RunQueueError("invalid_input", `submit: run ${runId} already exists for agent "${existing.agent}", not "${agent}"; submit under another runId`);
@@ -86,7 +90,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
       runId, agent, input: input as RunInput, status: "queued", owner: undefined, token: 0, leaseUntil: undefined, wakeAt: now,
       checkpoint: undefined, summary: undefined, pending: [], output: undefined, createdAt: now, updatedAt: now, seq: ++this.seq,
     });
-    this.signal({ kind: "runnable" });
+    this.signal({ kind: "runnable", runId });
     return runId;
   }
 
@@ -102,18 +106,32 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     if (inbox.some((e) => e.key === key)) return false;
     inbox.push({ id: this.nextEvent++, key, command: JSON.stringify(checked), applied: false });
     this.inboxes.set(id, inbox);
-    this.signal({ kind: "runnable" });
+    this.signal({ kind: "runnable", runId: id });
     return true;
   }
 
-  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
-    const id = checkRunId(runId, "wait");
-    const read = async () => {
-      const run = this.runs.get(id);
-      if (!run) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)}; check the id with store.list({})`);
+  /** Signals in one process are never lost: waiters read only when told a run finished (queue/wait.ts). */
+  private readonly waiters = new Waiters({
+    outputOf: async (runId) => {
+      const run = this.runs.get(runId);
+      if (!run) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)}; check the id with store.list({})`);
       return run.output;
-    };
-    return waitForOutput(read, (listener) => this.subscribe(listener), id, this.options.pollMs ?? 1_000, options.signal);
+    },
+    outputs: async (runIds) => {
+      const found = new Map<string, unknown>();
+      for (const runId of runIds) {
+        const output = this.runs.get(runId)?.output;
+        if (output !== undefined) found.set(runId, output);
+      }
+      return found;
+    },
+    subscribe: (listener) => this.subscribe(listener),
+    listeningSince: () => 0,
+    pollMs: () => this.options.pollMs ?? 1_000,
+  });
+
+  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
+    return this.waiters.wait(checkRunId(runId, "wait"), options.signal);
   }
 
   private info(run: MemoryRun): RunStatusInfo {
@@ -155,8 +173,8 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     let run = this.runs.get(runId);
     if (fence) {
       if (!run || run.token !== fence.token) throw this.fences.lost(runId);
+      // The queue's status is the worker's to move (claim, park, finish), never a checkpoint's.
       this.applyThrough(runId, fence.delivered);
-      if (record.status === "running" || record.status === "awaitingApproval") run.status = record.status;
     } else if (!run) {
       run = {
         runId, agent: record.machine, input: {}, status: record.status, owner: undefined, token: 0, leaseUntil: undefined, wakeAt: undefined,
@@ -182,7 +200,18 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   delete(runId: string): boolean {
     this.journal.forget(runId);
     this.inboxes.delete(runId);
+    this.blobs.forget(runId);
     return this.runs.delete(runId);
+  }
+
+  // ---- BlobStore (not fenced: a blob is named by its content, so a late write of a lost run changes nothing) ----
+
+  putBlob(runId: string, sha256: string, blob: StoredBlob): void {
+    this.blobs.put(runId, sha256, blob);
+  }
+
+  getBlob(runId: string, sha256: string): StoredBlob | undefined {
+    return this.blobs.get(runId, sha256);
   }
 
   // ---- ToolJournal ----
@@ -238,7 +267,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
       r.token += 1;
       r.leaseUntil = now + request.leaseMs;
       r.wakeAt = now;
-      if (r.status === "queued") r.status = "running";
+      r.status = "running";
       r.updatedAt = now;
       return { runId: r.runId, agent: r.agent, token: r.token, input: structuredClone(r.input), ...(r.checkpoint ? { checkpoint: r.checkpoint } : {}) };
     });
@@ -309,7 +338,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     const done = this.handBack(runId, token, (run) => {
       run.wakeAt = this.now();
     });
-    if (done) this.signal({ kind: "runnable" });
+    if (done) this.signal({ kind: "runnable", runId });
     return done;
   }
 

@@ -1,3 +1,4 @@
+import { DEFAULT_INPUT_LIMITS, inputLimitProblem } from "../machines/persistence/snapshot-limits.js";
 import { RunQueueError } from "./errors.js";
 import {
   firstIssue,
@@ -11,12 +12,30 @@ import {
   type RunCommand,
   type RunStatusInfo,
   type SubmitRequest,
+  type UnknownAgents,
 } from "./schemas.js";
 import { randomUUID } from "node:crypto";
 
 /** Checks shared by every store: the same request gets the same answer from memory, SQLite and Postgres. */
 
+/**
+ * The input and command limits (`DEFAULT_INPUT_LIMITS`, the restore side's with room for the
+ * checkpoint around them), checked before anything recursive sees the value: a value accepted here
+ * is one every later checkpoint of the run can be restored with.
+ */
+function checkLimits(value: unknown, field: string, method: string): void {
+  const found = inputLimitProblem(value);
+  if (!found) return;
+  const { maxDepth, maxChars } = DEFAULT_INPUT_LIMITS;
+  throw new RunQueueError(
+    "invalid_input",
+    `${method}: ${field}${found.path ? `.${found.path}` : ""} is refused: ${found.problem} ` +
+      `(the limits are ${maxDepth} levels and ${maxChars} characters of JSON, so that every checkpoint of the run restores; pass less, or a reference to it)`,
+  );
+}
+
 export function checkSubmit(request: SubmitRequest): { agent: string; input: Record<string, unknown>; runId: string } {
+  if (request !== null && typeof request === "object") checkLimits((request as { input?: unknown }).input, "input", "submit");
   const parsed = SubmitSchema.safeParse(request);
   if (!parsed.success) throw new RunQueueError("invalid_input", `submit: ${firstIssue(parsed.error, "request")} (a request is { agent, input?: { messages?, state? }, runId? })`);
   return { agent: parsed.data.agent, input: parsed.data.input, runId: parsed.data.runId ?? randomUUID() };
@@ -29,6 +48,7 @@ export function checkRunId(runId: string, method: string): string {
 }
 
 export function checkCommand(command: RunCommand): RunCommand {
+  checkLimits(command, "command", "send");
   const parsed = RunCommandSchema.safeParse(command);
   if (!parsed.success) {
     throw new RunQueueError(
@@ -62,10 +82,19 @@ export function sendProblem(runId: string, command: RunCommand, run: { status: Q
   );
 }
 
-export function unknownAgentMessage(agent: string, known: readonly string[]): string {
-  return (
+/**
+ * A store set to `unknownAgents: "refuse"` refuses a submit for an agent no worker has registered
+ * (`known` is read only then); by default the run is queued for a worker that starts later.
+ */
+export async function checkAgentKnown(agent: string, policy: UnknownAgents, known: () => readonly string[] | Promise<readonly string[]>): Promise<void> {
+  if (policy === "queue") return;
+  const names = await known();
+  if (names.includes(agent)) return;
+  throw new RunQueueError(
+    "unknown_agent",
     `submit: no worker knows agent "${agent}" ` +
-    (known.length > 0 ? `(workers know: ${known.join(", ")}); ` : "(no worker has connected to this store yet); ") +
-    `start a worker with startWorker({ agents: { "${agent}": machine } }) (or jianmu worker --agents <module exporting ${agent}) before submitting, or fix the agent name`
+      (names.length > 0 ? `(workers know: ${names.join(", ")}); ` : "(no worker has connected to this store yet); ") +
+      `start a worker with startWorker({ agents: { "${agent}": machine } }) (or jianmu worker --agents <module exporting ${agent}) before submitting, or fix the agent name ` +
+      '(a store with unknownAgents: "queue" queues such runs instead)',
   );
 }

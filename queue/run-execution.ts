@@ -2,12 +2,13 @@ import { createActor, type Actor } from "xstate";
 import { pendingApprovals } from "../machines/contract/approvals.js";
 import { checkpointAgent, type CheckpointHandle } from "../machines/persistence/checkpoints/checkpoint-agent.js";
 import type { CheckpointStore } from "../machines/persistence/checkpoints/store.js";
+import type { BlobStore } from "../machines/persistence/blobs.js";
 import type { AgentContext, AgentOutput } from "../machines/contract/context.js";
 import type { AgentEmitted } from "../machines/contract/events.js";
 import { restoreAgent, runStatusOf } from "../machines/persistence/persistence.js";
 import { toolProvidersClosed, type ReactMachine } from "../machines/react-machine.js";
 import { STATE_TAGS, tagsAt } from "../machines/contract/state-tags.js";
-import { errorText, FencedError } from "./errors.js";
+import { errorText, FencedError, RunQueueError } from "./errors.js";
 import { failedOutput, type RunStore } from "./run-store.js";
 import type { ClaimedRun, InboxEvent } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
@@ -19,6 +20,8 @@ export interface ExecutionOptions {
   worker: string;
   leaseMs: number;
   emit: (event: WorkerEvent) => void;
+  /** Why the checkpoint's stored images and files could not be read back (`withStoredBlobs`): the run cannot start. */
+  blobProblem?: string;
 }
 
 export interface Execution {
@@ -44,27 +47,141 @@ const PARK_MARGIN_MS = 250;
  * finishes or the worker stops. Any write that finds another token ends it here at once.
  */
 export function executeRun(options: ExecutionOptions): Execution {
-  const { store, machine, run, worker, leaseMs, emit } = options;
-  const { runId, token } = run;
-  let ended = false;
-  let stopping = false;
-  let deliveredId = 0;
-  let lastRenewal = Date.now();
-  let actor: AgentActor | undefined;
-  let checkpoints: CheckpointHandle | undefined;
-  let heartbeat: NodeJS.Timeout | undefined;
-  let parking = false;
-  let resolveDone!: () => void;
-  const done = new Promise<void>((resolve) => (resolveDone = resolve));
+  const execution = new RunExecution(options);
+  execution.start();
+  return execution;
+}
+
+/** The state of one claimed run, with one method per thing that can happen to it. */
+class RunExecution implements Execution {
+  readonly runId: string;
+  readonly done: Promise<void>;
+  private readonly token: number;
+  private ended = false;
+  private stopping = false;
+  /** The actor could not be made: the run was ended failed, nothing else happens to it. */
+  private unstartable = false;
+  private deliveredId = 0;
+  private lastRenewal = Date.now();
+  private actor: AgentActor | undefined;
+  private checkpoints: CheckpointHandle | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private parking = false;
+  /** The output is being written: the lease ends with it, so a renewal that finds no owner is no takeover. */
+  private finishing = false;
+  private resolveDone!: () => void;
+  /** Inbox reads one at a time, so no event is delivered twice. Resolves with how many were delivered. */
+  private inboxChain: Promise<number> = Promise.resolve(0);
+
+  constructor(private readonly options: ExecutionOptions) {
+    this.runId = options.run.runId;
+    this.token = options.run.token;
+    this.done = new Promise<void>((resolve) => (this.resolveDone = resolve));
+  }
+
+  /** Make (or restore) the actor, wire checkpoints, events and the heartbeat, and start it. */
+  start(): void {
+    const { store, run, worker, emit } = this.options;
+    store.fence(this.runId, this.token, (error) => this.lose(error));
+    let live: AgentActor;
+    try {
+      live = this.createAgent();
+    } catch (error) {
+      this.unstartable = true;
+      void this.failUnstartable(`run ${this.runId} could not start: ${errorText(error)}`);
+      return;
+    }
+    this.actor = live;
+    this.checkpoints = checkpointAgent(live, this.checkpointSink(), {
+      onError: (error) => this.lose(error.cause instanceof FencedError ? error.cause : error),
+    });
+    live.on("*", (event) => emit({ type: "agent.event", worker, runId: this.runId, event: event as AgentEmitted }));
+    live.subscribe({
+      next: (snapshot) => {
+        if (!this.ended && snapshot.status === "active" && runStatusOf(snapshot) === "awaitingApproval") void this.parkWhenIdle();
+      },
+      complete: () => void this.finish(live.getSnapshot().output as AgentOutput),
+      error: (error) => void this.failUnstartable(`run ${this.runId} failed inside the machine: ${errorText(error)}`),
+    });
+    this.heartbeat = setInterval(() => void this.beat(), Math.max(50, Math.floor(this.options.leaseMs / 3)));
+    this.heartbeat.unref();
+    emit({ type: "run.claimed", worker, runId: this.runId, agent: run.agent, token: this.token, resumed: run.checkpoint !== undefined });
+    live.start();
+    void this.checkInbox();
+  }
+
+  stopGracefully(): void {
+    if (this.unstartable || this.ended || this.stopping) return;
+    this.stopping = true;
+    // Already at a resting point: waiting for a person (park) or between saves of a finished run.
+    if (this.awaiting()) void this.parkWhenIdle();
+  }
+
+  abandon(reason: string): void {
+    if (this.unstartable || this.ended) return;
+    this.options.emit({ type: "run.abandoned", worker: this.options.worker, runId: this.runId, reason });
+    this.end();
+  }
+
+  poke(): void {
+    if (this.unstartable) return;
+    void this.checkInbox();
+  }
+
+  private createAgent(): AgentActor {
+    const { machine, run, blobProblem } = this.options;
+    if (blobProblem !== undefined) throw new Error(blobProblem);
+    const snapshot = run.checkpoint !== undefined ? restoreAgent(machine, run.checkpoint) : undefined;
+    return createActor(machine, snapshot ? { snapshot } : { input: { ...run.input, runId: this.runId } });
+  }
+
+  /**
+   * Saves go to the store (fenced by the token registered in `start`); a stopping worker releases the
+   * run after the next one. The store also keeps the run's large images and files once
+   * (machines/persistence/blobs.ts); its checkpoints refer to them.
+   */
+  private checkpointSink(): CheckpointStore & BlobStore {
+    const { store, machine } = this.options;
+    return {
+      save: (id, record) => {
+        const result = store.save(id, record);
+        // Released at the start of a model call (an aborted call is simply made again), never mid-tool.
+        if (this.stopping && tagsAt(machine, record.snapshot.value).has(STATE_TAGS.modelCall)) {
+          void Promise.resolve(result).then(() => this.release(), () => undefined);
+        }
+        return result;
+      },
+      load: (id) => store.load(id),
+      list: () => store.list(),
+      delete: (id) => store.delete(id),
+      putBlob: (id, sha256, blob) => store.putBlob(id, sha256, blob),
+      getBlob: (id, sha256) => store.getBlob(id, sha256),
+    };
+  }
+
+  /** Renew the lease, then look at the inbox. */
+  private async beat(): Promise<void> {
+    if (this.ended) return;
+    try {
+      const ok = await this.options.store.renew(this.runId, this.token, this.options.leaseMs);
+      if (!ok) return this.finishing ? undefined : this.lose(new FencedError(this.runId, this.token));
+      this.lastRenewal = Date.now();
+    } catch (error) {
+      // Unreachable: keep going while the lease may still be ours, give the run up once it cannot be.
+      if (Date.now() - this.lastRenewal >= this.options.leaseMs) this.lose(error);
+      return;
+    }
+    await this.checkInbox();
+  }
 
   /** Stop everything local, then make the last write (if any); `done` settles after it. */
-  const end = (lastWrite?: () => Promise<void>) => {
-    if (ended) return;
-    ended = true;
-    if (heartbeat) clearInterval(heartbeat);
-    checkpoints?.stop();
-    store.unfence(runId);
-    const stopped = actor;
+  private end(lastWrite?: () => Promise<void>): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.checkpoints?.stop();
+    this.options.store.unfence(this.runId);
+    const stopped = this.actor;
     // Stopped outside the store call that found the other token (it may run inside the actor's own notification).
     queueMicrotask(() => {
       try {
@@ -72,214 +189,183 @@ export function executeRun(options: ExecutionOptions): Execution {
       } catch {
         // Already stopped.
       }
-      void (lastWrite ?? (async () => undefined))().finally(resolveDone);
+      void (lastWrite ?? (async () => undefined))().finally(this.resolveDone);
     });
-  };
+  }
 
-  const lose = (error: unknown) => {
-    if (ended) return;
-    if (error instanceof FencedError) emit({ type: "run.fenced", worker, runId, token });
-    else emit({ type: "run.abandoned", worker, runId, reason: errorText(error) });
-    end();
-  };
+  /** End with a last write of the run's state, telling the worker what came of it. */
+  private endWith(write: () => Promise<boolean>, done: WorkerEvent): void {
+    const { emit, worker } = this.options;
+    this.end(async () => {
+      try {
+        if (await write()) emit(done);
+        else emit({ type: "run.fenced", worker, runId: this.runId, token: this.token });
+      } catch (error) {
+        emit({ type: "run.abandoned", worker, runId: this.runId, reason: errorText(error) });
+      }
+    });
+  }
+
+  private lose(error: unknown): void {
+    if (this.ended) return;
+    // The database refuses what the run produced: another try (here or elsewhere) would refuse it again.
+    if (refusedData(error)) return this.failUnstorable(error);
+    const { emit, worker } = this.options;
+    if (error instanceof FencedError) emit({ type: "run.fenced", worker, runId: this.runId, token: this.token });
+    else emit({ type: "run.abandoned", worker, runId: this.runId, reason: errorText(error) });
+    this.end();
+  }
 
   /** A write of ours failed: fenced, or the database is unreachable. Either way the run stops here. */
-  const guarded = async (write: () => Promise<boolean>): Promise<boolean> => {
+  private async guarded(write: () => Promise<boolean>): Promise<boolean> {
     try {
       if (await write()) return true;
-      lose(new FencedError(runId, token));
+      this.lose(new FencedError(this.runId, this.token));
     } catch (error) {
-      lose(error);
+      this.lose(error);
     }
     return false;
-  };
+  }
 
-  store.fence(runId, token, (error) => lose(error));
+  private flushCheckpoints(): Promise<boolean> {
+    return this.guarded(async () => (await this.checkpoints?.flush(), true));
+  }
 
-  const awaiting = () => {
-    const snapshot = actor?.getSnapshot();
+  private awaiting(): boolean {
+    const snapshot = this.actor?.getSnapshot();
     return snapshot !== undefined && snapshot.status === "active" && runStatusOf(snapshot) === "awaitingApproval";
-  };
+  }
 
-  const deliver = (events: InboxEvent[]) => {
+  private deliver(events: InboxEvent[]): void {
     for (const event of events) {
-      if (ended || actor?.getSnapshot().status !== "active") return;
-      deliveredId = Math.max(deliveredId, event.id);
-      store.delivered(runId, deliveredId);
-      actor.send(event.command);
+      if (this.ended || this.actor?.getSnapshot().status !== "active") return;
+      this.deliveredId = Math.max(this.deliveredId, event.id);
+      this.options.store.delivered(this.runId, this.deliveredId);
+      this.actor.send(event.command);
     }
-  };
+  }
 
-  /** Inbox reads one at a time, so no event is delivered twice. Resolves with how many were delivered. */
-  let inboxChain: Promise<number> = Promise.resolve(0);
-  const fetchAndDeliver = (): Promise<number> => {
-    inboxChain = inboxChain.then(
+  private fetchAndDeliver(): Promise<number> {
+    this.inboxChain = this.inboxChain.then(
       async () => {
-        if (ended) return 0;
-        const events = await store.inbox(runId, deliveredId);
-        deliver(events);
+        if (this.ended) return 0;
+        const events = await this.options.store.inbox(this.runId, this.deliveredId);
+        this.deliver(events);
         return events.length;
       },
       () => 0,
     );
-    return inboxChain;
-  };
+    return this.inboxChain;
+  }
 
-  const checkInbox = async () => {
+  private async checkInbox(): Promise<void> {
     try {
-      await fetchAndDeliver();
+      await this.fetchAndDeliver();
     } catch {
       // The heartbeat decides when an unreachable database costs us the run.
     }
-  };
+  }
 
-  const release = async () => {
-    if (ended) return;
-    const ok = await guarded(async () => {
-      await checkpoints?.flush();
-      return true;
-    });
-    if (!ok || ended) return;
-    end(async () => {
-      try {
-        if (await store.release(runId, token)) emit({ type: "run.released", worker, runId });
-        else emit({ type: "run.fenced", worker, runId, token });
-      } catch (error) {
-        emit({ type: "run.abandoned", worker, runId, reason: errorText(error) });
-      }
-    });
-  };
+  private async release(): Promise<void> {
+    if (this.ended) return;
+    if (!(await this.flushCheckpoints()) || this.ended) return;
+    const { store, worker } = this.options;
+    this.endWith(() => store.release(this.runId, this.token), { type: "run.released", worker, runId: this.runId });
+  }
 
   /** Waiting for a person: deliver what is in the inbox; when nothing is, give the run up. */
-  const parkWhenIdle = async () => {
-    if (parking) return;
-    parking = true;
+  private async parkWhenIdle(): Promise<void> {
+    if (this.parking) return;
+    this.parking = true;
     try {
-      for (;;) {
-        if (ended || !awaiting()) return;
-        if (!(await guarded(async () => (await checkpoints?.flush(), true)))) return;
-        if (ended || !awaiting()) return;
-        let delivered: number;
-        try {
-          delivered = await fetchAndDeliver();
-        } catch (error) {
-          return lose(error);
-        }
-        if (ended || !awaiting()) return;
-        if (delivered === 0) break;
-      }
-      const pending = pendingApprovals(actor!.getSnapshot() as unknown as { context: AgentContext });
-      const deadlines = pending.map((p) => p.deadline).filter((d): d is number => d !== undefined);
-      const wakeAt = deadlines.length > 0 ? Math.min(...deadlines) : undefined;
+      if (!(await this.drainInboxWhileAwaiting())) return;
+      const wakeAt = this.nearestApprovalDeadline();
       // A deadline about to pass: keep the run, the approval timer is due (parking it would only
       // have it claimed straight back).
-      if (wakeAt !== undefined && !stopping && wakeAt - Date.now() < PARK_MARGIN_MS) {
-        setTimeout(() => void parkWhenIdle(), Math.max(0, wakeAt - Date.now()) + 50).unref();
+      if (wakeAt !== undefined && !this.stopping && wakeAt - Date.now() < PARK_MARGIN_MS) {
+        setTimeout(() => void this.parkWhenIdle(), Math.max(0, wakeAt - Date.now()) + 50).unref();
         return;
       }
-      end(async () => {
-        try {
-          if (await store.park(runId, token, wakeAt)) emit({ type: "run.parked", worker, runId, ...(wakeAt !== undefined ? { wakeAt } : {}) });
-          else emit({ type: "run.fenced", worker, runId, token });
-        } catch (error) {
-          emit({ type: "run.abandoned", worker, runId, reason: errorText(error) });
-        }
+      const { store, worker } = this.options;
+      this.endWith(() => store.park(this.runId, this.token, wakeAt), {
+        type: "run.parked",
+        worker,
+        runId: this.runId,
+        ...(wakeAt !== undefined ? { wakeAt } : {}),
       });
     } finally {
-      parking = false;
+      this.parking = false;
     }
-  };
+  }
 
-  const finish = async (output: AgentOutput) => {
+  /** Flush and deliver until the inbox is empty. False when the run stopped waiting or was lost meanwhile. */
+  private async drainInboxWhileAwaiting(): Promise<boolean> {
+    for (;;) {
+      if (this.ended || !this.awaiting()) return false;
+      if (!(await this.flushCheckpoints())) return false;
+      if (this.ended || !this.awaiting()) return false;
+      let delivered: number;
+      try {
+        delivered = await this.fetchAndDeliver();
+      } catch (error) {
+        this.lose(error);
+        return false;
+      }
+      if (this.ended || !this.awaiting()) return false;
+      if (delivered === 0) return true;
+    }
+  }
+
+  private nearestApprovalDeadline(): number | undefined {
+    const pending = pendingApprovals(this.actor!.getSnapshot() as unknown as { context: AgentContext });
+    const deadlines = pending.map((p) => p.deadline).filter((d): d is number => d !== undefined);
+    return deadlines.length > 0 ? Math.min(...deadlines) : undefined;
+  }
+
+  /** Record the output; the lease ends with it (no heartbeat after it, and none in flight counts). */
+  private async writeOutput(output: AgentOutput): Promise<boolean> {
+    this.finishing = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    const { store, emit, worker } = this.options;
+    const recorded = await this.guarded(() => store.finish(this.runId, this.token, output));
+    // The machine ends succeeded or failed ("awaitingApproval" is runAgent's, never a final state's).
+    if (recorded) emit({ type: "run.finished", worker, runId: this.runId, status: output.status === "succeeded" ? "succeeded" : "failed" });
+    return recorded;
+  }
+
+  private async finish(output: AgentOutput): Promise<void> {
     try {
-      await toolProvidersClosed(machine, runId);
+      await toolProvidersClosed(this.options.machine, this.runId);
     } catch {
       // Closing providers is best effort; the output stands.
     }
-    if (!(await guarded(async () => (await checkpoints?.flush(), true)))) return;
-    if (ended) return;
-    const recorded = await guarded(() => store.finish(runId, token, output));
-    if (!recorded) return;
-    // The machine ends succeeded or failed ("awaitingApproval" is runAgent's, never a final state's).
-    emit({ type: "run.finished", worker, runId, status: output.status === "succeeded" ? "succeeded" : "failed" });
-    end();
-  };
+    if (!(await this.flushCheckpoints())) return;
+    if (this.ended) return;
+    if (await this.writeOutput(output)) this.end();
+  }
 
   /** A run whose input or checkpoint cannot be used ends failed, with the reason as its output. */
-  const failUnstartable = async (message: string) => {
-    const ok = await guarded(() => store.finish(runId, token, failedOutput(runId, message, run.input)));
-    if (ok) emit({ type: "run.finished", worker, runId, status: "failed" });
-    end();
-  };
-
-  try {
-    const snapshot = run.checkpoint !== undefined ? restoreAgent(machine, run.checkpoint) : undefined;
-    actor = createActor(machine, snapshot ? { snapshot } : { input: { ...run.input, runId } });
-  } catch (error) {
-    void failUnstartable(`run ${runId} could not start: ${errorText(error)}`);
-    return { runId, done, stopGracefully: () => undefined, abandon: () => undefined, poke: () => undefined };
+  private async failUnstartable(message: string): Promise<void> {
+    await this.writeOutput(failedOutput(this.runId, message, this.options.run.input));
+    this.end();
   }
-  const live = actor;
 
-  // Saves go to the store (fenced by the token registered above); a stopping worker releases the run after the next one.
-  const checkpointSink: CheckpointStore = {
-    save: (id, record) => {
-      const result = store.save(id, record);
-      // Released at the start of a model call (an aborted call is simply made again), never mid-tool.
-      if (stopping && tagsAt(machine, record.snapshot.value).has(STATE_TAGS.modelCall)) void Promise.resolve(result).then(() => release(), () => undefined);
-      return result;
-    },
-    load: (id) => store.load(id),
-    list: () => store.list(),
-    delete: (id) => store.delete(id),
-  };
-  checkpoints = checkpointAgent(live, checkpointSink, { onError: (error) => lose(error.cause instanceof FencedError ? error.cause : error) });
-  live.on("*", (event) => emit({ type: "agent.event", worker, runId, event: event as AgentEmitted }));
-  live.subscribe({
-    next: (snapshot) => {
-      if (!ended && snapshot.status === "active" && runStatusOf(snapshot) === "awaitingApproval") void parkWhenIdle();
-    },
-    complete: () => void finish(live.getSnapshot().output as AgentOutput),
-    error: (error) => void failUnstartable(`run ${runId} failed inside the machine: ${errorText(error)}`),
-  });
+  /**
+   * The database refused data of the run (its output, a checkpoint): it ends failed with that reason
+   * (`termination.error.kind: "unstorable"`) instead of being given up and claimed again forever.
+   * A refusal of this small output too gives the run up like any failed write.
+   */
+  private failUnstorable(error: unknown): void {
+    const { store, run, worker } = this.options;
+    const output = failedOutput(this.runId, `run ${this.runId} could not be stored, so it was ended: ${errorText(error)}`, run.input, "unstorable");
+    this.endWith(() => store.finish(this.runId, this.token, output), { type: "run.finished", worker, runId: this.runId, status: "failed" });
+  }
+}
 
-  heartbeat = setInterval(() => {
-    void (async () => {
-      if (ended) return;
-      try {
-        const ok = await store.renew(runId, token, leaseMs);
-        if (!ok) return lose(new FencedError(runId, token));
-        lastRenewal = Date.now();
-      } catch (error) {
-        // Unreachable: keep going while the lease may still be ours, give the run up once it cannot be.
-        if (Date.now() - lastRenewal >= leaseMs) return lose(error);
-        return;
-      }
-      await checkInbox();
-    })();
-  }, Math.max(50, Math.floor(leaseMs / 3)));
-  heartbeat.unref();
-
-  emit({ type: "run.claimed", worker, runId, agent: run.agent, token, resumed: run.checkpoint !== undefined });
-  live.start();
-  void checkInbox();
-
-  return {
-    runId,
-    done,
-    stopGracefully() {
-      if (ended || stopping) return;
-      stopping = true;
-      // Already at a resting point: waiting for a person (park) or between saves of a finished run.
-      if (awaiting()) void parkWhenIdle();
-    },
-    abandon(reason: string) {
-      if (ended) return;
-      emit({ type: "run.abandoned", worker, runId, reason });
-      end();
-    },
-    poke() {
-      void checkInbox();
-    },
-  };
+/** A store refused the run's data itself (RunQueueError `invalid_input`, possibly wrapped by the checkpointer), not the connection. */
+function refusedData(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof RunQueueError) return cause.problem === "invalid_input";
+  }
+  return false;
 }

@@ -1,12 +1,18 @@
 import type { ToolJournal } from "../actors/tool-journal.js";
 import { CheckpointError, type CheckpointStore, type CheckpointSummary } from "../machines/persistence/checkpoints/store.js";
 import type { AgentOutput } from "../machines/contract/context.js";
+import type { BlobStore } from "../machines/persistence/blobs.js";
 import type { ClaimedRun, InboxEvent, ListOptions, RunCommand, RunStatusInfo, RunSummary, SubmitRequest } from "./schemas.js";
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** A store notices that something may be claimable, or that a run finished (used to skip a poll). */
-export type QueueSignal = { kind: "runnable" } | { kind: "finished"; runId: string };
+/**
+ * A store notices that something may be claimable, or that a run finished (used to skip a poll).
+ * `runnable` names the run that became due when the store knows it (a submit, a send to its inbox, a
+ * release), so a worker looks at that run's inbox only, not at every run it holds; without `runId`
+ * (an older writer) every held run looks.
+ */
+export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finished"; runId: string };
 
 /**
  * A durable run queue: the public half (submit, send, wait, status, list) any process may call, and
@@ -15,10 +21,12 @@ export type QueueSignal = { kind: "runnable" } | { kind: "finished"; runId: stri
  * token with `fence()`, and from then on every checkpoint and journal write of that run carries the
  * token; a write that finds another token throws `FencedError` (after telling the fence's `onLost`).
  *
+ * Large images and files of a run's checkpoints are kept apart once (`BlobStore`, machines/persistence/blobs.ts).
+ *
  * Implementations: `MemoryRunStore` (tests, one process), `SqliteRunStore` (one machine, several
  * processes), `PostgresRunStore` (several machines).
  */
-export interface RunStore extends CheckpointStore, ToolJournal {
+export interface RunStore extends CheckpointStore, ToolJournal, BlobStore {
   /** Queue a run for an agent some worker knows; the same runId twice is one run. Resolves with the run id. */
   submit(request: SubmitRequest): Promise<string>;
   /** Record an approval, a rejection or a cancel for the run; true when recorded, false when the same decision was already recorded. */
@@ -55,8 +63,20 @@ export interface RunStore extends CheckpointStore, ToolJournal {
   subscribe(listener: (signal: QueueSignal) => void): () => void;
 }
 
-/** A failed run with no machine output (its input or checkpoint could not be used): the output `wait` returns. */
-export function failedOutput(runId: string, message: string, input: { messages?: AgentOutput["messages"]; state?: Record<string, unknown> } = {}): AgentOutput {
+/**
+ * Why the queue itself failed a run, as `termination.error.kind` (reason `internalError`):
+ * `unstartable`: its input or checkpoint could not be used; `unstorable`: the database refused to
+ * store what it produced (its output or a checkpoint), so it could never be finished as it stood.
+ */
+export type QueueFailureKind = "unstartable" | "unstorable";
+
+/** A failed run with no machine output: the output `wait` returns. */
+export function failedOutput(
+  runId: string,
+  message: string,
+  input: { messages?: AgentOutput["messages"]; state?: Record<string, unknown> } = {},
+  kind: QueueFailureKind = "unstartable",
+): AgentOutput {
   return {
     status: "failed",
     finalAnswer: null,
@@ -67,7 +87,7 @@ export function failedOutput(runId: string, message: string, input: { messages?:
     iterations: 0,
     runId,
     state: input.state ?? {},
-    termination: { reason: "internalError", iterations: 0, error: { name: "RunQueueError", message } },
+    termination: { reason: "internalError", iterations: 0, error: { name: "RunQueueError", kind, message } },
   };
 }
 

@@ -29,6 +29,14 @@ export const AgentNameSchema = z
   .max(100, "must be at most 100 characters")
   .regex(/^[\w.-]+$/, "may only hold letters, digits and . _ -");
 
+/**
+ * What `submit` does with an agent no worker has registered yet (a store option). `queue` (the
+ * default): the run waits for a worker that starts later (a web tier may start before its workers).
+ * `refuse`: `RunQueueError("unknown_agent")`, which catches a misspelt name at once.
+ */
+export const UnknownAgentsSchema = z.enum(["queue", "refuse"]).default("queue");
+export type UnknownAgents = z.output<typeof UnknownAgentsSchema>;
+
 export const RunInputSchema = z
   .object({
     messages: z.array(MessageSchema).optional(),

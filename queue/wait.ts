@@ -12,45 +12,157 @@ function checkedOutput(stored: unknown, runId: string): AgentOutput {
   throw new RunQueueError("damaged", `wait: the stored output of run ${JSON.stringify(runId)} is damaged${where}; its checkpoint and journal are kept, inspect them or submit the run again`);
 }
 
+/** What a store gives its waiters to read with. */
+export interface WaitSource {
+  /** The run's stored output (null or undefined while it has none); rejects with `unknown_run` for a run the store does not have. */
+  outputOf(runId: string): Promise<unknown>;
+  /** The stored outputs of those of these runs that have one, by run id (one statement for all of them). */
+  outputs(runIds: readonly string[]): Promise<Map<string, unknown>>;
+  subscribe(listener: (signal: QueueSignal) => void): () => void;
+  /**
+   * Since when (epoch ms) every `finished` signal reaches this process, without a gap; undefined
+   * when notifications do not work right now (no LISTEN, or it is reconnecting). Waiters poll only then.
+   */
+  listeningSince(): number | undefined;
+  /** How often to read while notifications do not work (read when the first waiter comes). */
+  pollMs(): number;
+}
+
+/** With working notifications, everything is read once in this long anyway (a connection can die without anyone noticing). */
+const SAFETY_READ_MS = 30_000;
+
+interface Waiter {
+  runId: string;
+  resolve: (output: AgentOutput) => void;
+  reject: (error: unknown) => void;
+  signal: AbortSignal | undefined;
+}
+
 /**
- * Resolve with a run's output once `read` finds one: on every `finished` signal for the run and at
- * least every `pollMs` (signals can be lost). `read` rejects for an unknown run.
+ * Every `wait()` of one store, together: one subscription, one timer and one statement reading all
+ * awaited runs per wake-up, and one abort listener per signal, however many wait. A `finished`
+ * notification reads that run at once; the timer reads them all every `pollMs` while
+ * notifications do not work (and once when they start again: something may have finished in the
+ * gap). 2000 waiters cost what one does, and sharing an AbortSignal among them adds one listener.
  */
-export async function waitForOutput(
-  read: () => Promise<unknown>,
-  subscribe: (listener: (signal: QueueSignal) => void) => () => void,
-  runId: string,
-  pollMs: number,
-  signal?: AbortSignal,
-): Promise<AgentOutput> {
-  let poke: (() => void) | undefined;
-  const unsubscribe = subscribe((s) => {
-    if (s.kind === "finished" && s.runId === runId) poke?.();
-  });
-  const onAbort = () => poke?.();
-  signal?.addEventListener("abort", onAbort, { once: true });
-  try {
-    for (;;) {
-      if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error(`wait for run ${runId} was aborted`);
-      let output: unknown;
-      try {
-        output = await read();
-      } catch (error) {
-        // The database is away (restarting, failing over): keep waiting; anything else is the caller's.
-        if (!(error instanceof RunQueueError && error.problem === "connection")) throw error;
-      }
-      if (output !== undefined && output !== null) return checkedOutput(output, runId);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs);
-        poke = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      poke = undefined;
+export class Waiters {
+  private readonly byRun = new Map<string, Set<Waiter>>();
+  private readonly bySignal = new Map<AbortSignal, { waiters: Set<Waiter>; onAbort: () => void }>();
+  private unsubscribe: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private lastFullRead = 0;
+  private reading = false;
+
+  constructor(private readonly source: WaitSource) {}
+
+  async wait(runId: string, signal?: AbortSignal): Promise<AgentOutput> {
+    if (signal?.aborted) throw abortError(signal, runId);
+    const done = new Promise<AgentOutput>((resolve, reject) => this.add({ runId, resolve, reject, signal }));
+    // Read after joining, so a run that finishes in between is seen one way or the other.
+    try {
+      const stored = await this.source.outputOf(runId);
+      if (stored !== undefined && stored !== null) this.settle(runId, stored);
+    } catch (error) {
+      // The database is away (restarting, failing over): keep waiting; anything else is the caller's.
+      if (!(error instanceof RunQueueError && error.problem === "connection")) this.fail(runId, error);
     }
-  } finally {
-    unsubscribe();
-    signal?.removeEventListener("abort", onAbort);
+    return done;
   }
+
+  private add(waiter: Waiter): void {
+    const forRun = this.byRun.get(waiter.runId) ?? new Set<Waiter>();
+    forRun.add(waiter);
+    this.byRun.set(waiter.runId, forRun);
+    if (waiter.signal) {
+      let shared = this.bySignal.get(waiter.signal);
+      if (!shared) {
+        const signal = waiter.signal;
+        const waiters = new Set<Waiter>();
+        const onAbort = () => {
+          for (const w of [...waiters]) {
+            this.remove(w);
+            w.reject(abortError(signal, w.runId));
+          }
+        };
+        shared = { waiters, onAbort };
+        this.bySignal.set(signal, shared);
+        signal.addEventListener("abort", onAbort, { once: true });
+      }
+      shared.waiters.add(waiter);
+    }
+    if (!this.unsubscribe) {
+      this.unsubscribe = this.source.subscribe((signal) => {
+        if (signal.kind === "finished" && this.byRun.has(signal.runId)) void this.read([signal.runId]);
+      });
+      this.timer = setInterval(() => void this.tick(), this.source.pollMs());
+    }
+  }
+
+  private remove(waiter: Waiter): void {
+    const forRun = this.byRun.get(waiter.runId);
+    forRun?.delete(waiter);
+    if (forRun?.size === 0) this.byRun.delete(waiter.runId);
+    if (waiter.signal) {
+      const shared = this.bySignal.get(waiter.signal);
+      shared?.waiters.delete(waiter);
+      if (shared?.waiters.size === 0) {
+        waiter.signal.removeEventListener("abort", shared.onAbort);
+        this.bySignal.delete(waiter.signal);
+      }
+    }
+    if (this.byRun.size === 0 && this.unsubscribe) {
+      this.unsubscribe();
+      this.unsubscribe = undefined;
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  private settle(runId: string, stored: unknown): void {
+    let output: AgentOutput;
+    try {
+      output = checkedOutput(stored, runId);
+    } catch (error) {
+      return this.fail(runId, error);
+    }
+    for (const waiter of [...(this.byRun.get(runId) ?? [])]) {
+      this.remove(waiter);
+      waiter.resolve(output);
+    }
+  }
+
+  private fail(runId: string, error: unknown): void {
+    for (const waiter of [...(this.byRun.get(runId) ?? [])]) {
+      this.remove(waiter);
+      waiter.reject(error);
+    }
+  }
+
+  /** Read every awaited run when notifications cannot be trusted to say which finished. */
+  private async tick(): Promise<void> {
+    if (this.reading || this.byRun.size === 0) return;
+    const since = this.source.listeningSince();
+    const now = Date.now();
+    if (since !== undefined && since < this.lastFullRead && now - this.lastFullRead < SAFETY_READ_MS) return;
+    this.lastFullRead = now;
+    this.reading = true;
+    try {
+      await this.read([...this.byRun.keys()]);
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private async read(runIds: readonly string[]): Promise<void> {
+    try {
+      for (const [runId, stored] of await this.source.outputs(runIds)) this.settle(runId, stored);
+    } catch (error) {
+      if (error instanceof RunQueueError && error.problem === "connection") return;
+      for (const runId of runIds) this.fail(runId, error);
+    }
+  }
+}
+
+function abortError(signal: AbortSignal, runId: string): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error(`wait for run ${runId} was aborted`);
 }

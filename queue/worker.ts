@@ -4,8 +4,9 @@ import { z } from "zod";
 import type { ReactMachine } from "../machines/react-machine.js";
 import { errorText, RunQueueError } from "./errors.js";
 import { executeRun, type Execution } from "./run-execution.js";
+import { withStoredBlobs } from "./run-blobs.js";
 import type { RunStore } from "./run-store.js";
-import { AgentNameSchema, firstIssue } from "./schemas.js";
+import { AgentNameSchema, firstIssue, type ClaimedRun } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
 
 const WorkerOptionsSchema = z
@@ -48,8 +49,12 @@ const MAX_BACKOFF_MS = 5_000;
  * A worker: claims runnable runs of the agents it knows, executes them with their machines, and
  * checkpoints them in the store at every stable state. Several workers (processes, machines) share one
  * store; leases and fencing tokens keep one owner per run.
+ *
+ * Resolves once the store knows the worker's agents (`worker.started`), so a submit made after it
+ * is never refused for an unknown agent. While the database cannot be reached it keeps trying
+ * (`worker.error` events, backoff up to 5 s); bad options and other failures reject.
  */
-export function startWorker(options: WorkerOptions): Worker {
+export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const parsed = WorkerOptionsSchema.safeParse(options);
   if (!parsed.success) throw new RunQueueError("invalid_input", `startWorker: ${firstIssue(parsed.error, "options")}`);
   const { store, agents, concurrency, leaseMs, pollMs } = parsed.data;
@@ -73,10 +78,11 @@ export function startWorker(options: WorkerOptions): Worker {
     resolve?.();
   };
   const unsubscribe = store.subscribe((signal) => {
-    if (signal.kind === "runnable") {
-      for (const execution of executions.values()) execution.poke();
-      nudge();
-    }
+    if (signal.kind !== "runnable") return;
+    // Only the run the signal names has something new in its inbox (a new run is not held yet).
+    if (signal.runId !== undefined) executions.get(signal.runId)?.poke();
+    else for (const execution of executions.values()) execution.poke();
+    nudge();
   });
 
   const sleep = (ms: number) =>
@@ -91,28 +97,60 @@ export function startWorker(options: WorkerOptions): Worker {
       };
     });
 
+  // Ready means ready: registered before this resolves (a database that is away is waited for).
+  for (let backoff = 100; ; backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)) {
+    try {
+      await store.registerAgents(names);
+      break;
+    } catch (error) {
+      if (!(error instanceof RunQueueError && error.problem === "connection")) {
+        unsubscribe();
+        throw error;
+      }
+      emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: backoff });
+      await new Promise((resolve) => setTimeout(resolve, backoff));
+    }
+  }
+  emit({ type: "worker.started", worker: id, agents: names });
+
+  const start = async (claimed: ClaimedRun) => {
+    let loaded: Awaited<ReturnType<typeof withStoredBlobs>>;
+    try {
+      loaded = await withStoredBlobs(claimed, store);
+    } catch (error) {
+      // The store could not be read (a connection fault): the run goes back for a later claim, as any held run's fault does.
+      emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: 0 });
+      await store.release(claimed.runId, claimed.token).catch(() => undefined);
+      return;
+    }
+    const { run, problem } = loaded;
+    const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, ...(problem !== undefined ? { blobProblem: problem } : {}) });
+    executions.set(run.runId, execution);
+    void execution.done.then(() => {
+      if (executions.get(run.runId) === execution) executions.delete(run.runId);
+      nudge();
+    });
+  };
+
   const loop = async () => {
     let backoff = 100;
-    let registered = false;
     while (!stopping) {
       try {
-        if (!registered) {
-          await store.registerAgents(names);
-          registered = true;
-          emit({ type: "worker.started", worker: id, agents: names });
-        }
         const free = concurrency - executions.size;
         if (free > 0) {
           const claimed = await store.claim({ owner: id, agents: names, limit: free, leaseMs });
           backoff = 100;
           for (const run of claimed) {
-            if (executions.has(run.runId)) continue;
-            const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit });
-            executions.set(run.runId, execution);
-            void execution.done.then(() => {
-              if (executions.get(run.runId) === execution) executions.delete(run.runId);
-              nudge();
-            });
+            const previous = executions.get(run.runId);
+            if (!previous) {
+              await start(run);
+              continue;
+            }
+            // Still running here under an older token: its lease ran out before this worker renewed it
+            // (a long pause). That execution is stale; stop it and run the new claim once it has stopped.
+            previous.abandon("its lease ran out before this worker renewed it, and this worker claimed it again");
+            // A worker stopping meanwhile hands the new claim back instead of starting it.
+            void previous.done.then(() => (stopping ? store.release(run.runId, run.token).then(() => undefined, () => undefined) : start(run)));
           }
           // A full batch: there may be more waiting.
           if (claimed.length === free && free > 0) {

@@ -174,6 +174,7 @@ export class EventCatalogue {
           const input = childInput<LLMInput>(child.ref)!;
           for (const script of this.scripts) done(turnOf(script, input.rounds + 1), `model ${scriptLabel(script)}`);
           add({ type: "llm.progress", progress: [{ at: PURE_CLOCK, event: { type: "text.delta", delta: "Thinking " } }] }, "model streams text");
+          add({ type: "llm.progress", progress: [{ at: PURE_CLOCK, event: { type: "reasoning.delta", delta: "Considering the tools. " } }] }, "model streams its reasoning");
           add(
             { type: `xstate.error.actor.${child.id}`, error: new ModelError("the model call failed (scripted)", { kind: "script", model: "scripted" }) },
             "model call fails",

@@ -25,9 +25,11 @@ import { JianmuError } from "../tools/jianmu-error.js";
  * - `toolChoiceOnFirstRoundOnly`: the model step gets `toolChoice` (and `toolChoice`/`tool_choice`
  *   extra params) only with `rounds === 0`, and always then when one is configured; on any round,
  *   exactly what that round's `prepareRound` plan asked for.
+ * - `reasoningIsNotOutput`: each batch of model progress grows `streamingOutput` by exactly its
+ *   streamed text; the model's reasoning (`reasoning.delta`) never becomes part of the answer.
  */
 
-export type InvariantName = "onlyAuthorizedCallsRun" | "iterationsWithinLimit" | "failedHasReason" | "iterationStartsClean" | "toolChoiceOnFirstRoundOnly";
+export type InvariantName = "onlyAuthorizedCallsRun" | "iterationsWithinLimit" | "failedHasReason" | "iterationStartsClean" | "toolChoiceOnFirstRoundOnly" | "reasoningIsNotOutput";
 
 export interface Violation {
   readonly invariant: InvariantName;
@@ -128,6 +130,7 @@ export class InvariantChecker {
     }
 
     this.trackApprovals(previous, snapshot, microstep);
+    if (previous && microstep.event.type === "llm.progress") this.checkStreamedOutput(previous, snapshot, microstep.event as { progress?: unknown });
 
     for (const child of childrenOf(snapshot)) {
       if (this.seenChildren.has(child.ref)) continue;
@@ -159,6 +162,17 @@ export class InvariantChecker {
         if (request.extraParams && key in request.extraParams && !planned?.keys.has(key)) this.fail("toolChoiceOnFirstRoundOnly", `model request #${round + 1} carried extraParams.${key}`);
       }
     });
+  }
+
+  private checkStreamedOutput(previous: AgentSnapshot, snapshot: AgentSnapshot, event: { progress?: unknown }): void {
+    if (!this.access.fields.includes("streamingOutput")) return;
+    const progress = Array.isArray(event.progress) ? (event.progress as { event?: { type?: unknown; delta?: unknown } }[]) : [];
+    const text = progress.map(({ event: item }) => (item?.type === "text.delta" && typeof item.delta === "string" ? item.delta : "")).join("");
+    const before = this.access.read<string>(previous.context.state, "streamingOutput") ?? "";
+    const after = this.access.read<string>(snapshot.context.state, "streamingOutput") ?? "";
+    if (after !== before + text) {
+      this.fail("reasoningIsNotOutput", `streamingOutput went from ${JSON.stringify(before)} to ${JSON.stringify(after)} on progress that streamed ${JSON.stringify(text)} as text`);
+    }
   }
 
   private trackApprovals(previous: AgentSnapshot | undefined, snapshot: AgentSnapshot, microstep: Microstep): void {

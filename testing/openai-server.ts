@@ -33,8 +33,13 @@ export interface SseReply {
   status?: number;
   headers?: Record<string, string>;
   body: string;
-  /** Send event by event with this pause between them; without it the body goes in one write. */
-  delayMs?: number;
+  /**
+   * Send event by event with this pause between them; without it the body goes in one write. A
+   * function gives the pause before each event (its index from 0; the first is never paused):
+   * events it gives no pause go out in one write with the event before them, so a stream can send
+   * its first delta, pause, and send the rest at once.
+   */
+  delayMs?: number | ((event: number) => number);
   /**
    * Send only the first `afterEvents` events or `afterBytes` bytes, then destroy the socket
    * (a dropped connection), hang (a stalled stream) or end the body cleanly (a truncated stream).
@@ -174,9 +179,9 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
     let pieces: (string | Buffer)[] = reply.delayMs !== undefined || reply.cut?.afterEvents !== undefined ? splitEvents(reply.body) : [reply.body];
     if (reply.cut?.afterEvents !== undefined) pieces = pieces.slice(0, reply.cut.afterEvents);
     if (reply.cut?.afterBytes !== undefined) pieces = takeBytes(pieces, reply.cut.afterBytes);
-    for (const [i, piece] of pieces.entries()) {
+    for (const { piece, delay } of paced(pieces, reply.delayMs)) {
       if (res.destroyed) return;
-      if (i > 0 && reply.delayMs) await pause(reply.delayMs, closing.signal);
+      if (delay > 0) await pause(delay, closing.signal);
       if (res.destroyed || closing.signal.aborted) return;
       res.write(piece);
     }
@@ -257,6 +262,19 @@ export function splitEvents(body: string): string[] {
 }
 
 /** The first `limit` bytes of the pieces, cut mid-piece (even mid-character) like a real drop. */
+/** The writes of a stream and the pause before each: every piece after a pause, or runs of unpaused events in one write. */
+function paced(pieces: readonly (string | Buffer)[], delayMs: SseReply["delayMs"]): { piece: string | Buffer; delay: number }[] {
+  if (typeof delayMs !== "function") return pieces.map((piece, i) => ({ piece, delay: i > 0 ? (delayMs ?? 0) : 0 }));
+  const writes: { piece: string | Buffer; delay: number }[] = [];
+  pieces.forEach((piece, i) => {
+    const delay = i > 0 ? delayMs(i) : 0;
+    const last = writes.at(-1);
+    if (last !== undefined && delay <= 0) last.piece = Buffer.concat([Buffer.from(last.piece), Buffer.from(piece)]);
+    else writes.push({ piece, delay });
+  });
+  return writes;
+}
+
 function takeBytes(pieces: readonly (string | Buffer)[], limit: number): Buffer[] {
   const out: Buffer[] = [];
   let left = limit;

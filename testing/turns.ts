@@ -17,6 +17,10 @@ export interface TurnReplay {
 export interface TurnUsage {
   promptTokens: number;
   completionTokens: number;
+  /** Reported as `completion_tokens_details.reasoning_tokens` (Responses: `output_tokens_details`) when given. */
+  reasoningTokens?: number;
+  /** Reported as `prompt_tokens_details.cached_tokens` (Responses: `input_tokens_details`) when given. */
+  cachedPromptTokens?: number;
 }
 
 export interface ScriptedCall {
@@ -45,7 +49,13 @@ function usageChunk(usage: TurnUsage) {
     created: 1_790_000_000,
     model: MODEL,
     choices: [],
-    usage: { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens },
+    usage: {
+      prompt_tokens: usage.promptTokens,
+      completion_tokens: usage.completionTokens,
+      total_tokens: usage.promptTokens + usage.completionTokens,
+      ...(usage.cachedPromptTokens !== undefined ? { prompt_tokens_details: { cached_tokens: usage.cachedPromptTokens } } : {}),
+      ...(usage.reasoningTokens !== undefined ? { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } } : {}),
+    },
   };
 }
 

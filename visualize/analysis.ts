@@ -73,6 +73,8 @@ export interface TimelineEntry {
   tokens?: { promptTokens: number; completionTokens: number; totalTokens: number };
   /** Tool arguments, output or error; the approval's reason; the model's finish reason. */
   detail?: string;
+  /** A model call's reasoning as it streamed (`reasoning.delta`). */
+  reasoning?: string;
 }
 
 export interface TimelineMarker {
@@ -84,11 +86,16 @@ export interface TimelineMarker {
 
 export interface Message {
   role: string;
+  /** The text (of a content given as parts: its text parts, joined). */
   content: string | null;
+  /** A content given as parts (text, images, files), as the recording holds it. */
+  parts?: ViewerPart[];
   name?: string;
   toolCallId?: string;
   isError?: boolean;
   toolCalls?: { id: string; name: string; arguments: string }[];
+  /** An assistant message's reasoning items' summaries (what a reasoning model said of its reasoning). */
+  reasoning?: string;
 }
 
 export interface RunSummary {
@@ -99,7 +106,7 @@ export interface RunSummary {
   reason?: string;
   rounds: number;
   iterations: number;
-  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number; reasoningTokens?: number; cachedPromptTokens?: number };
   durationMs: number;
   modelCalls: number;
   toolCalls: number;
@@ -121,7 +128,10 @@ const str = (value: unknown) => (typeof value === "string" ? value : undefined);
 function usageOf(value: unknown): RunSummary["usage"] | undefined {
   if (!isPlainObject(value as Plain)) return undefined;
   const u = value as Record<string, unknown>;
-  return { promptTokens: num(u["promptTokens"]), completionTokens: num(u["completionTokens"]), totalTokens: num(u["totalTokens"]) };
+  const usage: RunSummary["usage"] = { promptTokens: num(u["promptTokens"]), completionTokens: num(u["completionTokens"]), totalTokens: num(u["totalTokens"]) };
+  if (typeof u["reasoningTokens"] === "number") usage.reasoningTokens = num(u["reasoningTokens"]);
+  if (typeof u["cachedPromptTokens"] === "number") usage.cachedPromptTokens = num(u["cachedPromptTokens"]);
+  return usage;
 }
 
 const ROLES = new Set(["system", "user", "assistant", "tool"]);
@@ -186,16 +196,48 @@ function figuresWithoutTelemetry(output: Record<string, unknown> | undefined, co
   return figures;
 }
 
+/** One part of a message as the viewer shows it: read leniently from the recording's JSON. */
+export type ViewerPart =
+  | { type: "text"; text: string }
+  | { type: "image" | "file"; mediaType?: string; data?: string; url?: string; blob?: string; filename?: string };
+
+function toParts(content: Plain[]): ViewerPart[] {
+  return content.filter(isPlainObject).map((raw): ViewerPart => {
+    const part = raw as Record<string, Plain>;
+    if (part["type"] !== "image" && part["type"] !== "file") return { type: "text", text: str(part["text"]) ?? "" };
+    const out: ViewerPart = { type: part["type"] };
+    for (const key of ["mediaType", "data", "url", "blob", "filename"] as const) {
+      const value = str(part[key]);
+      if (value !== undefined) out[key] = value;
+    }
+    return out;
+  });
+}
+
 function toMessage(raw: Plain): Message {
   const m = raw as Record<string, Plain>;
-  const message: Message = { role: String(m["role"]), content: typeof m["content"] === "string" ? m["content"] : null };
+  const content = m["content"];
+  const parts = Array.isArray(content) ? toParts(content) : undefined;
+  const text = parts ? parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n") : typeof content === "string" ? content : null;
+  const message: Message = { role: String(m["role"]), content: text };
+  if (parts) message.parts = parts;
   if (typeof m["name"] === "string") message.name = m["name"];
   if (typeof m["toolCallId"] === "string") message.toolCallId = m["toolCallId"];
   if (m["isError"] === true) message.isError = true;
   if (Array.isArray(m["toolCalls"])) {
     message.toolCalls = m["toolCalls"].filter(isPlainObject).map((c) => ({ id: String(c["id"] ?? ""), name: String(c["name"] ?? ""), arguments: String(c["arguments"] ?? "") }));
   }
+  const reasoning = reasoningSummary(m["reasoningItems"]);
+  if (reasoning !== "") message.reasoning = reasoning;
   return message;
+}
+
+/** The summaries of a message's reasoning items, one paragraph each (a redacted recording has none). */
+function reasoningSummary(value: Plain | undefined): string {
+  if (!isPlainObject(value) || !Array.isArray(value["items"])) return "";
+  const parts: string[] = [];
+  for (const item of value["items"]) if (isPlainObject(item) && Array.isArray(item["summary"])) for (const part of item["summary"]) if (typeof part === "string" && part !== "") parts.push(part);
+  return parts.join("\n\n");
 }
 
 /** Tracks the root machine's configuration and counts entries and transitions. */
@@ -353,6 +395,11 @@ class TimelineBuilder {
         };
         this.entries.push(entry);
         this.openModel = entry;
+        break;
+      }
+      case "reasoning.delta": {
+        const delta = str(e["delta"]);
+        if (this.openModel && delta !== undefined) this.openModel.reasoning = (this.openModel.reasoning ?? "") + delta;
         break;
       }
       case "model.call.completed":

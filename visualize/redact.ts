@@ -5,7 +5,7 @@ import { isPlainObject, type Plain } from "./plain.js";
  * What leaves the process (to an inspector, into a recording file) is scrubbed here.
  * Secrets are always removed: by key name (apiKey, authorization, password, headers, ...) and by
  * value pattern (`sk-...`, `Bearer ...`, and any secret the caller names). Prompt text (message
- * contents, system prompts, streamed deltas, tool arguments and outputs) is replaced by its length
+ * contents, system prompts, streamed deltas, tool arguments and outputs, reasoning items) is replaced by its length
  * when `omitText` is set, which the inspector does by default: it keeps state names, event types,
  * ids and counts, which is what a statechart inspector is for.
  */
@@ -64,6 +64,8 @@ const TEXT_KEYS = new Set([
 ]);
 /** Keys whose values (of any shape) are user-provided tool arguments, or a structured output as it streams (`output.partial`). */
 const ARGS_KEYS = new Set(["args", "partial"]);
+/** A reasoning model's reasoning items (their summaries and encrypted content are the model's thoughts about the prompt). */
+const REASONING_KEYS = new Set(["reasoningitems"]);
 
 function normalizeKey(key: string): string {
   return key.toLowerCase().replace(/[-_\s]/g, "");
@@ -117,6 +119,7 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
       return cut(scrubText(value), max);
     }
     if (omitText && k !== undefined && ARGS_KEYS.has(k) && value !== null && typeof value === "object") return "‹omitted tool arguments›";
+    if (omitText && k !== undefined && REASONING_KEYS.has(k) && value !== null && typeof value === "object") return "‹omitted reasoning items›";
     if (Array.isArray(value)) return value.map((item) => visit(item, undefined));
     if (isPlainObject(value)) {
       const out: { [key: string]: Plain } = {};

@@ -115,7 +115,7 @@ export function renderTimelineSvg(analysis: RunAnalysis): string {
       const e = p.entry;
       const barY = top + LANE_PAD + p.row * ROW + (ROW - BAR) / 2;
       const tokens = e.tokens ? ` data-tokens="${e.tokens.totalTokens}" data-prompt-tokens="${e.tokens.promptTokens}" data-completion-tokens="${e.tokens.completionTokens}"` : "";
-      const tip = [entryLabel(e), `status: ${e.status}`, `iteration ${e.iteration + 1}`, `starts at ${formatMs(e.start)}`, e.detail ? clip(e.detail, 300) : ""].filter(Boolean).join("\n");
+      const tip = [entryLabel(e), `status: ${e.status}`, `iteration ${e.iteration + 1}`, `starts at ${formatMs(e.start)}`, e.detail ? clip(e.detail, 300) : "", e.reasoning ? `reasoning: ${clip(e.reasoning, 300)}` : ""].filter(Boolean).join("\n");
       parts.push(
         `<g class="entry kind-${e.kind} status-${e.status}" data-timeline-entry="${esc(e.id)}" data-kind="${e.kind}" data-name="${esc(e.name)}" data-status="${e.status}" data-start-ms="${Math.round(e.start)}" data-duration-ms="${Math.round(e.durationMs)}" data-iteration="${e.iteration}"${tokens}>` +
           `<title>${esc(tip)}</title>` +

@@ -1,4 +1,6 @@
-import type { Message, RunAnalysis } from "./analysis.js";
+import type { Message, RunAnalysis, ViewerPart } from "./analysis.js";
+import { base64Bytes, formatBytes } from "../tools/byte-size.js";
+import { inlineData } from "../actors/content-parts.js";
 import { allStates } from "./chart.js";
 import { clip, esc, formatCount, formatMs } from "./html.js";
 import { layoutChart } from "./layout.js";
@@ -22,6 +24,13 @@ function card(key: string, value: string, sub: string, attrs = ""): string {
   return `<div class="card"${attrs}><div class="k">${esc(key)}</div><div class="v">${esc(value)}</div><div class="s">${esc(sub)}</div></div>`;
 }
 
+/** "P in · C out", with the cached and reasoning shares when the server reported them. */
+function tokenDetail(usage: RunAnalysis["summary"]["usage"]): string {
+  const cached = usage.cachedPromptTokens !== undefined ? ` (${formatCount(usage.cachedPromptTokens)} cached)` : "";
+  const reasoning = usage.reasoningTokens !== undefined ? ` (${formatCount(usage.reasoningTokens)} reasoning)` : "";
+  return `${formatCount(usage.promptTokens)} in${cached} · ${formatCount(usage.completionTokens)} out${reasoning}`;
+}
+
 function summaryCards(a: RunAnalysis): string {
   const s = a.summary;
   const approvals = a.timeline.filter((e) => e.kind === "approval");
@@ -36,7 +45,7 @@ function summaryCards(a: RunAnalysis): string {
     s.telemetry
       ? card("Model calls", String(s.modelCalls), a.timeline.some((e) => e.kind === "model" && e.status !== "ok") ? "some failed or retried" : "all answered", ` data-summary="model-calls" data-value="${s.modelCalls}"`)
       : unknown("model-calls", "Model calls"),
-    card("Tokens", formatCount(s.usage.totalTokens), `${formatCount(s.usage.promptTokens)} in · ${formatCount(s.usage.completionTokens)} out`, ` data-summary="tokens" data-value="${s.usage.totalTokens}"`),
+    card("Tokens", formatCount(s.usage.totalTokens), tokenDetail(s.usage), ` data-summary="tokens" data-value="${s.usage.totalTokens}"`),
     card("Tool calls", String(s.toolCalls), failedTools > 0 ? `${failedTools} failed` : s.telemetry ? "none failed" : "from the messages", ` data-summary="tool-calls" data-value="${s.toolCalls}"`),
     s.telemetry
       ? card("Approvals", String(s.approvals), s.approvals > 0 ? `${approved} approved · ${s.approvals - approved} not` : "none asked", ` data-summary="approvals" data-value="${s.approvals}"`)
@@ -115,6 +124,29 @@ function messageBody(text: string | null): string {
   return `<div class="body">${esc(text.slice(0, 1200))}…</div><details><summary>show all ${formatCount(text.length)} characters</summary><div class="body">${esc(text)}</div></details>`;
 }
 
+/** A base64 image the page can show (the CSP allows data: images only); the type is checked, the data is base64 text. */
+const SHOWN_IMAGE_TYPE = /^image\/(png|jpeg|gif|webp)$/i;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function partBody(part: ViewerPart): string {
+  if (part.type === "text") return messageBody(part.text);
+  const bytes = inlineData(part);
+  const inline = bytes?.data;
+  const mediaType = bytes?.mediaType ?? part.mediaType;
+  const size = inline !== undefined ? formatBytes(base64Bytes(inline)) : undefined;
+  const label = [part.filename, mediaType, size].filter((piece) => piece !== undefined).join(", ");
+  if (part.type === "image" && inline !== undefined && mediaType !== undefined && SHOWN_IMAGE_TYPE.test(mediaType) && BASE64.test(inline)) {
+    return `<figure class="part"><img class="part-image" data-part-image src="data:${esc(mediaType.toLowerCase())};base64,${inline}" alt="${esc(label)}"><figcaption>${esc(label)}</figcaption></figure>`;
+  }
+  // By URL: named, not fetched (the page makes no network requests); a stored blob: named by its hash.
+  const where = part.url !== undefined && inline === undefined ? ` at ${esc(clip(part.url, 200))}` : part.blob !== undefined ? ` (stored as ${esc(part.blob.slice(0, 19))}…)` : "";
+  return `<div class="part part-file" data-part="${esc(part.type)}">${part.type === "image" ? "image" : "file"}${label ? ` · ${esc(label)}` : ""}${where}</div>`;
+}
+
+function contentBody(m: Message): string {
+  return m.parts ? m.parts.map(partBody).join("") : messageBody(m.content);
+}
+
 function messagesSection(messages: Message[]): string {
   if (messages.length === 0) return `<p class="hint">The recording holds no messages.</p>`;
   const items = messages.map((m, i) => {
@@ -123,7 +155,8 @@ function messagesSection(messages: Message[]): string {
       m.role === "tool"
         ? `tool · ${esc(m.name ?? "")}<span class="id">${esc(m.toolCallId ?? "")}${m.isError ? " · error" : ""}</span>`
         : esc(m.role);
-    return `<div class="msg ${esc(m.role)}${m.isError ? " error" : ""}" data-message="${i}" data-role="${esc(m.role)}"><div class="who">${who}</div>${m.role === "assistant" && !m.content && calls ? "" : messageBody(m.content)}${calls ? `<div>${calls}</div>` : ""}</div>`;
+    const reasoning = m.reasoning ? `<details class="reasoning" data-reasoning><summary>reasoning</summary><div class="body">${esc(m.reasoning)}</div></details>` : "";
+    return `<div class="msg ${esc(m.role)}${m.isError ? " error" : ""}" data-message="${i}" data-role="${esc(m.role)}"><div class="who">${who}</div>${reasoning}${m.role === "assistant" && !m.content && calls ? "" : contentBody(m)}${calls ? `<div>${calls}</div>` : ""}</div>`;
   });
   return `<div class="messages">${items.join("")}</div>`;
 }

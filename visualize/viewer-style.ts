@@ -111,6 +111,9 @@ details > summary { cursor:pointer; color:var(--muted); font-size:12.5px; margin
 .msg .body { white-space:pre-wrap; word-break:break-word; }
 .msg.tool .body { font-family:ui-monospace,SFMono-Regular,Menlo,monospace; font-size:12.5px; }
 .msg .empty { color:var(--faint); font-style:italic; }
+.msg .part { margin:6px 0 0; } .msg .part-image { display:block; max-width:100%; max-height:320px; border:1px solid var(--line); border-radius:6px; }
+.msg figcaption, .msg .part-file { font-size:12px; color:var(--muted); }
+.msg details.reasoning { margin:2px 0 6px; color:var(--muted); font-size:12.5px; } .msg details.reasoning summary { cursor:pointer; font-style:italic; }
 .call { display:inline-block; margin:4px 6px 0 0; font-family:ui-monospace,SFMono-Regular,Menlo,monospace; font-size:12px; background:#f5f3ff; border:1px solid #ddd6fe; color:#5b21b6; border-radius:7px; padding:2px 8px; }
 footer { color:var(--faint); font-size:12px; text-align:center; margin-top:18px; }
 `;

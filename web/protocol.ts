@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MessageSchema } from "../actors/messages.js";
+import { MessageSchema, PartsContentSchema } from "../actors/messages.js";
 import { PendingApprovalSchema, type PendingApproval } from "../machines/contract/approvals.js";
 import { AgentOutputSchema } from "../machines/contract/agent-output.js";
 import { RunStatusSchema } from "../machines/contract/run-status.js";
@@ -17,8 +17,8 @@ import { UsageSchema } from "../actors/usage.js";
 export const StartRunSchema = z
   .object({
     agent: z.string().min(1, "must name one of the handler's agents"),
-    /** The user's message, appended to the conversation as a user turn. */
-    message: z.string().min(1, "must not be empty").optional(),
+    /** The user's message, appended to the conversation as a user turn: text, or parts (text, images, files). */
+    message: PartsContentSchema.refine((message) => message !== "", "must not be empty").optional(),
     /** Earlier turns (or several messages) to start from. */
     messages: z.array(MessageSchema).optional(),
     /** Host state to start from (e.g. the state of an earlier run). */

@@ -1,9 +1,11 @@
 import type OpenAI from "openai";
 import { z } from "zod";
 import { FallbackSchema, ResilienceSchema } from "../resilience-config.js";
+import { modelApiFields } from "../model-api.js";
 import type { ResilienceRuntime } from "./resilience.js";
 import { JianmuError } from "../../tools/jianmu-error.js";
 import { builtOnce } from "../../tools/built-once.js";
+import { acceptsOptionSchema } from "../content-capabilities.js";
 
 const URL_FIX = "must be an http(s) URL such as https://api.openai.com/v1 or http://127.0.0.1:11434/v1";
 
@@ -13,6 +15,8 @@ const tuningFields = () => ({
   streamUsage: z.boolean({ error: "must be true or false" }).optional(),
   /** Which body field carries `maxTokens`; defaults to `max_completion_tokens` on api.openai.com, `max_tokens` elsewhere. */
   maxTokensParam: z.enum(["max_tokens", "max_completion_tokens"], { error: 'must be "max_tokens" or "max_completion_tokens"' }).optional(),
+  /** Which content parts the model takes besides text (`{ image, file, audio }`); each left out keeps its default (docs/content-parts.md). */
+  accepts: acceptsOptionSchema().optional(),
 });
 
 /** A fallback as given in code: the config-file shape plus the per-server tuning. */
@@ -59,6 +63,7 @@ export const ModelClientOptionsSchema = builtOnce(() =>
       /** Tried in order once the primary endpoint has failed for good. Replaces `resilience.fallbacks` when given. */
       fallbacks: z.array(fallbackOptionSchema()).optional(),
       resilience: ResilienceSchema.optional(),
+      ...modelApiFields(),
       /** Stream responses (default true): text reaches the caller as it is generated. */
       stream: z.boolean({ error: "must be true or false" }).default(true),
       ...tuningFields(),

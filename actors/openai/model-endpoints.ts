@@ -1,8 +1,10 @@
 import type OpenAI from "openai";
 import { loadedOpenAI } from "./openai-sdk.js";
+import type { ModelApi, ReasoningOptions } from "../model-api.js";
 import type { EndpointTuning } from "./openai-wire.js";
 import type { AttemptTarget } from "./resilience.js";
 import { publicEndpoint, secretRedactor, urlSecrets } from "./redact.js";
+import { acceptsFor, type Accepts, type AcceptsOption } from "../content-capabilities.js";
 
 export const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
@@ -13,6 +15,10 @@ export const NO_KEY = "no-key";
 export interface CallTarget extends AttemptTarget {
   client: OpenAI;
   tuning: EndpointTuning;
+  /** The content parts this target's model takes besides text. */
+  accepts: Accepts;
+  /** 0 for the primary endpoint, n for the n-th fallback (what `ModelTurn.route` reports). */
+  fallback: number;
   /** Set when this target cannot be used as configured; the attempt fails with this reason. */
   unavailable?: string;
 }
@@ -23,14 +29,22 @@ export interface EndpointSpec {
   apiKey: string;
   streamUsage?: boolean;
   maxTokensParam?: EndpointTuning["maxTokensParam"];
+  accepts?: AcceptsOption;
+  api?: ModelApi;
+  reasoning?: ReasoningOptions;
+  store?: boolean;
 }
 
 /** The tuning an endpoint gets unless configured otherwise (see `EndpointTuning`). */
-function tuningFor(host: string, spec: Partial<EndpointTuning>): EndpointTuning {
-  return {
+function tuningFor(host: string, spec: EndpointSpec): EndpointTuning {
+  const tuning: EndpointTuning = {
     streamUsage: spec.streamUsage ?? true,
     maxTokensParam: spec.maxTokensParam ?? (host === "api.openai.com" ? "max_completion_tokens" : "max_tokens"),
+    api: spec.api ?? "chat",
   };
+  if (spec.reasoning !== undefined) tuning.reasoning = spec.reasoning;
+  if (spec.store !== undefined) tuning.store = spec.store;
+  return tuning;
 }
 
 function hostOf(baseURL: string): string {
@@ -108,12 +122,9 @@ function poolKey(baseURL: string, apiKey: string): string {
 }
 
 /** Built for every fallback of every call, so the URL parsing behind it is the pool's, done once. */
-export function targetFor(pool: ClientPool, spec: EndpointSpec, model: string, client?: OpenAI): CallTarget {
+export function targetFor(pool: ClientPool, spec: EndpointSpec, model: string, fallback: number, client?: OpenAI): CallTarget {
   const { endpoint, host } = pool.describe(spec.baseURL);
-  const tuning: Partial<EndpointTuning> = {};
-  if (spec.streamUsage !== undefined) tuning.streamUsage = spec.streamUsage;
-  if (spec.maxTokensParam !== undefined) tuning.maxTokensParam = spec.maxTokensParam;
-  return { endpoint, model, client: client ?? pool.get(spec.baseURL, spec.apiKey), tuning: tuningFor(host, tuning) };
+  return { endpoint, model, client: client ?? pool.get(spec.baseURL, spec.apiKey), tuning: tuningFor(host, spec), accepts: acceptsFor(model, host, spec.accepts), fallback };
 }
 
 /** A fallback as written in options or config, before its key is looked up. */
@@ -124,13 +135,19 @@ export interface FallbackSpec {
   apiKeyEnv?: string | undefined;
   streamUsage?: boolean | undefined;
   maxTokensParam?: EndpointTuning["maxTokensParam"] | undefined;
+  accepts?: AcceptsOption | undefined;
+  api?: ModelApi | undefined;
+  reasoning?: ReasoningOptions | undefined;
+  store?: boolean | undefined;
 }
 
 /**
  * The endpoint of a fallback. Its key: `apiKey`, else the variable named by `apiKeyEnv`, else
  * (only when it is the primary's own base URL) the primary key. The primary key is never sent to
  * another host: a fallback elsewhere without a key of its own gets none. Returns a reason
- * string when the named variable is not set.
+ * string when the named variable is not set. The API and `store` are the primary's unless the
+ * fallback sets them; the reasoning settings too, but only for a fallback that keeps the primary's
+ * model (another model may not reason, and would refuse them).
  */
 export function fallbackEndpoint(
   fallback: FallbackSpec,
@@ -149,6 +166,13 @@ export function fallbackEndpoint(
   const spec: EndpointSpec = { baseURL, apiKey };
   if (fallback.streamUsage !== undefined) spec.streamUsage = fallback.streamUsage;
   if (fallback.maxTokensParam !== undefined) spec.maxTokensParam = fallback.maxTokensParam;
+  if (fallback.accepts !== undefined) spec.accepts = fallback.accepts;
+  const api = fallback.api ?? primary.api;
+  if (api !== undefined) spec.api = api;
+  const reasoning = fallback.reasoning ?? (fallback.model === undefined ? primary.reasoning : undefined);
+  if (reasoning !== undefined) spec.reasoning = reasoning;
+  const store = fallback.store ?? primary.store;
+  if (store !== undefined) spec.store = store;
   return spec;
 }
 

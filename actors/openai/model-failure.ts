@@ -33,6 +33,11 @@ export class AttemptError extends JianmuError {
   }
 }
 
+/** The server's reply cannot be read (malformed JSON, a wrong shape): sending the same request again will not fix it. */
+export function invalidResponse(message: string, delivered: boolean, cause?: unknown): AttemptError {
+  return new AttemptError({ category: "invalid_response", kind: "invalid-response", message, delivered, ...(cause !== undefined ? { cause } : {}) });
+}
+
 /** What the attempt knew when the error came: who aborted it, and whether output had gone out. */
 export interface FailureContext {
   abortReason?: "caller" | "timeout";
@@ -82,7 +87,8 @@ function fromApiError(error: APIError, delivered: boolean): AttemptFailure {
   if (code !== undefined && code !== null) failure.code = String(code);
   if (error.status !== undefined) {
     failure.status = error.status;
-    failure.category = categoryOfStatus(error.status);
+    // OpenAI answers an exhausted quota with 429 too, but waiting does not refill it: not retried.
+    failure.category = failure.code === "insufficient_quota" ? "client_error" : categoryOfStatus(error.status);
     const retryAfterMs = parseRetryAfter(error.headers);
     if (retryAfterMs !== undefined) failure.retryAfterMs = retryAfterMs;
     return failure;

@@ -1,4 +1,6 @@
 import { ModelError, type ModelCallOptions, type ModelClient, type ModelRequest, type ModelTurn } from "../model-client.js";
+import type { ModelRoute } from "../model-route.js";
+import type { AttemptInput } from "./openai-attempt.js";
 import {
   ModelClientOptionsError,
   parseModelClientOptions,
@@ -16,6 +18,7 @@ import {
   type FallbackSpec,
 } from "./model-endpoints.js";
 import { AttemptError } from "./model-failure.js";
+import { ContentPartError, mediaOf, refusedMedia, UNSUPPORTED_CONTENT, type MediaUse } from "../content-capabilities.js";
 import { loadedCallPath, loadCallPath, type CallPath } from "./openai-sdk.js";
 import { publicEndpoint, secretRedactor, urlSecrets } from "./redact.js";
 import { ResilienceSchema, type Resilience } from "../resilience-config.js";
@@ -28,8 +31,9 @@ export type { ModelClientOptions } from "./model-client-options.js";
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 
 /**
- * The real model client: Chat Completions over the official `openai` SDK, against OpenAI or any
- * compatible server. Validates `options` (a `ModelClientOptionsError` names each bad field).
+ * The real model client over the official `openai` SDK, against OpenAI or any compatible server:
+ * Chat Completions (`api: "chat"`, the default) or the Responses API (`api: "responses"`), the
+ * same request either way. Validates `options` (a `ModelClientOptionsError` names each bad field).
  *
  * With `envOverride: true`, OPENAI_API_KEY, OPENAI_BASE_URL and JIANMU_MODEL are read from
  * `options.env` (default `process.env`) and, when set and non-empty, take precedence over
@@ -41,10 +45,11 @@ export function resolveModelClient(options: ModelClientOptions = {}): ModelClien
 
 class OpenAIModelClient implements ModelClient {
   readonly description: string;
+  /** The default model; `ModelRequest.model` overrides it per call. */
+  readonly model: string | undefined;
   private readonly pool: ClientPool;
   private readonly primary: EndpointSpec;
   private readonly primaryClient: ParsedModelClientOptions["client"];
-  private readonly defaultModel: string | undefined;
   private readonly policy: Resilience;
   private readonly fallbacks: readonly FallbackSpec[];
   private readonly env: Record<string, string | undefined>;
@@ -91,7 +96,11 @@ class OpenAIModelClient implements ModelClient {
     }
     if (options.streamUsage !== undefined) this.primary.streamUsage = options.streamUsage;
     if (options.maxTokensParam !== undefined) this.primary.maxTokensParam = options.maxTokensParam;
-    this.defaultModel = fromEnv.model ?? options.model;
+    if (options.accepts !== undefined) this.primary.accepts = options.accepts;
+    if (options.api !== undefined) this.primary.api = options.api;
+    if (options.reasoning !== undefined) this.primary.reasoning = options.reasoning;
+    if (options.store !== undefined) this.primary.store = options.store;
+    this.model = fromEnv.model ?? options.model;
     this.policy = options.resilience ?? ResilienceSchema.parse({});
     this.fallbacks = options.fallbacks ?? this.policy.fallbacks;
     // A fallback whose key variable is missing is a configuration mistake: say so now, not mid-run.
@@ -117,7 +126,8 @@ class OpenAIModelClient implements ModelClient {
     this.knownSecrets = [this.primary.apiKey, ...urlSecrets(this.primary.baseURL), ...this.fallbackSecrets(this.fallbacks)];
     this.knownRedactor = secretRedactor(this.knownSecrets);
     const extra = this.fallbacks.length > 0 ? ` (+${this.fallbacks.length} fallback${this.fallbacks.length > 1 ? "s" : ""})` : "";
-    this.description = `OpenAI-compatible endpoint ${publicEndpoint(this.primary.baseURL)}, model ${this.defaultModel ?? "(set per request)"}${extra}`;
+    const api = this.primary.api === "responses" ? " (Responses API)" : "";
+    this.description = `OpenAI-compatible endpoint ${publicEndpoint(this.primary.baseURL)}${api}, model ${this.model ?? "(set per request)"}${extra}`;
   }
 
   /**
@@ -135,8 +145,8 @@ class OpenAIModelClient implements ModelClient {
     }
   }
 
-  private prepareCall({ attemptCompletion, buildRequestBody }: CallPath, request: ModelRequest, options: ModelCallOptions): ResilientCall<CallTarget, ModelTurn> {
-    const model = request.model ?? this.defaultModel;
+  private prepareCall(path: CallPath, request: ModelRequest, options: ModelCallOptions): ResilientCall<CallTarget, ModelTurn> {
+    const model = request.model ?? this.model;
     if (model === undefined) {
       const endpoint = publicEndpoint(this.primary.baseURL);
       throw new ModelError(
@@ -146,9 +156,10 @@ class OpenAIModelClient implements ModelClient {
     }
     // `config.resilience` replaces the client's settings, fallbacks included (ReActConfig says so).
     const override = request.resilience;
+    const policy = override ?? this.policy;
     const fallbacks = override ? override.fallbacks : this.fallbacks;
     const primary = this.primaryOnly(model);
-    const targets = fallbacks.length === 0 ? primary : [primary[0], ...this.fallbackTargets(fallbacks, model)];
+    const targets = fallbacks.length === 0 ? primary : stickyOrder([primary[0], ...this.fallbackTargets(fallbacks, model)], policy, request.route);
     const onEvent = options.onEvent;
     // `options.signal` only when no cheaper `cancellation` comes with it: reading it may build it.
     const cancellation = options.cancellation ?? (options.signal !== undefined ? cancellationOf(options.signal) : undefined);
@@ -156,9 +167,14 @@ class OpenAIModelClient implements ModelClient {
     const timeoutMs = request.timeoutMs ?? this.timeoutMs;
     // Each streamed delta becomes an event; without a listener there is nobody to build it for.
     const onText = onEvent ? (delta: string) => emitSafely(onEvent, { type: "text.delta", delta }) : ignoreText;
+    // Images and files, read once: each target checks them against what its model takes.
+    const media = mediaOf(request.messages);
+    const onReasoning = onEvent ? (delta: string) => emitSafely(onEvent, { type: "reasoning.delta", delta }) : ignoreText;
+    // Only a client with fallbacks says which target answered: without, there is nothing to stick to.
+    const routed = targets.length > 1;
     return {
       targets,
-      policy: override ?? this.policy,
+      policy,
       runtime: this.runtime,
       cancellation,
       onEvent,
@@ -168,9 +184,24 @@ class OpenAIModelClient implements ModelClient {
         if (target.unavailable !== undefined) {
           throw new AttemptError({ category: "config", kind: "config", message: target.unavailable, delivered: false });
         }
+        if (media !== undefined) refuseMedia(media, target);
+        const responses = target.tuning.api === "responses";
         // Built from the same request every time: retries and fallbacks send the same toolChoice.
-        const body = buildRequestBody(request, target.model, stream, target.tuning);
-        return attemptCompletion({ client: target.client, body, stream, timeoutMs, model: target.model, cancellation, onText, onToolArguments: options.onToolArguments });
+        const body = contentChecked(() => (responses ? path.buildResponsesBody(request, target, stream, target.tuning) : path.buildRequestBody(request, target.model, stream, target.tuning)));
+        const input: AttemptInput = {
+          client: target.client,
+          body,
+          stream,
+          timeoutMs,
+          model: target.model,
+          endpoint: target.endpoint,
+          cancellation,
+          onText,
+          onReasoning,
+          onToolArguments: options.onToolArguments,
+        };
+        if (routed) input.route = { fallback: target.fallback, endpoint: target.endpoint, model: target.model };
+        return responses ? path.attemptResponse(input) : path.attemptCompletion(input);
       },
     };
   }
@@ -188,7 +219,7 @@ class OpenAIModelClient implements ModelClient {
   private primaryOnly(model: string): readonly [CallTarget] {
     let targets = this.primaryTargets.get(model);
     if (!targets) {
-      targets = Object.freeze([targetFor(this.pool, this.primary, model, this.primaryClient)] as const);
+      targets = Object.freeze([targetFor(this.pool, this.primary, model, 0, this.primaryClient)] as const);
       // A handful of models is the norm; a caller cycling through many must not grow this without bound.
       if (this.primaryTargets.size < 32) this.primaryTargets.set(model, targets);
     }
@@ -196,14 +227,14 @@ class OpenAIModelClient implements ModelClient {
   }
 
   private fallbackTargets(fallbacks: readonly FallbackSpec[], model: string): CallTarget[] {
-    return fallbacks.map((fallback) => {
+    return fallbacks.map((fallback, index) => {
       const spec = fallbackEndpoint(fallback, this.primary, this.env);
       const fallbackModel = fallback.model ?? model;
       if ("unavailable" in spec) {
-        const target = targetFor(this.pool, { baseURL: spec.baseURL, apiKey: NO_KEY }, fallbackModel);
+        const target = targetFor(this.pool, { baseURL: spec.baseURL, apiKey: NO_KEY }, fallbackModel, index + 1);
         return { ...target, unavailable: spec.unavailable };
       }
-      return targetFor(this.pool, spec, fallbackModel);
+      return targetFor(this.pool, spec, fallbackModel, index + 1);
     });
   }
 
@@ -241,6 +272,35 @@ function readEnvironment(env: Record<string, string | undefined>): { apiKey?: st
 }
 
 function ignoreText(): void {}
+
+/** A part the target's model cannot take ends this attempt before any request (a fallback may take it). */
+function refuseMedia(media: readonly MediaUse[], target: CallTarget): void {
+  const refusal = refusedMedia(media, target.accepts, target);
+  if (refusal !== undefined) throw new AttemptError({ category: "config", kind: "config", code: UNSUPPORTED_CONTENT, message: refusal.message, delivered: false, cause: refusal });
+}
+
+/** A part the API cannot carry (see content-parts-wire.ts) fails the attempt the same way. */
+function contentChecked<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (!(error instanceof ContentPartError)) throw error;
+    throw new AttemptError({ category: "config", kind: "config", code: UNSUPPORTED_CONTENT, message: error.message, delivered: false, cause: error });
+  }
+}
+
+/**
+ * The order a call tries its targets in. With sticky fallbacks (the default), a call of a run whose
+ * last call a fallback answered starts at that fallback, then the ones after it, then the primary
+ * and the ones before: the primary failed for good not long ago. A route that no longer names the
+ * same endpoint and model (the configuration changed since) is ignored.
+ */
+function stickyOrder(targets: CallTarget[], policy: Resilience, route: ModelRoute | undefined): CallTarget[] {
+  if (policy.sticky === false || route === undefined || route.fallback === 0) return targets;
+  const start = targets[route.fallback];
+  if (start === undefined || start.endpoint !== route.endpoint || start.model !== route.model) return targets;
+  return [...targets.slice(route.fallback), ...targets.slice(0, route.fallback)];
+}
 
 function urlHasCredentials(baseURL: string): boolean {
   const url = new URL(baseURL);

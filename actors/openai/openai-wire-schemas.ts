@@ -183,6 +183,9 @@ function isPlainCompletion(raw: unknown): raw is Completion {
 /**
  * Our usage from the server's. `total_tokens` is trusted as sent: xAI counts reasoning tokens in
  * the total but not in `completion_tokens`, so prompt + completion would undercount the budget.
+ * The details (`completion_tokens_details.reasoning_tokens`, `prompt_tokens_details.cached_tokens`,
+ * DeepSeek's `prompt_cache_hit_tokens`) are read where present; one that is not a believable count
+ * is left out rather than failing the response.
  */
 export function toUsage(usage: WireUsage | null | undefined): Usage {
   // No usage at all reads as zeros; the caller flags it as `usageMissing`.
@@ -190,7 +193,17 @@ export function toUsage(usage: WireUsage | null | undefined): Usage {
   // A count that is negative, fractional or absurd is not believed (see `tokenCount`).
   const promptTokens = tokenCount(usage.prompt_tokens) ?? 0;
   const completionTokens = tokenCount(usage.completion_tokens) ?? 0;
-  return { promptTokens, completionTokens, totalTokens: tokenCount(usage.total_tokens) ?? promptTokens + completionTokens };
+  const out: Usage = { promptTokens, completionTokens, totalTokens: tokenCount(usage.total_tokens) ?? promptTokens + completionTokens };
+  const reasoning = tokenCount(detailOf(usage["completion_tokens_details"], "reasoning_tokens"));
+  if (reasoning !== undefined) out.reasoningTokens = reasoning;
+  const cached = tokenCount(detailOf(usage["prompt_tokens_details"], "cached_tokens") ?? usage["prompt_cache_hit_tokens"]);
+  if (cached !== undefined) out.cachedPromptTokens = cached;
+  return out;
+}
+
+/** `details[key]` when `details` is an object (servers send null, or nothing, just as often). */
+export function detailOf(details: unknown, key: string): unknown {
+  return typeof details === "object" && details !== null ? (details as Record<string, unknown>)[key] : undefined;
 }
 
 /** True when the server sent usage and some count of it could not be believed. */

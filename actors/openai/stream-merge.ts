@@ -31,10 +31,15 @@ export class StreamMerger {
   private chunkCount = 0;
   private outputStarted = false;
 
-  /** `onText` receives every non-empty content delta as it arrives; `onArguments`, when given, a call's arguments so far after each fragment. */
+  /**
+   * `onText` receives every non-empty content delta as it arrives; `onArguments`, when given, a
+   * call's arguments so far after each fragment; `onReasoning` every reasoning delta (which is not
+   * output: a retry after one repeats nothing the caller kept).
+   */
   constructor(
     private readonly onText: (delta: string) => void,
     private readonly onArguments?: (call: { index: number; name: string; arguments: string }) => void,
+    private readonly onReasoning?: (delta: string) => void,
   ) {}
 
   /** True once text or a tool-call delta reached the caller: from then on a retry would duplicate output. */
@@ -68,7 +73,10 @@ export class StreamMerger {
       if (delta.refusal) this.refusal += delta.refusal;
       // Servers use one name or the other; preferring one avoids doubling text if both appear.
       const reasoning = delta.reasoning_content ?? delta.reasoning;
-      if (reasoning) this.reasoning += reasoning;
+      if (reasoning) {
+        this.reasoning += reasoning;
+        this.onReasoning?.(reasoning);
+      }
       const calls = delta.tool_calls;
       if (calls) for (let c = 0; c < calls.length; c++) this.mergeToolCall(calls[c] as ToolCallDelta);
       if (delta.content) {

@@ -1,17 +1,41 @@
-// A throwaway PostgreSQL cluster for the queue bench when DATABASE_URL is unset (as test/postgres/cluster.ts):
+// A throwaway PostgreSQL cluster for the queue benches when DATABASE_URL is unset (as test/postgres/cluster.ts):
 // initdb into a temporary directory, pg_ctl on a free port, run as the postgres OS user when we are root.
-import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const asRoot = process.getuid?.() === 0;
 
-function run(command, args) {
-  const [cmd, argv] = asRoot ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, args];
+/** Debian keeps initdb and pg_ctl out of PATH, in /usr/lib/postgresql/<major>/bin. */
+function binary(name) {
+  const onPath = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" });
+  if (onPath.status === 0 && onPath.stdout.trim()) return onPath.stdout.trim();
+  const root = "/usr/lib/postgresql";
+  const majors = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : [];
+  for (const major of majors) if (existsSync(join(root, major, "bin", name))) return join(root, major, "bin", name);
+  return name;
+}
+
+function commandLine(name, args) {
+  return asRoot ? ["runuser", ["-u", "postgres", "--", binary(name), ...args]] : [binary(name), args];
+}
+
+function run(name, args) {
+  const [cmd, argv] = commandLine(name, args);
   const result = spawnSync(cmd, argv, { encoding: "utf8" });
-  if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr || result.stdout} (set DATABASE_URL to use a running server)`);
+  if (result.status !== 0) throw new Error(`${name} failed: ${result.stderr || result.stdout} (set DATABASE_URL to use a running server)`);
+}
+
+/** pg_ctl without blocking this process; stdio ignored so the restarted server holds no pipe of ours. */
+function runAsync(name, args) {
+  const [cmd, argv] = commandLine(name, args);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv, { stdio: "ignore" });
+    child.once("error", reject);
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${name} ${args.join(" ")} exited with ${code}`))));
+  });
 }
 
 function freePort() {
@@ -23,7 +47,8 @@ function freePort() {
   });
 }
 
-export async function startCluster() {
+/** `maxConnections`: the server's max_connections (default 200). Durable settings (fsync on): a bench measures what a deployment pays. */
+export async function startCluster({ maxConnections = 200 } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "jianmu-bench-pg-"));
   chmodSync(dir, 0o700);
   if (asRoot) {
@@ -34,10 +59,12 @@ export async function startCluster() {
   const data = join(dir, "data");
   run("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C"]);
   const port = await freePort();
-  // Durable settings (fsync on): the bench measures what a real deployment pays per write.
-  run("pg_ctl", ["-D", data, "-o", `-c port=${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c max_connections=200`, "-l", join(dir, "log"), "-w", "start"]);
+  const options = `-c port=${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c max_connections=${maxConnections}`;
+  run("pg_ctl", ["-D", data, "-o", options, "-l", join(dir, "log"), "-w", "start"]);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    /** `pg_ctl restart -m fast`, without blocking the bench's own clients. */
+    restart: () => runAsync("pg_ctl", ["-D", data, "-o", options, "-l", join(dir, "log"), "-m", "fast", "-w", "restart"]),
     stop() {
       run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
       rmSync(dir, { recursive: true, force: true });

@@ -6,7 +6,7 @@
  * - live: when OPENAI_API_KEY or OPENAI_BASE_URL is set, the real model (JIANMU_MODEL picks it,
  *   default gpt-4o-mini). OPENAI_BASE_URL alone works for keyless local servers (Ollama, vLLM...).
  */
-import { ModelClient } from "../../index.js";
+import { ModelClient, type ModelClientOptions } from "../../index.js";
 import { startOpenAIServer, type OpenAIServer, type TurnReplay } from "../../testing.js";
 
 export type EndpointMode = "auto" | "offline" | "live";
@@ -38,17 +38,21 @@ function isSet(value: string | undefined): boolean {
 /** How the loopback server answers when no real endpoint is used (see `jianmu/testing`'s turn builders). */
 export type OfflineReplay = TurnReplay;
 
-export async function connectModel(offline: OfflineReplay, options: EndpointOptions = {}): Promise<ExampleEndpoint> {
+/** What an example sets on its model client in both modes: the API, a reasoning model's settings, the default model. */
+export type ClientSettings = Pick<ModelClientOptions, "api" | "reasoning" | "store" | "model">;
+
+export async function connectModel(offline: OfflineReplay, options: EndpointOptions = {}, settings: ClientSettings = {}): Promise<ExampleEndpoint> {
+  const { model = DEFAULT_MODEL, ...client } = settings;
   const env = options.env ?? process.env;
   const configured = isSet(env["OPENAI_API_KEY"]) || isSet(env["OPENAI_BASE_URL"]);
   const mode = options.mode ?? "auto";
   if (mode === "live" || (mode === "auto" && configured)) {
     // envOverride: OPENAI_API_KEY, OPENAI_BASE_URL and JIANMU_MODEL are read from the environment.
-    const modelClient = ModelClient.resolve({ envOverride: true, env, model: DEFAULT_MODEL });
+    const modelClient = ModelClient.resolve({ envOverride: true, env, model, ...client });
     return { modelClient, mode: "live", banner: `live: ${modelClient.description}`, close: async () => {} };
   }
   const server = await startOpenAIServer({ respond: offline.respond });
-  const modelClient = ModelClient.resolve({ baseURL: server.baseURL, apiKey: "offline-example", model: DEFAULT_MODEL });
+  const modelClient = ModelClient.resolve({ baseURL: server.baseURL, apiKey: "offline-example", model, ...client });
   return {
     modelClient,
     mode: "offline",

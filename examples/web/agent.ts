@@ -48,13 +48,30 @@ export function createWebAssistant(options: WebAssistantOptions) {
   });
 }
 
-type WireMessage = { role: string; content?: string | null; tool_call_id?: string };
+type WirePart = { type: string; text?: string; image_url?: { url: string } };
+type WireMessage = { role: string; content?: string | WirePart[] | null; tool_call_id?: string };
+
+/** A message's text, whether a string or parts. */
+function textOf(content: WireMessage["content"]): string {
+  if (typeof content === "string") return content;
+  return (content ?? []).map((part) => part.text ?? "").join("\n");
+}
+
+/** The images the conversation carries, by size (what the model was really sent). */
+function imagesIn(messages: readonly WireMessage[]): string[] {
+  return messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []).flatMap((part) => (part.type === "image_url" && part.image_url ? [sizeOf(part.image_url.url)] : [])));
+}
+
+function sizeOf(url: string): string {
+  const bytes = Math.floor(((url.length - url.indexOf(",") - 1) * 3) / 4) - (url.endsWith("==") ? 2 : url.endsWith("=") ? 1 : 0);
+  return bytes < 1024 ? `${bytes} bytes` : `${(bytes / 1024).toFixed(1)} KB`;
+}
 
 /** The invoice and amount a task names ("Pay INV-1042 ... EUR 1,250"), with defaults. */
 export function invoiceIn(task: string): Payment {
   const invoice = /INV-\d+/i.exec(task)?.[0]?.toUpperCase() ?? "INV-1042";
-  // The invoice number's digits are not an amount ("INV-7 EUR 30").
-  const amount = /(?:EUR|€)\s*([\d,]+(?:\.\d+)?)|([\d,]+(?:\.\d+)?)\s*(?:EUR|€)/i.exec(task.replace(/INV-\d+/gi, ""));
+  // The invoice number's digits are not an amount ("INV-7 EUR 30"), nor is a comma before the currency ("Hooli, EUR 42").
+  const amount = /(?:EUR|€)\s*(\d[\d,]*(?:\.\d+)?)|(\d[\d,]*(?:\.\d+)?)\s*(?:EUR|€)/i.exec(task.replace(/INV-\d+/gi, ""));
   const amountEur = amount ? Number((amount[1] ?? amount[2])!.replace(/,/g, "")) : 1250;
   return { invoice, amountEur };
 }
@@ -64,16 +81,19 @@ export function webAssistantModel(pacing: { delayMs?: number } = {}): OfflineRep
   const respond: Respond = (request: ReceivedRequest) => {
     const messages = ((request.body as { messages?: WireMessage[] }).messages ?? []) as WireMessage[];
     const last = messages[messages.length - 1];
+    const images = imagesIn(messages);
     if (last?.role === "tool") {
-      const result = String(last.content ?? "");
-      const answer = /transfer of EUR/.test(result) ? `Done: ${result}.` : `I did not pay it: ${result}`;
+      const result = textOf(last.content);
+      const filed = images.length > 0 ? ` The photo (${images.join(", ")}) is filed with it.` : "";
+      const answer = /transfer of EUR/.test(result) ? `Done: ${result}.${filed}` : `I did not pay it: ${result}`;
       return textTurn(answer, undefined, pacing);
     }
-    const task = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
-    const payment = invoiceIn(String(task));
+    const task = textOf([...messages].reverse().find((m) => m.role === "user")?.content);
+    const payment = invoiceIn(task);
+    const seen = images.length > 0 ? `I see the photo you attached (${images.join(", ")}). ` : "";
     return toolCallTurn([{ id: `call_pay_${request.index + 1}`, name: "pay_invoice", args: { ...payment } }], undefined, {
       ...pacing,
-      lead: `I found invoice ${payment.invoice} over EUR ${payment.amountEur}. I will pay it once you approve.`,
+      lead: `${seen}I found invoice ${payment.invoice} over EUR ${payment.amountEur}. I will pay it once you approve.`,
     });
   };
   return { source: "a scripted accounts-payable model", respond };

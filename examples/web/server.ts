@@ -44,7 +44,8 @@ export async function main(options: WebServerOptions) {
       if (options.ledgerPath) appendFileSync(options.ledgerPath, `${JSON.stringify({ ...payment, pid: process.pid })}\n`);
     },
   });
-  const api = toNodeListener(agentHandler({ agents: { [AGENT_NAME]: machine }, store, basePath: "/api" }));
+  // A photo of an invoice can go with the task: room for a few megabytes of image in a request.
+  const api = toNodeListener(agentHandler({ agents: { [AGENT_NAME]: machine }, store, basePath: "/api", maxBodyBytes: 16 * 1024 * 1024 }));
   const page = serveStatic(options.pageDir);
   const server = createServer((req, res) => (req.url?.startsWith("/api/") ? api(req, res) : page(req, res)));
   await new Promise<void>((resolve) => server.listen(options.port, options.host ?? "127.0.0.1", resolve));

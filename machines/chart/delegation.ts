@@ -1,19 +1,18 @@
-import { z } from "zod";
 import { toErrorInfo } from "../../actors/errors.js";
 import type { CallDecision } from "../../actors/guard.js";
 import { mayRun, planCall } from "../../actors/call-plan.js";
-import { ToolCallSchema, type Message, type ToolCall } from "../../actors/messages.js";
+import type { Message, ToolCall } from "../../actors/messages.js";
 import { addUsage, type Usage } from "../../actors/model-client.js";
-import { failedOutcome, ToolOutcomeSchema, truncateOutput, type ToolErrorKind, type ToolOutcome } from "../../actors/tool-outcome.js";
+import { failedOutcome, truncateOutput, type ToolErrorKind, type ToolOutcome } from "../../actors/tool-outcome.js";
 import type { Tool } from "../../tools/tool.js";
 import type { AgentToolSpec } from "./agent-tool-spec.js";
-import { PendingApprovalSchema, type PendingApproval } from "../contract/approvals.js";
+import type { PendingApproval } from "../contract/approvals.js";
 import type { AgentContext, AgentInput, AgentOutput } from "../contract/context.js";
 import type { AgentEmitted, AgentPath, ApproveEvent, RejectEvent, Termination } from "../contract/events.js";
 import type { StateAccess } from "../contract/state-access.js";
 import { errorTermination } from "../contract/termination.js";
+import type { Delegation, RunningAgent } from "../contract/loop-delegation.js";
 import { applyOutcomes } from "./transitions.js";
-import { builtOnce } from "../../tools/built-once.js";
 
 /**
  * The pure context updates behind the Delegating and HandingOff states: the calls of a batch that
@@ -21,40 +20,6 @@ import { builtOnce } from "../../tools/built-once.js";
  * context (plain JSON) so a run saved while a nested agent works restores to exactly this point;
  * the nested agent itself is a child actor persisted inside this agent's snapshot.
  */
-
-export const RunningAgentSchema = builtOnce(() =>
-  z.object({
-    callId: z.string(),
-    name: z.string(),
-    arguments: z.string(),
-    /** The nested agent's machine name (the `agent` of the agentPath entry this level adds). */
-    agent: z.string(),
-    kind: z.enum(["agent", "handoff"]),
-    startedAt: z.number(),
-    /** Handoff: how many messages were carried over (the target's later ones come back). */
-    carried: z.number().int().min(0),
-  }),
-);
-
-/** Checked when a snapshot is restored (`persistence.ts`); built then, not on `import "jianmu"`. */
-export const DelegationSchema = builtOnce(() =>
-  z.object({
-    /** Outcomes of the batch so far (the executor's, then each finished agent call's), applied together in call order. */
-    outcomes: z.array(ToolOutcomeSchema),
-    /** Agent-tool calls not started yet, in call order. */
-    queue: z.array(ToolCallSchema),
-    /** The handoff to take once the batch is done (the first of the reply). */
-    handoff: ToolCallSchema.nullable(),
-    /** The nested agent running now. */
-    current: RunningAgentSchema().nullable(),
-    /** Calls the running nested agent waits on, with their agentPath from this level down. */
-    pending: z.array(PendingApprovalSchema),
-    /** The nested agent's last checkpoint moment: a new one is worth a checkpoint of this agent. */
-    moment: z.string().nullable(),
-  }),
-);
-export type Delegation = z.infer<ReturnType<typeof DelegationSchema>>;
-export type RunningAgent = z.infer<ReturnType<typeof RunningAgentSchema>>;
 
 export type AgentTools = ReadonlyMap<string, { tool: Tool; spec: AgentToolSpec }>;
 

@@ -3,6 +3,7 @@ import { human, toolMessage, type ToolCall } from "../../actors/messages.js";
 import type { JsonSchema, ToolInfo } from "../../tools/tool.js";
 import type { OutputStrategy } from "../contract/config.js";
 import type { AgentContext } from "../contract/context.js";
+import type { OutputCheck } from "../contract/output-check.js";
 import type { HostState, StateAccess } from "../contract/state-access.js";
 
 /**
@@ -14,17 +15,6 @@ import type { HostState, StateAccess } from "../contract/state-access.js";
 
 /** The tool the model calls to give its final result (strategy "tool"). */
 export const FINAL_RESULT_TOOL = "final_result";
-
-/**
- * What `CheckOutput` found, kept in `loop.output` (JSON, checkpointed). Only the raw text is kept, not the
- * parsed value: the run's output parses it again (the check is pure), and text under `raw` is what
- * recordings and the inspector know to leave out.
- */
-export const OutputCheckSchema = z.discriminatedUnion("status", [
-  z.object({ status: z.literal("valid"), raw: z.string() }),
-  z.object({ status: z.literal("invalid"), raw: z.string(), error: z.string() }),
-]);
-export type OutputCheck = z.infer<typeof OutputCheckSchema>;
 
 export interface OutputPlan {
   /** "auto" resolved for this machine's model. */
@@ -46,8 +36,8 @@ const NATIVE_MODELS = /^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|chatgpt-4o|o1|o3|o4)(\b|
 
 /**
  * "auto" picks "native" for a model known to support json_schema, and "tool" otherwise (a final-result
- * tool works with every tool-calling model). Decided from `config.model` when the machine is made, so
- * the chart, and every round, agree.
+ * tool works with every tool-calling model). Decided when the machine is made, from the model its
+ * requests go to (`config.model`, else the model client's `model`), so the chart, and every round, agree.
  */
 export function resolveStrategy(strategy: OutputStrategy, model: string | undefined): "tool" | "native" {
   if (strategy !== "auto") return strategy;

@@ -3,7 +3,7 @@ import type { LLMInput } from "../../actors/llm-step.js";
 import { tokensOf } from "../../actors/token-count.js";
 import type { ToolInfo } from "../../tools/tool.js";
 import type { OutputPlan } from "./output.js";
-import type { RoundPlan } from "./prepare-round.js";
+import type { RoundPlan } from "../contract/round-plan.js";
 
 /**
  * What a round's plan (`prepareRound`) and a structured output change in the LLM step's input.

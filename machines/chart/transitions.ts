@@ -11,7 +11,11 @@ import type { StateAccess } from "../contract/state-access.js";
  * the chart reads as structure and each update can be tested on its own.
  */
 
-/** AgentLLM done: write actions, rounds + 1, done, finalAnswer, usage; append the assistant message. */
+/**
+ * AgentLLM done: write actions, rounds + 1, done, finalAnswer, usage; append the assistant message
+ * (with the reply's reasoning items, which go back to the model that wrote them on the next round);
+ * keep which of the client's targets answered (`loop.modelRoute`: sticky fallbacks start there).
+ */
 export function applyReply(context: AgentContext, access: StateAccess, turn: LLMOutput): AgentContext {
   const rounds = access.read<number>(context.state, "rounds") + 1;
   // Some servers send empty ids; every call needs one so that its tool message can answer it.
@@ -33,8 +37,10 @@ export function applyReply(context: AgentContext, access: StateAccess, turn: LLM
     textOutput: turn.content,
     usage: addUsage(access.read<Usage>(context.state, "usage"), turn.usage),
   });
-  state = access.append(state, "messages", [ai(turn.content === "" ? null : turn.content, calls)]);
-  return { ...context, state };
+  const message = ai(turn.content === "" ? null : turn.content, calls);
+  if (turn.reasoningItems !== undefined) message.reasoningItems = turn.reasoningItems;
+  state = access.append(state, "messages", [message]);
+  return turn.route === undefined ? { ...context, state } : { ...context, state, loop: { ...context.loop, modelRoute: turn.route } };
 }
 
 /** Preflight done: keep each call's verdict for AwaitingApproval and Executing. */
@@ -53,7 +59,7 @@ export function recordStarted(context: AgentContext, started: readonly CallRecor
  */
 export function applyOutcomes(context: AgentContext, access: StateAccess, output: ExecutorOutput): AgentContext {
   const messages = output.outcomes.map((outcome) =>
-    toolMessage(outcome.callId, outcome.content, { name: outcome.name, isError: outcome.status !== "ok" }),
+    toolMessage(outcome.callId, outcome.parts ?? outcome.content, { name: outcome.name, isError: outcome.status !== "ok" }),
   );
   let state = access.append(context.state, "messages", messages);
   const effects = new Set(access.read<string[]>(state, "toolEffects") ?? []);

@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { FallbackSchema, ResilienceSchema } from "../../actors/resilience-config.js";
+import { modelApiFields } from "../../actors/model-api.js";
 import { StateKeysSchema } from "./state.js";
 import { ConfigError } from "./config-error.js";
 import { FileForm, type FileLocation } from "./config-file-form.js";
@@ -84,6 +85,8 @@ export const EndpointConfigSchema = z
     apiKeyEnv: FallbackSchema.shape.apiKeyEnv,
     /** Stream responses (default true). */
     stream: z.boolean().optional(),
+    /** Which API the endpoint is spoken to with ("chat" or "responses"), a reasoning model's settings, and whether the Responses API stores replies. */
+    ...modelApiFields(),
   })
   .strict();
 
@@ -117,6 +120,9 @@ const FILE_LOCATIONS = {
   baseURL: "llm.*",
   apiKeyEnv: "llm.*",
   stream: "llm.*",
+  api: "llm.*",
+  reasoning: "llm.*",
+  store: "llm.*",
 } as const satisfies Record<JianmuField, FileLocation>;
 
 /** The `jianmu.yaml` form of `JianmuConfigSchema`. */

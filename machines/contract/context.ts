@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { CallDecisionSchema, CallRecordSchema } from "../../actors/call-decision.js";
 import { MessageSchema } from "../../actors/messages.js";
+import { ModelRouteSchema } from "../../actors/model-route.js";
 import { ToolInfoSchema, type ToolInfo } from "../../tools/tool.js";
-import { DelegationSchema } from "../chart/delegation.js";
-import { OutputCheckSchema } from "../chart/output.js";
-import { RoundPlanSchema } from "../chart/prepare-round.js";
+import { DelegationSchema } from "./loop-delegation.js";
+import { OutputCheckSchema } from "./output-check.js";
+import { RoundPlanSchema } from "./round-plan.js";
 import type { StateAccess } from "./state-access.js";
 import { TerminationSchema } from "./termination.js";
 import { JianmuError } from "../../tools/jianmu-error.js";
@@ -50,6 +51,8 @@ export const LoopContextSchema = z.object({
   outputFailures: z.number().int().min(0).optional(),
   /** With `prepareRound`: this round's plan, as `PreparingRound` validated it. */
   round: RoundPlanSchema.optional(),
+  /** With fallbacks: which of the model client's targets answered last (sticky fallbacks start the next call there). */
+  modelRoute: ModelRouteSchema.optional(),
 });
 export type LoopContext = z.infer<typeof LoopContextSchema>;
 

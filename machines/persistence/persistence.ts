@@ -8,6 +8,7 @@ import { statePath } from "../contract/state-path.js";
 import { hasStateTag, STATE_TAGS } from "../contract/state-tags.js";
 import { DEFAULT_SNAPSHOT_LIMITS, snapshotLimitProblem, type SnapshotLimits } from "./snapshot-limits.js";
 import { JianmuError } from "../../tools/jianmu-error.js";
+import { hasBlobRefs, type BlobCollector } from "./blobs.js";
 
 export { DEFAULT_SNAPSHOT_LIMITS, type SnapshotLimits } from "./snapshot-limits.js";
 
@@ -67,7 +68,7 @@ export const PersistedAgentSchema = z.object({
 });
 export type PersistedAgent = z.input<typeof PersistedAgentSchema>;
 
-export type SnapshotProblem = "json" | "format" | "version" | "machine" | "shape" | "context" | "state" | "actors" | "limits";
+export type SnapshotProblem = "json" | "format" | "version" | "machine" | "shape" | "context" | "state" | "actors" | "limits" | "blobs";
 
 /** A saved run that cannot be restored (or a run that cannot be saved). Says what is wrong and what to do. */
 export class SnapshotError extends JianmuError {
@@ -117,11 +118,13 @@ export function runStatusOf(snapshot: SnapshotLike, machine?: { root: unknown })
  * Save a running (or finished) agent: `JSON.stringify(persistAgent(actor))` is what to store.
  * Restore it with `createActor(machine, { snapshot: restoreAgent(machine, saved) })`.
  */
-export function persistAgent<M extends AnyStateMachine>(actor: Actor<M>, now: () => number = Date.now): PersistedAgent {
+export function persistAgent<M extends AnyStateMachine>(actor: Actor<M>, now: () => number = Date.now, blobs?: BlobCollector): PersistedAgent {
   let snapshot: Record<string, unknown>;
   try {
     // A JSON round trip: what is returned is exactly what a store will give back.
-    snapshot = JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as Record<string, unknown>;
+    // Given a collector (a checkpoint store that keeps blobs), large images and files become references (blobs.ts).
+    const persisted = actor.getPersistedSnapshot();
+    snapshot = JSON.parse(blobs ? blobs.text(persisted) : JSON.stringify(persisted)) as Record<string, unknown>;
   } catch (error) {
     throw new SnapshotError(
       "shape",
@@ -231,6 +234,13 @@ export function restoreAgent(machine: ReactMachine, saved: unknown, limits: Snap
   }
   // Saved text was parsed just now and belongs to no one else; only a caller's object needs copying.
   const snapshot = typeof saved === "string" ? envelope.snapshot : structuredClone(envelope.snapshot);
+  if (hasBlobRefs(snapshot)) {
+    throw new SnapshotError(
+      "blobs",
+      `cannot restore run ${envelope.runId}: its checkpoint keeps large images or files by reference, in the store that saved it; ` +
+        "load it with loadCheckpoint(store, runId) (or resolveBlobs(record, store, runId)), which puts them back, and restore that",
+    );
+  }
   const context = AgentContextSchema.safeParse(snapshot.context);
   if (!context.success) {
     const issue = context.error.issues[0]!;

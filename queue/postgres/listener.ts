@@ -12,6 +12,8 @@ export class NotificationListener {
   private connecting = false;
   private backoff = 100;
   private retry: NodeJS.Timeout | undefined;
+  /** When the current LISTEN session began: every notification since then reaches this process (undefined while there is none). */
+  since: number | undefined;
 
   constructor(
     private readonly config: pg.ClientConfig,
@@ -27,7 +29,7 @@ export class NotificationListener {
   }
 
   private dispatch(payload: string | undefined): void {
-    const signal: QueueSignal = payload?.startsWith("finished:") ? { kind: "finished", runId: payload.slice("finished:".length) } : { kind: "runnable" };
+    const signal = signalOf(payload);
     for (const listener of [...this.listeners]) listener(signal);
   }
 
@@ -38,6 +40,7 @@ export class NotificationListener {
     const lost = () => {
       if (this.client !== client) return;
       this.client = undefined;
+      this.since = undefined;
       client.end().catch(() => undefined);
       this.scheduleReconnect();
     };
@@ -52,6 +55,7 @@ export class NotificationListener {
         return;
       }
       this.client = client;
+      this.since = Date.now();
       this.backoff = 100;
       // Whatever happened while we were not listening: let everyone look once.
       this.dispatch(undefined);
@@ -63,14 +67,27 @@ export class NotificationListener {
     }
   }
 
-  private scheduleReconnect(): void {
+  private scheduleReconnect(delayMs = this.backoff): void {
     if (this.closed || this.retry) return;
     this.retry = setTimeout(() => {
       this.retry = undefined;
       void this.connect();
-    }, this.backoff);
+    }, delayMs);
     this.retry.unref();
     this.backoff = Math.min(this.backoff * 2, 5_000);
+  }
+
+  /**
+   * The server is out of connections and this store's statements wait for one: LISTEN is only a
+   * shortcut (polling is the guarantee), so it gives its connection to the work for a while.
+   */
+  yieldConnection(forMs: number): void {
+    const client = this.client;
+    if (!client || this.closed) return;
+    this.client = undefined;
+    this.since = undefined;
+    client.end().catch(() => undefined);
+    this.scheduleReconnect(forMs);
   }
 
   async close(): Promise<void> {
@@ -78,6 +95,14 @@ export class NotificationListener {
     if (this.retry) clearTimeout(this.retry);
     const client = this.client;
     this.client = undefined;
+    this.since = undefined;
     await client?.end().catch(() => undefined);
   }
+}
+
+/** A notification's payload: `finished:<runId>`, `runnable:<runId>`, or a bare `runnable` (older writers, or none). */
+function signalOf(payload: string | undefined): QueueSignal {
+  if (payload?.startsWith("finished:")) return { kind: "finished", runId: payload.slice("finished:".length) };
+  if (payload?.startsWith("runnable:")) return { kind: "runnable", runId: payload.slice("runnable:".length) };
+  return { kind: "runnable" };
 }

@@ -56,6 +56,37 @@ CREATE TABLE ${s}.agents (
   last_seen bigint NOT NULL
 );`,
   },
+  {
+    // Large images and files of a run's checkpoints, kept once per run and content (machines/persistence/blobs.ts).
+    version: 2,
+    sql: (s) => `
+CREATE TABLE ${s}.blobs (
+  run_id     text NOT NULL,
+  sha256     text NOT NULL,
+  media_type text NOT NULL,
+  data       bytea NOT NULL,
+  PRIMARY KEY (run_id, sha256)
+);`,
+  },
+  {
+    // JSON in text columns: jsonb refuses "\u0000" and unpaired surrogates, which models and tools
+    // produce (queue/storable.ts); text holds JSON.stringify's escapes as they are.
+    // Claims by wake_at alone: send() sets it, so a parked run (wake_at NULL or a future deadline)
+    // is outside the claim's index range instead of scanned for an inbox event on every claim.
+    version: 3,
+    sql: (s) => `
+ALTER TABLE ${s}.runs
+  ALTER COLUMN input DROP DEFAULT, ALTER COLUMN input TYPE text USING input::text, ALTER COLUMN input SET DEFAULT '{}',
+  ALTER COLUMN pending DROP DEFAULT, ALTER COLUMN pending TYPE text USING pending::text, ALTER COLUMN pending SET DEFAULT '[]',
+  ALTER COLUMN output TYPE text USING output::text;
+ALTER TABLE ${s}.inbox ALTER COLUMN command TYPE text USING command::text;
+ALTER TABLE ${s}.tool_journal ALTER COLUMN outcome TYPE text USING outcome::text;
+UPDATE ${s}.runs r SET wake_at = (extract(epoch from clock_timestamp()) * 1000)::bigint
+  WHERE r.status IN ('queued', 'running', 'awaitingApproval')
+    AND EXISTS (SELECT 1 FROM ${s}.inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL);
+DROP INDEX ${s}.runs_claimable;
+CREATE INDEX runs_due ON ${s}.runs (agent, wake_at) WHERE status IN ('queued', 'running', 'awaitingApproval') AND wake_at IS NOT NULL;`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -7,10 +7,12 @@ import type { JournalEntry, JournalKey, ToolJournal } from "../../actors/tool-jo
 import { checkRecordId, journalEntryOf, type CheckpointStore, type CheckpointSummary } from "../../machines/persistence/checkpoints/store.js";
 import type { AgentOutput } from "../../machines/contract/context.js";
 import { readPersisted, type PersistedAgent, type RunStatus } from "../../machines/persistence/persistence.js";
+import type { StoredBlob } from "../../machines/persistence/blobs.js";
+import { SqliteBlobTable } from "../../machines/persistence/checkpoints/sqlite-blobs.js";
 import { errorText, RunQueueError } from "../errors.js";
 import { Fences } from "../fences.js";
 import { queueOwned, type QueueSignal, type RunStore } from "../run-store.js";
-import { checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem, unknownAgentMessage } from "../requests.js";
+import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
 import {
   dedupeKeyOf,
   firstIssue,
@@ -24,8 +26,10 @@ import {
   type RunStatusInfo,
   type RunSummary,
   type SubmitRequest,
+  type UnknownAgents,
+  UnknownAgentsSchema,
 } from "../schemas.js";
-import { waitForOutput } from "../wait.js";
+import { Waiters } from "../wait.js";
 
 const OptionsSchema = z
   .object({
@@ -35,6 +39,7 @@ const OptionsSchema = z
     busyTimeoutMs: z.number().int().min(0).default(5_000),
     /** `wait()` looks at the run this often (SQLite has no notifications between processes). */
     pollMs: z.number().int().min(10).default(250),
+    unknownAgents: UnknownAgentsSchema,
   })
   .strict();
 export type SqliteRunStoreOptions = z.input<typeof OptionsSchema>;
@@ -91,13 +96,16 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
   private readonly db: Database.Database;
   private readonly fences = new Fences();
   private readonly pollMs: number;
+  private readonly blobs: SqliteBlobTable;
+  private readonly unknownAgents: UnknownAgents;
 
   constructor(options: SqliteRunStoreOptions) {
     const parsed = OptionsSchema.safeParse(options);
-    if (!parsed.success) throw new RunQueueError("invalid_input", `SqliteRunStore: ${firstIssue(parsed.error, "options")} (options are { path, busyTimeoutMs?, pollMs? })`);
-    const { path, busyTimeoutMs, pollMs } = parsed.data;
+    if (!parsed.success) throw new RunQueueError("invalid_input", `SqliteRunStore: ${firstIssue(parsed.error, "options")} (options are { path, busyTimeoutMs?, pollMs?, unknownAgents? })`);
+    const { path, busyTimeoutMs, pollMs, unknownAgents } = parsed.data;
     this.path = path;
     this.pollMs = pollMs;
+    this.unknownAgents = unknownAgents;
     try {
       if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
       this.db = new Database(path, { timeout: busyTimeoutMs });
@@ -118,6 +126,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
       this.db.close();
       throw new RunQueueError("schema", `SqliteRunStore: ${path}: ${errorText(error)}`, { cause: error });
     }
+    this.blobs = new SqliteBlobTable(this.db, "jianmu_queue_blobs");
   }
 
   private get open(): Database.Database {
@@ -132,8 +141,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
   async submit(request: SubmitRequest): Promise<string> {
     const { agent, input, runId } = checkSubmit(request);
     const db = this.open;
-    const known = db.prepare<[], { name: string }>(`SELECT name FROM jianmu_queue_agents ORDER BY name`).all().map((r) => r.name);
-    if (!known.includes(agent)) throw new RunQueueError("unknown_agent", unknownAgentMessage(agent, known));
+    await checkAgentKnown(agent, this.unknownAgents, () => db.prepare<[], { name: string }>(`SELECT name FROM jianmu_queue_agents ORDER BY name`).all().map((r) => r.name));
     const now = Date.now();
     db.prepare(`INSERT INTO jianmu_queue_runs (run_id, agent, input, status, wake_at, created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`).run(
       runId, agent, JSON.stringify(input), now, now, now,
@@ -155,14 +163,27 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     return result.changes === 1;
   }
 
-  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
-    const id = checkRunId(runId, "wait");
-    const read = async () => {
-      const row = this.row(id);
-      if (!row) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(id)} in ${this.path}; check the id with store.list({})`);
+  /** Every wait of this store polls together: one statement per `pollMs` however many wait (queue/wait.ts). */
+  private readonly waiters = new Waiters({
+    outputOf: async (runId) => {
+      const row = this.row(runId);
+      if (!row) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)} in ${this.path}; check the id with store.list({})`);
       return row.output;
-    };
-    return waitForOutput(read, (listener) => this.subscribe(listener), id, this.pollMs, options.signal);
+    },
+    outputs: async (runIds) => {
+      const rows = this.open
+        .prepare<[string], { run_id: string; output: string }>(`SELECT run_id, output FROM jianmu_queue_runs WHERE run_id IN (SELECT value FROM json_each(?)) AND output IS NOT NULL`)
+        .all(JSON.stringify(runIds));
+      return new Map(rows.map((row) => [row.run_id, row.output]));
+    },
+    subscribe: (listener) => this.subscribe(listener),
+    // No notifications between processes: waiters poll.
+    listeningSince: () => undefined,
+    pollMs: () => this.pollMs,
+  });
+
+  async wait(runId: string, options: { signal?: AbortSignal } = {}): Promise<AgentOutput> {
+    return this.waiters.wait(checkRunId(runId, "wait"), options.signal);
   }
 
   private info(row: RunRow): RunStatusInfo {
@@ -216,16 +237,16 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     const now = Date.now();
     const fence = this.fences.forWrite(runId);
     if (fence) {
-      const updated = db.transaction(() => {
+      const updated = this.holding(runId, () => db.transaction(() => {
         const changes = db
           .prepare(
-            `UPDATE jianmu_queue_runs SET checkpoint = ?, machine = ?, state = ?, iteration = ?, saved_at = ?, pending = ?,
-               status = CASE WHEN ? IN ('running', 'awaitingApproval') THEN ? ELSE status END, updated_at = ? WHERE run_id = ? AND token = ?`,
+            // The queue's status is the worker's to move (claim, park, finish), never a checkpoint's.
+            `UPDATE jianmu_queue_runs SET checkpoint = ?, machine = ?, state = ?, iteration = ?, saved_at = ?, pending = ?, updated_at = ? WHERE run_id = ? AND token = ?`,
           )
-          .run(body, record.machine, record.state, record.iteration, record.savedAt, pending, record.status, record.status, now, runId, fence.token).changes;
+          .run(body, record.machine, record.state, record.iteration, record.savedAt, pending, now, runId, fence.token).changes;
         if (changes === 1) db.prepare(`UPDATE jianmu_queue_inbox SET applied_at = ? WHERE run_id = ? AND id <= ? AND applied_at IS NULL`).run(now, runId, fence.delivered);
         return changes;
-      }).immediate();
+      }).immediate());
       if (updated !== 1) throw this.fences.lost(runId);
       return;
     }
@@ -249,8 +270,39 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     return db.transaction(() => {
       db.prepare(`DELETE FROM jianmu_queue_journal WHERE run_id = ?`).run(runId);
       db.prepare(`DELETE FROM jianmu_queue_inbox WHERE run_id = ?`).run(runId);
+      this.blobs.forget(runId);
       return db.prepare(`DELETE FROM jianmu_queue_runs WHERE run_id = ?`).run(runId).changes > 0;
     })();
+  }
+
+  // ---- BlobStore (not fenced: a blob is named by its content, so a late write of a lost run changes nothing) ----
+
+  putBlob(runId: string, sha256: string, blob: StoredBlob): void {
+    this.openBlobs.put(runId, sha256, blob);
+  }
+
+  getBlob(runId: string, sha256: string): StoredBlob | undefined {
+    return this.openBlobs.get(runId, sha256);
+  }
+
+  /** The blob table, once `open` has said the store is not closed. */
+  private get openBlobs(): SqliteBlobTable {
+    return this.open && this.blobs;
+  }
+
+  /**
+   * A held run's transaction. The file stayed locked through busyTimeoutMs (SQLite's own retry): the
+   * worker gives the run up, as after a lost PostgreSQL connection, instead of the model reading
+   * that its tool's journal failed; it resumes from its checkpoint.
+   */
+  private holding<T>(runId: string, transaction: () => T): T {
+    try {
+      return transaction();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED" || code === "SQLITE_BUSY_SNAPSHOT") throw this.fences.giveUp(runId, error);
+      throw error;
+    }
   }
 
   // ---- ToolJournal ----
@@ -261,11 +313,11 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     const fence = reading ? this.fences.get(runId) : this.fences.forWrite(runId);
     if (!fence) return write();
     const db = this.open;
-    const result = db.transaction(() => {
+    const result = this.holding(runId, () => db.transaction(() => {
       const current = db.prepare<[string], { token: number }>(`SELECT token FROM jianmu_queue_runs WHERE run_id = ?`).get(runId);
       if (current?.token !== fence.token) return { lost: true as const };
       return { lost: false as const, value: write() };
-    }).immediate();
+    }).immediate());
     if (result.lost) throw this.fences.lost(runId);
     return result.value;
   }
@@ -329,7 +381,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
         )
         .all(agents, now, now, request.limit);
       const update = db.prepare(
-        `UPDATE jianmu_queue_runs SET owner = ?, token = token + 1, lease_until = ?, wake_at = ?, status = CASE WHEN status = 'queued' THEN 'running' ELSE status END, updated_at = ? WHERE run_id = ?`,
+        `UPDATE jianmu_queue_runs SET owner = ?, token = token + 1, lease_until = ?, wake_at = ?, status = 'running', updated_at = ? WHERE run_id = ?`,
       );
       return rows.map((row) => {
         update.run(request.owner, now + request.leaseMs, now, now, row.run_id);

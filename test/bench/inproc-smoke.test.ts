@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
  */
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const ROWS = ["chart", "jianmu", "bareModel", "bareExecutor", "bareBoth", "perRound", "noGuard", "longLived", "both", "fewerSteps", "twoStates"];
+const ROWS = ["chart", "jianmu", "aisdk", "bareModel", "bareExecutor", "bareBoth", "perRound", "noGuard", "longLived", "both", "fewerSteps", "twoStates", "noGuardTelemetry", "noGuardListened", "bothTelemetry", "bothListened"];
 
 function inproc(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -30,5 +30,7 @@ describe("bench/inproc.mjs", () => {
     const stdout = await inproc(["--ladder", "--designs", "--k", "2", ...extra]);
     expect(stdout).toContain(`K=2 P=1, ${extra.length > 0 ? "streaming" : "non-streaming"}`);
     for (const row of ROWS) expect(stdout).toMatch(new RegExp(`^\\| ${row} \\| +-?\\d+ µs \\| +-?\\d+ µs \\| [\\d.]+× \\|$`, "m"));
+    // The first token of the floor, jianmu and the AI SDK, answered from memory.
+    for (const row of ["floor", "jianmu", "aisdk"]) expect(stdout).toMatch(new RegExp(`^\\| ${row} \\| [\\d.]+ ms \\| [\\d.]+ ms \\| -?[\\d.]+ ms \\| -?[\\d.]+ ms \\|$`, "m"));
   }, 120_000);
 });

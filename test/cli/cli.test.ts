@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
+import { responsesTextTurn, responsesToolCallTurn } from "../../testing/responses-turns.js";
 import { cleanEnv, ROOT, runCli, runCliInTerminal } from "./cli-harness.js";
 
 const DEMO_TASK = "Tell me: the capital of the country; the weather there; the product name";
@@ -247,5 +248,58 @@ describe("bad input", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("jianmu run");
     expect(result.stdout).toContain("Exit codes: 0 the agent succeeded, 1 the agent failed");
+  });
+});
+
+describe("jianmu run over the Responses API (--api responses, or llm.api in jianmu.yaml)", () => {
+  let server: OpenAIServer;
+  beforeAll(async () => {
+    const turns = [
+      responsesToolCallTurn([{ id: "call_calc", name: "calculator", args: { expression: "25 * 4 + 10" } }], { promptTokens: 300, completionTokens: 40, reasoningTokens: 32 }, {
+        reasoning: { summary: ["The user wants arithmetic.", "I will use the calculator."] },
+      }),
+      responsesTextTurn("25 * 4 + 10 = 110", { promptTokens: 360, completionTokens: 12, cachedPromptTokens: 256, reasoningTokens: 0 }),
+    ];
+    // Each run gets the two turns in order.
+    server = await startOpenAIServer({ respond: (request) => turns[request.index % 2] ?? replies.error(500, "script exhausted") });
+  });
+  afterAll(() => server.close());
+
+  it("streams the reasoning to stderr (a line per reply when it is no terminal), the answer alone to stdout, and the token details in the summary", async () => {
+    const result = await runCli(["run", "What is 25 * 4 + 10?", "--api", "responses", "--model", "gpt-5-mini"], { env: cleanEnv({ OPENAI_BASE_URL: server.baseURL }) });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("25 * 4 + 10 = 110\n");
+    expect(result.stderr).toContain("model gpt-5-mini at " + server.baseURL + " (Responses API)");
+    expect(result.stderr).toContain("  reasoning: The user wants arithmetic. I will use the calculator.\n");
+    expect(result.stderr).toMatch(/── succeeded: 2 model replies, 712 tokens \(prompt 660 \(256 cached\), completion 52 \(32 reasoning\)\)/);
+    const paths = server.requests.slice(-2).map((request) => request.path);
+    expect(paths).toEqual(["/v1/responses", "/v1/responses"]);
+  });
+
+  it("on a terminal the reasoning streams as it comes (dimmed, with colour), before the tool call", async () => {
+    const result = await runCliInTerminal(["run", "What is 25 * 4 + 10?", "--api", "responses"], [], { env: { OPENAI_BASE_URL: server.baseURL, NO_COLOR: "1" } });
+    expect(result.stdout).toMatch(/thinking: The user wants arithmetic\.\r?\n\r?\nI will use the calculator\.\r?\n[\s\S]*→ calculator/);
+    expect(result.stdout).toContain("25 * 4 + 10 = 110");
+  });
+
+  it("llm.api and llm.reasoning in jianmu.yaml: the Responses API, asked for the reasoning's encrypted content", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "jianmu-cli-responses-"));
+    writeFileSync(join(dir, "jianmu.yaml"), `models:\n  react: gpt-5-mini\nllm:\n  base_url: ${server.baseURL}\n  api: responses\n  reasoning: { effort: low, summary: auto }\n`);
+    const before = server.requests.length;
+    const result = await runCli(["run", "What is 25 * 4 + 10?"], { cwd: dir, env: cleanEnv() });
+    expect(result.code).toBe(0);
+    const bodies = server.requests.slice(before).map((request) => request.body as Record<string, unknown>);
+    expect(bodies).toHaveLength(2);
+    for (const body of bodies) expect(body).toMatchObject({ model: "gpt-5-mini", reasoning: { effort: "low", summary: "auto" }, store: false, include: ["reasoning.encrypted_content"] });
+    // Round 2 carries round 1's reasoning item back.
+    const input = bodies[1]!["input"] as Record<string, unknown>[];
+    expect(input.map((item) => item["type"] ?? item["role"])).toEqual(["system", "user", "reasoning", "function_call", "function_call_output"]);
+    expect(input[2]).toMatchObject({ type: "reasoning", encrypted_content: expect.stringMatching(/^enc:rs_/) });
+  });
+
+  it("refuses an unknown --api, naming the choices", async () => {
+    const result = await runCli(["run", "hi", "--api", "completions"], { env: cleanEnv({ OPENAI_BASE_URL: server.baseURL }) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--api must be "chat" (Chat Completions) or "responses" (the Responses API), got "completions"');
   });
 });

@@ -51,7 +51,7 @@ describe("one config schema: the jianmu.yaml form is derived from it", () => {
     expectTypeOf<JianmuFile>().toEqualTypeOf<z.input<typeof JianmuConfigSchema>>();
     expectTypeOf<ReActConfigInput>().toEqualTypeOf<z.input<typeof ReActConfig>>();
     expectTypeOf<ReActConfig>().toEqualTypeOf<z.output<typeof ReActConfig>>();
-    expectTypeOf<keyof JianmuFile>().toEqualTypeOf<keyof ReActConfigInput | "baseURL" | "apiKeyEnv" | "stream">();
+    expectTypeOf<keyof JianmuFile>().toEqualTypeOf<keyof ReActConfigInput | "baseURL" | "apiKeyEnv" | "stream" | "api" | "reasoning" | "store">();
   });
 
   it("nested settings are renamed key by key (fallbacks included); names of state fields and API parameters are kept", () => {
@@ -60,14 +60,24 @@ resilience:
   max_retries: 1
   retry_on: [timeout]
   fallbacks:
-    - { model: backup, base_url: "http://127.0.0.1:9/v1", api_key_env: BACKUP_KEY }
+    - { model: backup, base_url: "http://127.0.0.1:9/v1", api_key_env: BACKUP_KEY, api: chat }
+  sticky: false
+llm:
+  api: responses
+  reasoning: { effort: low, summary: auto }
 react:
   keys: { finalAnswer: answer, usage: llm.usage }
   extra_params: { tool_choice: none, seed_value: 7 }
 context: { max_tokens: 900, keep_last: 2 }
 `);
     const config = loadConfig({}, { path });
-    expect(config.resilience).toMatchObject({ maxRetries: 1, retryOn: ["timeout"], fallbacks: [{ model: "backup", baseURL: "http://127.0.0.1:9/v1", apiKeyEnv: "BACKUP_KEY" }] });
+    expect(config.resilience).toMatchObject({
+      maxRetries: 1,
+      retryOn: ["timeout"],
+      sticky: false,
+      fallbacks: [{ model: "backup", baseURL: "http://127.0.0.1:9/v1", apiKeyEnv: "BACKUP_KEY", api: "chat" }],
+    });
+    expect(readConfigFile({ path })?.file).toMatchObject({ api: "responses", reasoning: { effort: "low", summary: "auto" } });
     expect(config.keys).toEqual({ finalAnswer: "answer", usage: "llm.usage" });
     expect(config.extraParams).toEqual({ tool_choice: "none", seed_value: 7 });
     expect(config.context).toEqual({ maxTokens: 900, strategy: "trim", keepLast: 2 });

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Guard } from "../../actors/guard.js";
@@ -8,6 +9,7 @@ import { handoff } from "../../machines/composition/handoff.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
+import { replayRecording } from "../../testing/recordings.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { defineTool } from "../../tools/tool.js";
 import { callTurn, fragmentedCallTurn, loopback, textTurn } from "../output/helpers.js";
@@ -153,7 +155,26 @@ async function handoffRun(): Promise<AgentEmitted[]> {
   return events;
 }
 
-const SCENARIOS = { toolsAndApprovals, retriesFallbackAndOutput, modelFailure, compaction, handoffRun };
+const calculator = defineTool({
+  name: "calculator",
+  description: "A minimal calculator for basic arithmetic.",
+  parameters: z.object({ a: z.number(), b: z.number(), op: z.enum(["add", "subtract", "multiply", "divide"]) }),
+  execute: ({ a, b, op }) => (op === "add" ? a + b : op === "subtract" ? a - b : op === "multiply" ? a * b : a / b),
+});
+
+/** A reasoning model over the Responses API (a real run recorded by vercel/ai): its reasoning summary streams as reasoning.delta. */
+async function responsesReasoning(): Promise<AgentEmitted[]> {
+  const recording = fileURLToPath(new URL("../fixtures/openai/vercel-ai/openai-responses/openai-reasoning-encrypted-content.1.chunks.txt", import.meta.url));
+  const server = await startOpenAIServer({ respond: replayRecording(recording) });
+  servers.push(server);
+  const client = resolveModelClient({ baseURL: server.baseURL, apiKey: "test-key", model: "gpt-5.1-codex-max", api: "responses", reasoning: { effort: "high", summary: "detailed" } });
+  const events: AgentEmitted[] = [];
+  const output = await runAgent(createReactMachine({ modelClient: client, tools: [calculator], configFile: false }), { messages: [human("(12 + 7) * 3 * 10?")] }, { onEvent: (event) => events.push(event) });
+  expect(output.status).toBe("succeeded");
+  return events;
+}
+
+const SCENARIOS = { toolsAndApprovals, retriesFallbackAndOutput, modelFailure, compaction, handoffRun, responsesReasoning };
 const emitted = new Map<keyof typeof SCENARIOS, AgentEmitted[]>();
 
 beforeAll(async () => {
@@ -187,6 +208,15 @@ describe("the emitted-event table holds what real runs emit", () => {
       { attempt: 2, model: "test-model", status: 500, kind: "http", code: "server_busy", willRetry: true, next: "fallback" },
     ]);
     expect(emitted.get("modelFailure")!.filter((event) => event.type === "model.call.failed")).toMatchObject([{ willRetry: false, next: "none" }]);
+  });
+
+  it("reasoning.delta carries the reasoning summary as it streamed, before the call completes", () => {
+    const events = emitted.get("responsesReasoning")!;
+    const deltas = events.filter((event) => event.type === "reasoning.delta");
+    expect(deltas.length).toBe(32);
+    expect(deltas.map((event) => event.delta).join("")).toMatch(/^\*\*Calculating step-by-step using calculator\*\*\n\nI'll compute 12 plus 7/);
+    const firstCompleted = events.findIndex((event) => event.type === "model.call.completed");
+    expect(events.indexOf(deltas.at(-1)!)).toBeLessThan(firstCompleted);
   });
 
   it("nested agents' events carry their agentPath, which the table declares", () => {

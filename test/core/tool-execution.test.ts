@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { human, type ToolMessage } from "../../actors/messages.js";
+import { textOf } from "../../actors/content-parts.js";
 import type { AgentEmitted } from "../../machines/contract/events.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
@@ -248,7 +249,7 @@ describe("tool execution", () => {
     const output = await runAgent(createReactMachine({ modelClient: model, tools: [big], config: { maxToolOutputChars: 1000 } }), {
       messages: [human("go")],
     });
-    const observation = toolMessages(output.messages)[0]!.content;
+    const observation = textOf(toolMessages(output.messages)[0]!.content);
     expect(observation.startsWith("x".repeat(1000) + "\n[output truncated: 4000 of 5000 characters omitted]")).toBe(true);
   });
 

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { human } from "../../actors/messages.js";
+import { textOf } from "../../actors/content-parts.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
@@ -98,7 +99,7 @@ describe("two real servers and static tools in one agent", () => {
       expect(names).toEqual(expect.arrayContaining(["get-sum", "kb_create_entities", "kb_search_nodes", "kb_open_nodes", "kb_delete_entities"]));
       expect(offered.find((f) => f.name === "kb_read_graph")?.description).toBe("kb_read_graph from static");
 
-      const observation = (id: string) => output.messages.find((m) => m.role === "tool" && m.toolCallId === id)?.content ?? "";
+      const observation = (id: string) => textOf(output.messages.find((m) => m.role === "tool" && m.toolCallId === id)?.content ?? "");
       expect((JSON.parse(observation("env")) as Record<string, string>)["TAG"]).toBe("second");
       expect(observation("sum")).toBe("The sum of 20 and 22 is 42.");
       expect(observation("echo")).toBe("echo answered by static");

@@ -66,6 +66,10 @@ describe("model-based: the ReAct machine", () => {
     expect(deniedRun.result.emitted.some((e) => e.type === "tool.call.denied" && e.name === "delete_all")).toBe(true);
   });
 
+  it("walks paths where the model streams its reasoning, checked on every microstep (reasoningIsNotOutput)", () => {
+    expect(generated.paths.some((p) => p.steps.some((s) => s.label === "model streams its reasoning"))).toBe(true);
+  });
+
   it("sends the configured toolChoice on the first model request only", async () => {
     const twoRounds = generated.paths.find((p) => p.finalState.reason === "maxIterations")!;
     const { result } = await runOf(twoRounds);

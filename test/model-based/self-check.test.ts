@@ -148,6 +148,23 @@ describe("model-based: the invariant checker on doctored microsteps", () => {
     expect(checker.violations.at(-1)!.message).toBe(`model request #2 carried toolChoice "required"`);
   });
 
+  it("reasoning that reaches the answer (streamingOutput) is caught; the real machine keeps it out", () => {
+    const reasoning = { type: "llm.progress", progress: [{ at: 0, event: { type: "reasoning.delta", delta: "Considering the tools. " } }] };
+    const real = stepper.step(agentLLM.snapshot, reasoning);
+    const checker = new InvariantChecker(access, config);
+    checker.observe(agentLLM);
+    for (const microstep of real.microsteps) checker.observe(microstep);
+    expect(checker.violations).toEqual([]);
+    expect(access.read(real.snapshot.context.state, "streamingOutput")).toBe("");
+
+    const leaked = real.microsteps.at(-1)!;
+    const doctored = { ...leaked, snapshot: { ...leaked.snapshot, context: { ...leaked.snapshot.context, state: access.write(leaked.snapshot.context.state, { streamingOutput: "Considering the tools. " }) } } };
+    const strict = new InvariantChecker(access, config);
+    strict.observe(agentLLM);
+    strict.observe(doctored);
+    expect(strict.violations).toMatchObject([{ invariant: "reasoningIsNotOutput", message: expect.stringContaining('on progress that streamed "" as text') }]);
+  });
+
   it("a Failed state without a termination is caught", () => {
     const checker = new InvariantChecker(access, config);
     const failed = stepper.step(start, { type: "agent.cancel" }).microsteps.at(-1)!;

@@ -61,7 +61,7 @@ describe("recorded multi-turn agent runs through createReactMachine", () => {
     expect(output.rounds).toBe(2);
     expect(calls).toEqual([{ country: "UK" }]);
     // Usage of both calls, summed: (53 + 78) prompt, (15 + 9) completion, (68 + 87) total.
-    expect(output.usage).toEqual({ promptTokens: 131, completionTokens: 24, totalTokens: 155 });
+    expect(output.usage).toEqual({ promptTokens: 131, completionTokens: 24, totalTokens: 155, reasoningTokens: 0, cachedPromptTokens: 0 });
 
     const sent = bodies(server);
     expect(sent).toHaveLength(2);
@@ -126,7 +126,7 @@ describe("recorded multi-turn agent runs through createReactMachine", () => {
     expect(ran.slice(2)).toEqual(["get_weather(Mexico City)", "final_result"]);
     expect(ran.slice(0, 2).sort()).toEqual(["get_country", "get_product_name"]);
     expect(output.rounds).toBe(3);
-    expect(output.usage).toEqual({ promptTokens: 364 + 423 + 448, completionTokens: 40 + 15 + 62, totalTokens: 404 + 438 + 510 });
+    expect(output.usage).toEqual({ promptTokens: 364 + 423 + 448, completionTokens: 40 + 15 + 62, totalTokens: 404 + 438 + 510, reasoningTokens: 0, cachedPromptTokens: 0 });
 
     const sent = bodies(server);
     expect(sent).toHaveLength(3);

@@ -34,6 +34,23 @@ describe("the OpenAI-compatible test server", () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(55);
   });
 
+  it("pauses only where a delay function asks, and sends the unpaused events after it in one write", async () => {
+    const body = toSse([{ a: 1 }, { b: 2 }, { c: 3 }, { d: 4 }]);
+    const server = await start(() => replies.sse(body, { delayMs: (event) => (event === 2 ? 60 : 0) }));
+    const response = await fetch(server.baseURL);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    const reads: { text: string; at: number }[] = [];
+    const started = performance.now();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) reads.push({ text: decoder.decode(read.value), at: performance.now() - started });
+    expect(reads.map((r) => r.text).join("")).toBe(body);
+    // The first two events, then (after the pause) the other three, [DONE] included, in one piece.
+    const paused = reads.findIndex((r) => r.text.startsWith('data: {"c":3}'));
+    expect(reads.slice(0, paused).map((r) => r.text).join("")).toBe(splitEvents(body).slice(0, 2).join(""));
+    expect(reads.slice(paused).map((r) => r.text)).toEqual([splitEvents(body).slice(2).join("")]);
+    expect(reads[paused]!.at - reads[paused - 1]!.at).toBeGreaterThanOrEqual(50);
+  });
+
   it("turns a throwing respond into a 500 that says so", async () => {
     const server = await start(() => {
       throw new Error("oops");
@@ -99,7 +116,20 @@ describe("recordings", () => {
   it("replays interactions in order, then answers 500", async () => {
     const server = await start(replayRecording(fixture("pydantic-ai/test_openai/test_compatible_api_with_tool_calls_without_id.yaml")));
     const statuses: number[] = [];
-    for (let i = 0; i < 3; i++) statuses.push((await fetch(server.baseURL, { method: "POST" })).status);
+    for (let i = 0; i < 3; i++) statuses.push((await fetch(`${server.baseURL}/chat/completions`, { method: "POST" })).status);
     expect(statuses).toEqual([200, 200, 500]);
+  });
+
+  it("refuses a request to the other API's path with a 404 that names both (and moves on to the next interaction)", async () => {
+    const server = await start(replayRecording(fixture("pydantic-ai/test_openai_responses/test_openai_responses_stream.yaml")));
+    const wrong = await fetch(`${server.baseURL}/chat/completions`, { method: "POST" });
+    expect(wrong.status).toBe(404);
+    expect(((await wrong.json()) as { error: { message: string } }).error.message).toBe(
+      "test server: the recording answers POST /responses (the Responses API); the request went to /v1/chat/completions",
+    );
+    const right = await fetch(`${server.baseURL}/responses`, { method: "POST" });
+    expect(right.status).toBe(200);
+    expect(right.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(await right.text()).toMatch(/^event: response\.created\ndata: \{"type":"response\.created"/);
   });
 });

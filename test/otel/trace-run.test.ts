@@ -6,9 +6,13 @@ import { requireApproval } from "../../actors/guards/index.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { traceAgent } from "../../otel.js";
-import { replies, type OpenAIServer } from "../../testing/openai-server.js";
+import { ModelClient } from "../../index.js";
+import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
+import { responsesTextTurn, responsesToolCallTurn } from "../../testing/responses-turns.js";
+import { scriptedTurns } from "../../testing/turns.js";
 import {
   addTool,
+  API_KEY,
   brokenTool,
   byName,
   expectNoKey,
@@ -95,11 +99,42 @@ describe("runAgent(..., { tracer })", () => {
     expect(hr(tool.startTime)).toBeGreaterThanOrEqual(hr(chats[0]!.endTime));
     expect(hr(chats[1]!.startTime)).toBeGreaterThanOrEqual(hr(tool.endTime));
 
+    // The server reported no token details: no detail attribute says 0 for it.
+    for (const span of [run, ...chats]) {
+      expect(span.attributes).not.toHaveProperty("gen_ai.usage.cache_read.input_tokens");
+      expect(span.attributes).not.toHaveProperty("gen_ai.usage.reasoning.output_tokens");
+    }
+
     // Content is off by default.
     for (const span of spans) {
       for (const key of ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"]) expect(span.attributes).not.toHaveProperty(key);
     }
     expectNoKey(spans);
+  });
+
+  it("puts the cached and reasoning token counts a server reports (Responses API) on the chat spans and the run's", async () => {
+    const server = await startOpenAIServer({
+      respond: scriptedTurns([
+        responsesToolCallTurn([{ id: "call_add_1", name: "add", args: { a: 2, b: 3 } }], { promptTokens: 120, completionTokens: 64, reasoningTokens: 50, cachedPromptTokens: 0 }, { reasoning: { summary: ["Add them."] } }),
+        responsesTextTurn("The sum is 5.", { promptTokens: 200, completionTokens: 6, reasoningTokens: 0, cachedPromptTokens: 128 }),
+      ]).respond,
+    });
+    servers.push(server);
+    const modelClient = ModelClient.resolve({ baseURL: server.baseURL, apiKey: API_KEY, model: "gpt-5-mini", api: "responses", reasoning: { effort: "low", summary: "auto" } });
+    const tracing = memoryTracing();
+    const output = await runAgent(createReactMachine({ name: "Adder", modelClient, tools: [addTool], configFile: false }), { messages: [human("What is 2 + 3?")] }, { tracer: tracing.tracer });
+    expect(output.usage).toEqual({ promptTokens: 320, completionTokens: 70, totalTokens: 390, reasoningTokens: 50, cachedPromptTokens: 128 });
+    const spans = tracing.spans();
+    expect(byName(spans, "chat gpt-5-mini").map((chat) => chat.attributes)).toEqual([
+      expect.objectContaining({ "gen_ai.usage.input_tokens": 120, "gen_ai.usage.output_tokens": 64, "gen_ai.usage.cache_read.input_tokens": 0, "gen_ai.usage.reasoning.output_tokens": 50 }),
+      expect.objectContaining({ "gen_ai.usage.input_tokens": 200, "gen_ai.usage.output_tokens": 6, "gen_ai.usage.cache_read.input_tokens": 128, "gen_ai.usage.reasoning.output_tokens": 0 }),
+    ]);
+    expect(one(spans, "invoke_agent Adder").attributes).toMatchObject({
+      "gen_ai.usage.input_tokens": 320,
+      "gen_ai.usage.output_tokens": 70,
+      "gen_ai.usage.cache_read.input_tokens": 128,
+      "gen_ai.usage.reasoning.output_tokens": 50,
+    });
   });
 
   it("records content only when asked to, and never the key", async () => {

@@ -9,6 +9,9 @@ import { createReactMachine, MachineOptionsError } from "../../machines/react-ma
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { defineTool } from "../../tools/tool.js";
+import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
+import { startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
+import { responsesTextTurn } from "../../testing/responses-turns.js";
 import { callTurn, fragmentedCallTurn, loopback, textTurn, toolNames, type Loopback } from "./helpers.js";
 
 const Weather = z.object({ city: z.string(), temperatureC: z.number(), conditions: z.enum(["sunny", "cloudy", "rain"]) });
@@ -21,6 +24,10 @@ const forecast = defineTool({
 
 let open: Loopback | undefined;
 afterEach(() => open?.server.close());
+const servers: OpenAIServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
 
 function collect() {
   const events: AgentEmitted[] = [];
@@ -177,6 +184,33 @@ describe("structured output: types and options", () => {
     expect(await requestOf("gpt-5")).toEqual({ tools: [], format: "json_schema" });
     expect(await requestOf("qwen3:8b")).toEqual({ tools: ["final_result"], format: undefined });
     expect(await requestOf(undefined)).toEqual({ tools: ["final_result"], format: undefined });
+  });
+
+  it('"auto" decides from the model the requests really go to: the client\'s own when config.model is unset (over HTTP, both APIs)', async () => {
+    const server = await startOpenAIServer({
+      respond: (request) =>
+        request.path.endsWith("/responses")
+          ? responsesTextTurn('{"city":"Paris","temperatureC":21}')
+          : textTurn(['{"city":"Paris","temperatureC":21}']),
+    });
+    servers.push(server);
+    const sent = async (options: { model: string; api?: "responses" }) => {
+      const before = server.requests.length;
+      const modelClient = resolveModelClient({ baseURL: server.baseURL, apiKey: "test-key", ...options });
+      const output = await runAgent(createReactMachine({ modelClient, output: z.object({ city: z.string(), temperatureC: z.number() }), configFile: false }), { messages: [human("Weather in Paris?")] });
+      expect(output.termination ?? null).toBeNull();
+      expect(output.output).toEqual({ city: "Paris", temperatureC: 21 });
+      return server.requests[before]!.body as Record<string, unknown>;
+    };
+    // The README's way: the model on the client. json_schema, no final-result tool.
+    const chat = await sent({ model: "gpt-4o-mini" });
+    expect(chat["response_format"]).toMatchObject({ type: "json_schema", json_schema: { name: "final_output" } });
+    expect(toolNames(chat)).toEqual([]);
+    const responses = await sent({ model: "gpt-5-mini", api: "responses" });
+    expect(responses["text"]).toMatchObject({ format: { type: "json_schema", name: "final_output", strict: true } });
+    expect(responses).not.toHaveProperty("tools");
+    // A model not known for json_schema, on the client: the final-result tool.
+    expect(toolNames(await sent({ model: "qwen3:8b" }))).toEqual(["final_result"]);
   });
 
   it("refuses an output that is not a zod schema, and a tool that takes the final-result tool's name", () => {

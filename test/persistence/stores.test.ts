@@ -132,7 +132,7 @@ describe("SqliteCheckpointStore", () => {
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
-    expect(tables).toEqual([{ name: "jianmu_checkpoints" }, { name: "jianmu_tool_journal" }]);
+    expect(tables).toEqual([{ name: "jianmu_blobs" }, { name: "jianmu_checkpoints" }, { name: "jianmu_tool_journal" }]);
     const row = raw.prepare("SELECT body FROM jianmu_checkpoints").get() as { body: string };
     expect(JSON.parse(row.body)).toEqual(parked);
     raw.close();

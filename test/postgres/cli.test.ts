@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -44,7 +45,11 @@ describe("jianmu worker / runs / approve against PostgreSQL", () => {
     try {
       while (!output.includes("worker.started")) await new Promise((resolve) => setTimeout(resolve, 50));
       const task = scriptMessage({ calls: [{ name: "pay", note: "cli-1" }], answer: "paid from the CLI" }).content;
-      const submitted = cli("run", ...store, "--agent", "approver", "--detach", task);
+      // A scan of the invoice goes with the task: kept once in PostgreSQL, apart from the checkpoints.
+      const scanDir = mkdtempSync(join(tmpdir(), "jianmu-cli-scan-"));
+      const scan = randomBytes(6_000);
+      writeFileSync(join(scanDir, "scan.png"), scan);
+      const submitted = cli("run", ...store, "--agent", "approver", "--detach", "--image", join(scanDir, "scan.png"), task);
       expect(submitted.err).toBe("");
       expect(submitted.code).toBe(0);
       const runId = submitted.out.trim();
@@ -68,6 +73,8 @@ describe("jianmu worker / runs / approve against PostgreSQL", () => {
       const html = readFileSync(page, "utf8");
       expect(html).toContain("paid from the CLI");
       expect(html).toContain("AwaitingApproval");
+      // The stored run's scan, read back from the blob table for the viewer.
+      expect(html).toContain(`src="data:image/png;base64,${scan.toString("base64")}"`);
       expect(cli("approve", runId, ...store)).toMatchObject({ code: 2, err: expect.stringContaining("already succeeded") });
       expect(cli("cancel", "no-such-run", ...store)).toMatchObject({ code: 2, err: `jianmu: no run "no-such-run" in this store; list its runs with: jianmu runs --store ${db.url} --schema cli\n` });
     } finally {

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -18,6 +18,9 @@ export interface Cluster {
   stopServer(): void;
   /** Start the stopped server again on the same port. */
   startServer(): void;
+  /** The same without blocking this process (its own clients keep running while the server goes and comes). */
+  stop(): Promise<void>;
+  start(): Promise<void>;
   /** Stop the server and delete the data directory. */
   destroy(): void;
 }
@@ -34,9 +37,24 @@ function binary(name: string): string {
   return name;
 }
 
+function commandLine(name: string, args: string[]): [string, string[]] {
+  const command = binary(name);
+  return asRoot ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, args];
+}
+
+/** pg_ctl without blocking: stdio ignored (a server started with `-l` keeps no pipe of ours open). */
+function runAsync(name: string, args: string[]): Promise<void> {
+  const [cmd, argv] = commandLine(name, args);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv, { stdio: "ignore" });
+    child.once("error", reject);
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${name} ${args.join(" ")} exited with ${code}`))));
+  });
+}
+
 function run(name: string, args: string[]): void {
   const command = binary(name);
-  const [cmd, argv] = asRoot ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, args];
+  const [cmd, argv] = commandLine(name, args);
   const result = spawnSync(cmd, argv, { encoding: "utf8" });
   if (result.status !== 0) {
     throw new Error(
@@ -58,7 +76,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startCluster(): Promise<Cluster> {
+/** `maxConnections`: the server's max_connections (default 200, for several worker processes). */
+export async function startCluster(settings: { maxConnections?: number } = {}): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), "jianmu-pg-"));
   chmodSync(dir, 0o700);
   if (asRoot) {
@@ -74,10 +93,12 @@ export async function startCluster(): Promise<Cluster> {
     throw error;
   }
   const port = await freePort();
-  // fsync off: a throwaway cluster; max_connections high enough for several worker processes.
-  const options = `-c port=${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-  const startServer = () => run("pg_ctl", ["-D", data, "-o", options, "-l", join(dir, "server.log"), "-w", "-t", "30", "start"]);
-  const stopServer = () => run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
+  // fsync off: a throwaway cluster.
+  const options = `-c port=${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${settings.maxConnections ?? 200}`;
+  const startArgs = ["-D", data, "-o", options, "-l", join(dir, "server.log"), "-w", "-t", "30", "start"];
+  const stopArgs = ["-D", data, "-m", "fast", "-w", "stop"];
+  const startServer = () => run("pg_ctl", startArgs);
+  const stopServer = () => run("pg_ctl", stopArgs);
   try {
     startServer();
   } catch (error) {
@@ -95,6 +116,14 @@ export async function startCluster(): Promise<Cluster> {
     },
     startServer() {
       startServer();
+      running = true;
+    },
+    async stop() {
+      await runAsync("pg_ctl", stopArgs);
+      running = false;
+    },
+    async start() {
+      await runAsync("pg_ctl", startArgs);
       running = true;
     },
     destroy() {

@@ -12,4 +12,4 @@ afterAll(async () => {
   await db?.drop();
 });
 
-describeRunStoreConformance("PostgreSQL", () => PostgresRunStore.connect({ connectionString: db.url, schema: `conformance_${++schemas}`, pollMs: 100 }));
+describeRunStoreConformance("PostgreSQL", (options = {}) => PostgresRunStore.connect({ connectionString: db.url, schema: `conformance_${++schemas}`, pollMs: 100, ...options }));

@@ -1,6 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { human } from "../../actors/messages.js";
+import { MIGRATIONS } from "../../queue/postgres/migrations.js";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
+import { failedOutput } from "../../queue/run-store.js";
 import { freePort } from "./cluster.js";
 import { freshDatabase, withDatabase } from "./database.js";
 
@@ -38,15 +41,24 @@ describe("PostgresRunStore.connect", () => {
     }
   });
 
-  it("says the server cannot be reached, without the password", async () => {
+  it("says the server cannot be reached, without the URL or its password (in the userinfo or the query), naming the server only when asked", async () => {
     const port = await freePort();
-    const error = await PostgresRunStore.connect({ connectionString: `postgres://someone:hunter2@127.0.0.1:${port}/app`, connectTimeoutMs: 2_000 }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ problem: "connection", message: expect.stringContaining("is the server running") });
-    expect((error as Error).message).not.toContain("hunter2");
+    for (const connectionString of [`postgres://someone:hunter2@127.0.0.1:${port}/app`, `postgres://someone@127.0.0.1:${port}/app?password=hunter2`]) {
+      const error = await PostgresRunStore.connect({ connectionString, connectTimeoutMs: 2_000 }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ problem: "connection", message: expect.stringContaining("is it running") });
+      for (const secret of ["hunter2", "someone", String(port), "postgres://"]) expect((error as Error).message).not.toContain(secret);
+      const named = await PostgresRunStore.connect({ connectionString, connectTimeoutMs: 2_000, nameServerInErrors: true }).catch((e: unknown) => e);
+      expect((named as Error).message).toContain(`at 127.0.0.1:${port}/app`);
+      expect((named as Error).message).not.toContain("hunter2");
+    }
   });
 
-  it("names a missing database and how to create it", async () => {
+  it("names a missing database and how to create it, the name only when asked", async () => {
     await expect(PostgresRunStore.connect({ connectionString: withDatabase(db.url, "no_such_db") })).rejects.toMatchObject({
+      problem: "connection",
+      message: expect.stringMatching(/^the database does not exist: create it \(createdb <name>\)/),
+    });
+    await expect(PostgresRunStore.connect({ connectionString: withDatabase(db.url, "no_such_db"), nameServerInErrors: true })).rejects.toMatchObject({
       problem: "connection",
       message: expect.stringContaining("createdb no_such_db"),
     });
@@ -59,7 +71,11 @@ describe("PostgresRunStore.connect", () => {
     url.username = "jianmu_nobody";
     await expect(PostgresRunStore.connect({ connectionString: url.toString(), schema: "forbidden" })).rejects.toMatchObject({
       problem: "permission",
-      message: expect.stringMatching(/jianmu_nobody.*GRANT CREATE ON DATABASE/s),
+      message: expect.stringContaining("GRANT CREATE ON DATABASE <database> TO <role>"),
+    });
+    await expect(PostgresRunStore.connect({ connectionString: url.toString(), schema: "forbidden", nameServerInErrors: true })).rejects.toMatchObject({
+      problem: "permission",
+      message: expect.stringMatching(new RegExp(`GRANT CREATE ON DATABASE ${db.name} TO jianmu_nobody`)),
     });
     expect(await schemaExists("forbidden")).toBe(false);
     // Once an owner has created the tables and granted use of them, the same role connects.
@@ -78,7 +94,50 @@ describe("PostgresRunStore.connect", () => {
     const again = await PostgresRunStore.connect({ connectionString: db.url, schema: "together" });
     await again.close();
     const { rows } = await admin.query("SELECT version FROM together.schema_migrations ORDER BY version");
-    expect(rows).toEqual([{ version: 1 }]);
+    expect(rows).toEqual(MIGRATIONS.map(({ version }) => ({ version })));
+    expect(rows.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("migrates a version 1 schema with runs in it: JSON moves to text columns unchanged, a parked run with an event becomes due", async () => {
+    await admin.query("CREATE SCHEMA old_layout");
+    await admin.query("CREATE TABLE old_layout.schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
+    await admin.query(MIGRATIONS[0]!.sql("old_layout"));
+    await admin.query("INSERT INTO old_layout.schema_migrations (version) VALUES (1)");
+    const pending = [{ callId: "call_0", name: "pay", arguments: "{}" }];
+    const output = failedOutput("done", "over", { messages: [human("hi")] });
+    await admin.query(
+      `INSERT INTO old_layout.runs (run_id, agent, input, status, pending, output, created_at, updated_at) VALUES
+         ('parked', 'approver', '{"messages":[]}', 'awaitingApproval', $1, NULL, 1, 1), ('done', 'basic', '{}', 'failed', '[]', $2, 1, 1)`,
+      [JSON.stringify(pending), JSON.stringify(output)],
+    );
+    await admin.query(`INSERT INTO old_layout.inbox (run_id, dedupe_key, command, created_at) VALUES ('parked', 'call:call_0', '{"type":"guard.approve","callId":"call_0"}', 1)`);
+    const store = await PostgresRunStore.connect({ connectionString: db.url, schema: "old_layout" });
+    try {
+      expect((await store.status("parked")).pendingApprovals).toEqual(pending);
+      expect(await store.wait("done")).toEqual(output);
+      expect(await store.inbox("parked", 0)).toEqual([{ id: expect.any(Number), command: { type: "guard.approve", callId: "call_0" } }]);
+      // The approval sent under version 1 made no wake_at; the migration did, so the claim finds it.
+      expect((await store.claim({ owner: "w", agents: ["approver"], limit: 5, leaseMs: 1_000 })).map((r) => r.runId)).toEqual(["parked"]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("labels data PostgreSQL refuses as the caller's (invalid_input naming the call), never as a connection problem", async () => {
+    const store = await PostgresRunStore.connect({ connectionString: db.url, schema: "refusing" });
+    try {
+      await store.registerAgents(["basic"]);
+      // As jsonb once did: a value the column refuses (here a trigger with SQLSTATE 22P05, "untranslatable character").
+      await admin.query(`CREATE FUNCTION refusing.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.input LIKE '%REFUSE%' THEN RAISE EXCEPTION 'unsupported Unicode escape sequence' USING ERRCODE = '22P05'; END IF; RETURN NEW; END $$`);
+      await admin.query("CREATE TRIGGER refuse BEFORE INSERT ON refusing.runs FOR EACH ROW EXECUTE FUNCTION refusing.refuse()");
+      const error = await store.submit({ agent: "basic", input: { messages: [human("REFUSE this")] } }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ problem: "invalid_input", message: expect.stringMatching(/^submit: input: PostgreSQL cannot store this value \(unsupported Unicode escape sequence, SQLSTATE 22P05\).*retrying will not help/) });
+      // A run id with a NUL (GET /runs/%00 through an HTTP handler) is no run at all, not a failure.
+      expect(await store.load("a\u0000b")).toBeUndefined();
+    } finally {
+      await store.close();
+    }
   });
 
   it("refuses a schema written by a newer jianmu, changing nothing", async () => {

@@ -1,6 +1,6 @@
 // One worker process of the PostgreSQL semantics tests (workers.test.ts). Plain JavaScript on purpose:
 // it runs under bare `node` on the built package (dist/), as a user's worker would.
-// argv[2] is JSON: { dist, url, schema, baseURL, id, concurrency, leaseMs, pollMs, listen, sqlite? }.
+// argv[2] is JSON: { dist, url, schema, baseURL, id, concurrency, leaseMs, pollMs, listen, maxConnections?, sqlite?, effectsFile?, quiet? }.
 // Every worker event goes to stdout as one JSON line. SIGTERM stops the worker gracefully.
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -15,9 +15,15 @@ const { SqliteRunStore } = await load("sqlite.js");
 
 // The side-effect counter lives in the database: every execution of a tool adds one to its note's row.
 // With args.sqlite the store is that SQLite file (one machine, several processes) and so is the counter.
+// With args.effectsFile each effect is one line appended to that file (no database connection of its own:
+// the tests that starve the server of connections count effects there).
 let effects;
 let effect;
-if (args.sqlite) {
+if (args.effectsFile) {
+  const { appendFileSync } = await import("node:fs");
+  effect = (note) => appendFileSync(args.effectsFile, `${note}\n`);
+  effects = { end: async () => undefined };
+} else if (args.sqlite) {
   const Database = (await import("better-sqlite3")).default;
   const db = new Database(args.sqlite, { timeout: 5_000 });
   db.exec("CREATE TABLE IF NOT EXISTS effects (note TEXT PRIMARY KEY, count INTEGER NOT NULL)");
@@ -36,15 +42,21 @@ const print = (event) => process.stdout.write(JSON.stringify(event) + "\n");
 let store = args.sqlite ? new SqliteRunStore({ path: args.sqlite, pollMs: 100 }) : undefined;
 for (let attempt = 0; !store; attempt++) {
   try {
-    store = await PostgresRunStore.connect({ connectionString: args.url, schema: args.schema, listen: args.listen ?? true, pollMs: 100 });
+    store = await PostgresRunStore.connect({
+      connectionString: args.url,
+      schema: args.schema,
+      listen: args.listen ?? true,
+      pollMs: 100,
+      ...(args.maxConnections ? { maxConnections: args.maxConnections } : {}),
+    });
     break;
   } catch (error) {
-    if (attempt > 50) throw error;
+    if (attempt > 300) throw error;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 const agents = makeAgents(jianmu, { baseURL: args.baseURL, journal: store, effect, approvalTimeoutMs: args.approvalTimeoutMs });
-const worker = startWorker({
+const worker = await startWorker({
   store,
   agents,
   id: args.id,
@@ -52,6 +64,8 @@ const worker = startWorker({
   leaseMs: args.leaseMs ?? 2_000,
   pollMs: args.pollMs ?? 200,
   onEvent: (event) => {
+    // A bench's worker (args.quiet) says only that it started: a line per run would be the bench's cost, not the worker's.
+    if (args.quiet && !event.type.startsWith("worker.")) return;
     if (event.type !== "agent.event") return print(event);
     // Only the agent events the tests look for (text deltas would flood the pipe).
     if (["tool.call.started", "tool.call.completed", "tool.call.failed", "model.call.started"].includes(event.event.type)) {

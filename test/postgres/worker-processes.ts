@@ -25,6 +25,10 @@ export interface WorkerProcessOptions {
   pollMs?: number;
   listen?: boolean;
   approvalTimeoutMs?: number;
+  /** The store's pool size (default: the store's default). */
+  maxConnections?: number;
+  /** Count effects as lines in this file instead of a table (no connection of their own). */
+  effectsFile?: string;
 }
 
 /** A real worker process (worker-child.mjs) and the events it printed. */

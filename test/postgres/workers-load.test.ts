@@ -61,7 +61,7 @@ describe("PostgreSQL run queue: worker processes under load and chaos", () => {
     expect(Object.values(effects).every((count) => count === 1)).toBe(true);
     // ...and every call the journal holds as completed with a result ran exactly once.
     const completed = await sql(
-      `SELECT run_id, call_id, outcome FROM ${schema}.tool_journal WHERE state = 'completed'`,
+      `SELECT run_id, call_id, outcome::json AS outcome FROM ${schema}.tool_journal WHERE state = 'completed'`,
     );
     const ran = completed.rows.filter((r) => r.outcome.status === "ok");
     expect(ran.length).toBeGreaterThan(0);

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { defineTool } from "../../tools/tool.js";
@@ -6,16 +7,18 @@ import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { runAgent } from "../../machines/runner.js";
 import { FencedError, RunQueueError } from "../../queue/errors.js";
 import type { RunStore } from "../../queue/run-store.js";
+import type { UnknownAgents } from "../../queue/schemas.js";
 import { startWorker, type Worker } from "../../queue/worker.js";
 import type { WorkerEvent } from "../../queue/worker-events.js";
 import type { OpenAIServer } from "../../testing/openai-server.js";
+import { wireMediaOf } from "../../testing/recordings.js";
 import { makeAgents } from "./fixture-agents.mjs";
 import { scriptMessage, startScriptServer, type RunScript } from "./script-model.js";
 
 const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
 
-/** Opens a fresh, empty store (a new database file, schema or object) each time. */
-export type OpenStore = () => Promise<RunStore>;
+/** Opens a fresh, empty store (a new database file, schema or object) each time, with these options. */
+export type OpenStore = (options?: { unknownAgents?: UnknownAgents }) => Promise<RunStore>;
 
 function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
   const started = Date.now();
@@ -37,7 +40,8 @@ function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs 
  * The run queue's contract, the same for every store: run it against memory, SQLite and PostgreSQL.
  * Workers run in this process here; the multi-process semantics live in test/postgres/.
  */
-export function describeRunStoreConformance(name: string, open: OpenStore): void {
+/** `signals`: the store tells its workers what became due (`subscribe`); SQLite's workers poll instead. */
+export function describeRunStoreConformance(name: string, open: OpenStore, { signals = true }: { signals?: boolean } = {}): void {
   describe(`run store conformance: ${name}`, () => {
     let server: OpenAIServer;
     let store: RunStore;
@@ -69,8 +73,9 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
         effect: (note) => void effects.set(note, (effects.get(note) ?? 0) + 1),
         approvalTimeoutMs: 600,
       });
-      worker = startWorker({ store, agents, concurrency: workerOptions.concurrency ?? 4, leaseMs: workerOptions.leaseMs ?? 5_000, pollMs: workerOptions.pollMs ?? 50, onEvent: (e) => events.push(e) });
-      await until(() => events.some((e) => e.type === "worker.started"), "the worker to register");
+      worker = await startWorker({ store, agents, concurrency: workerOptions.concurrency ?? 4, leaseMs: workerOptions.leaseMs ?? 5_000, pollMs: workerOptions.pollMs ?? 50, onEvent: (e) => events.push(e) });
+      // Ready means ready: the agents are known to the store by the time startWorker resolves.
+      expect(events.map((e) => e.type)).toContain("worker.started");
       return agents;
     };
     const input = (script: RunScript) => ({ messages: [scriptMessage(script)] });
@@ -115,6 +120,26 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
       await expect(store.send(runId, { type: "guard.approve", callId: "call_0" })).rejects.toMatchObject({ problem: "finished_run" });
     });
 
+    it("keeps a parked run's image once, apart from its checkpoint, and gives it back to the worker that resumes it", async () => {
+      await setup();
+      const script: RunScript = { calls: [{ name: "pay", note: "inv-photo" }], answer: "paid from the photo" };
+      const photo = randomBytes(30_000).toString("base64");
+      const messages = [scriptMessage(script), { role: "user" as const, content: [{ type: "text" as const, text: "The invoice:" }, { type: "image" as const, data: photo, mediaType: "image/jpeg" }] }];
+      const runId = await store.submit({ agent: "approver", input: { messages } });
+      await until(() => events.some((e) => e.type === "run.parked" && e.runId === runId), "the run to park");
+      const saved = JSON.stringify(await store.load(runId));
+      expect(saved).not.toContain(photo.slice(0, 200));
+      const sha256 = /"blob":"sha256:([0-9a-f]{64})"/.exec(saved)?.[1];
+      expect(sha256).toBeDefined();
+      expect(await store.getBlob(runId, sha256!)).toEqual({ mediaType: "image/jpeg", data: photo });
+      await store.send(runId, { type: "guard.approve", callId: "call_0" });
+      expect(await store.wait(runId)).toMatchObject({ status: "succeeded", finalAnswer: "paid from the photo" });
+      const withPhoto = server.requests.filter((request) => wireMediaOf(request.body).includes(`image_url: data:image/jpeg;base64,${photo}`));
+      // Before the park, and after it: the resumed execution's request, restored from the checkpoint.
+      expect(withPhoto).toHaveLength(2);
+      expect((await store.delete(runId)) && (await store.getBlob(runId, sha256!))).toBeUndefined();
+    });
+
     it("rejects and cancels parked runs", async () => {
       await setup();
       const rejected = await store.submit({ agent: "approver", input: input({ calls: [{ name: "pay", note: "r" }], answer: "not paid" }) });
@@ -144,9 +169,27 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
       expect(events.filter((e) => e.type === "run.claimed" && e.runId === runId).length).toBe(2);
     });
 
+    it("queues a run for an agent no worker has registered yet; a store set to refuse them refuses it, writing nothing", async () => {
+      store = await open();
+      const early = await store.submit({ agent: "later", input: input({ calls: [], answer: "ran once a worker came" }) });
+      expect(await store.status(early)).toMatchObject({ status: "queued", agent: "later" });
+      events = [];
+      const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: () => undefined });
+      worker = await startWorker({ store, agents: { later: agents.basic }, pollMs: 50, onEvent: (e) => events.push(e) });
+      expect((await store.wait(early)).finalAnswer).toBe("ran once a worker came");
+      await worker.stop();
+      worker = undefined;
+      await store.close();
+
+      store = await open({ unknownAgents: "refuse" });
+      await expect(store.submit({ agent: "nobody", input: {} })).rejects.toMatchObject({ problem: "unknown_agent", message: expect.stringContaining("no worker has connected") });
+      await store.registerAgents(["basic"]);
+      await expect(store.submit({ agent: "nobody", input: {} })).rejects.toMatchObject({ problem: "unknown_agent", message: expect.stringContaining("workers know: basic") });
+      expect(await store.list({})).toEqual([]);
+    });
+
     it("refuses bad requests with errors that name the fix, writing nothing", async () => {
       await setup();
-      await expect(store.submit({ agent: "nobody", input: {} })).rejects.toMatchObject({ problem: "unknown_agent", message: expect.stringContaining("startWorker") });
       await expect(store.submit({ agent: "basic", input: { messages: "hi" } as never })).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringContaining("messages") });
       await expect(store.submit({ agent: "basic", runId: "has space" })).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringContaining("runId") });
       await expect(store.send("no-such-run", { type: "agent.cancel" })).rejects.toMatchObject({ problem: "unknown_run", message: expect.stringContaining("no-such-run") });
@@ -154,6 +197,28 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
       await expect(store.status("no-such-run")).rejects.toBeInstanceOf(RunQueueError);
       await expect(store.wait("no-such-run")).rejects.toMatchObject({ problem: "unknown_run" });
       expect(await store.list({})).toEqual([]);
+    });
+
+    it("holds inputs to the restore side's limits: at the limit a run parks and restores on approval; past it submit refuses, naming the field", async () => {
+      await setup();
+      const nest = (depth: number) => Array.from({ length: depth }).reduce<unknown>((inner) => ({ a: inner }), "leaf");
+      // input → state → deep → 448 levels: the deepest object is at depth 449, the last the limit (450) allows.
+      const runId = await store.submit({ agent: "approver", input: { ...input({ calls: [{ name: "pay", note: "deep" }], answer: "paid deep" }), state: { deep: nest(448) } } });
+      await until(() => events.some((e) => e.type === "run.parked" && e.runId === runId), "the run to park");
+      await store.send(runId, { type: "guard.approve", callId: "call_0" });
+      // Claimed again and restored from its checkpoint: the depth the submit accepted, the restore accepts.
+      expect(await store.wait(runId)).toMatchObject({ status: "succeeded", finalAnswer: "paid deep" });
+      expect(events.filter((e) => e.type === "run.claimed" && e.runId === runId).map((e) => e.type === "run.claimed" && e.resumed)).toEqual([false, true]);
+
+      const refused = (state: Record<string, unknown>, content = "hi") => store.submit({ agent: "approver", input: { messages: [{ role: "user", content }], state } });
+      await expect(refused({ deep: nest(449) })).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringMatching(/^submit: input\.state\.deep is refused: it is nested more than 450 levels deep \(the limits are 450 levels/) });
+      // Far deeper: still a RunQueueError, not a stack overflow.
+      await expect(refused({ deep: nest(50_000) })).rejects.toMatchObject({ problem: "invalid_input" });
+      await expect(refused({ count: 10n })).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringMatching(/input\.state\.count is refused: it is a BigInt/) });
+      const huge = "x".repeat(16 * 1024 * 1024 + 1);
+      await expect(refused({}, huge)).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringMatching(/^submit: input\.messages.* more than 16777216 characters/) });
+      await expect(store.send(runId, { type: "guard.reject", callId: "call_0", reason: huge })).rejects.toMatchObject({ problem: "invalid_input", message: expect.stringContaining("send: command") });
+      expect((await store.list({})).map((r) => r.runId)).toEqual([runId]);
     });
 
     it("fences: a write carrying an old token is refused, stops the holder, and changes nothing", async () => {
@@ -189,10 +254,74 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
       expect(events.filter((e) => e.type !== "agent.event").map((e) => e.type)).toEqual(["worker.started", "run.claimed", "run.released", "worker.stopped"]);
       expect(effects.get("g1")).toBe(1);
       const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: (note) => void effects.set(note, (effects.get(note) ?? 0) + 1) });
-      worker = startWorker({ store, agents, pollMs: 50, leaseMs: 5_000 });
+      worker = await startWorker({ store, agents, pollMs: 50, leaseMs: 5_000 });
       const output = await store.wait(runId);
       expect(output.finalAnswer).toBe("handed over");
       expect(Object.fromEntries(effects)).toEqual({ g1: 1, g2: 1 });
+    });
+
+    // Registered only where there are signals to be selective about.
+    if (signals) it("reads the inbox only of the run a signal names: new runs queued behind held ones cost the held ones nothing", async () => {
+      // A long lease: no heartbeat reads an inbox during the test.
+      await setup({ concurrency: 2, leaseMs: 60_000 });
+      const held: string[] = [];
+      for (const note of ["h1", "h2"]) {
+        held.push(await store.submit({ agent: "basic", input: input({ calls: [{ name: "record", note, sleepMs: 1_500 }], answer: "done" }) }));
+      }
+      for (const runId of held) {
+        await until(() => events.some((e) => e.type === "agent.event" && e.runId === runId && e.event.type === "tool.call.started"), `${runId}'s tool call`);
+      }
+      const reads: string[] = [];
+      const inbox = store.inbox.bind(store);
+      store.inbox = (runId, afterId) => (reads.push(runId), inbox(runId, afterId));
+      // Six runs wait for a slot: each submit signals, and no held run needs to look at its inbox for them.
+      for (let i = 0; i < 6; i++) await store.submit({ agent: "basic", input: input({ calls: [], answer: `queued ${i}` }) });
+      // A cancel for the first held run: signalled after the submits, so by its read every earlier signal was handled.
+      expect(await store.send(held[0]!, { type: "agent.cancel", reason: "test" })).toBe(true);
+      await until(() => reads.includes(held[0]!), "the cancelled run's inbox read", 5_000);
+      expect(reads.filter((runId) => runId === held[1])).toEqual([]);
+      expect(await store.wait(held[0]!)).toMatchObject({ status: "failed", termination: { reason: "cancelled" } });
+      expect((await store.wait(held[1]!)).status).toBe("succeeded");
+    });
+
+    it("keeps NUL and unpaired surrogates exactly, in input, model answers, tool results, call ids and reasons", async () => {
+      await setup();
+      // What any web page or file a tool reads may carry: a NUL, a lone low surrogate, a high one cut from its pair.
+      const odd = "nul\u0000 low\udc00 high\ud83d end";
+      const script = input({ calls: [{ name: "record", note: odd, id: `call\u0000${odd}` }], answer: `answer ${odd}` });
+      const runId = await store.submit({ agent: "basic", input: { messages: [...script.messages, { role: "user", content: `input ${odd}` }] } });
+      const output = await store.wait(runId);
+      expect(output).toMatchObject({ status: "succeeded", finalAnswer: `answer ${odd}` });
+      expect(output.messages[1]!.content).toBe(`input ${odd}`);
+      expect(output.messages.find((m) => m.role === "tool")).toMatchObject({ content: `recorded ${odd}`, toolCallId: `call\u0000${odd}` });
+      expect(Object.fromEntries(effects)).toEqual({ [odd]: 1 });
+      expect(await store.lookup({ runId, iteration: 0, callId: `call\u0000${odd}` })).toMatchObject({ state: "completed", outcome: { content: `recorded ${odd}` } });
+
+      // Parked with such arguments, rejected with such a reason, under such a call id.
+      const parked = await store.submit({ agent: "approver", input: input({ calls: [{ name: "pay", note: odd, id: `pay\u0000${odd}` }], answer: "not paid" }) });
+      await until(() => events.some((e) => e.type === "run.parked" && e.runId === parked), "the run to park");
+      const { pendingApprovals } = await store.status(parked);
+      expect(pendingApprovals).toEqual([expect.objectContaining({ callId: `pay\u0000${odd}`, arguments: JSON.stringify({ note: odd }) })]);
+      expect(await store.send(parked, { type: "guard.reject", callId: `pay\u0000${odd}`, reason: `no ${odd}` })).toBe(true);
+      const rejected = await store.wait(parked);
+      expect(rejected.messages.find((m) => m.role === "tool")?.content).toContain(`no ${odd}`);
+      expect(effects.has(`pay:${odd}`)).toBe(false);
+    });
+
+    it("reports a run parked only once its worker has released it (owner gone), not while its checkpoint says so", async () => {
+      await setup();
+      const runId = await store.submit({ agent: "approver", input: input({ calls: [{ name: "pay", note: "held" }], answer: "paid" }) });
+      const seen: { status: string; owner?: string }[] = [];
+      await until(async () => {
+        const now = await store.status(runId);
+        seen.push({ status: now.status, ...(now.owner ? { owner: now.owner } : {}) });
+        return events.some((e) => e.type === "run.parked" && e.runId === runId);
+      }, "the run to park");
+      expect(seen.filter((s) => s.status === "awaitingApproval" && s.owner !== undefined)).toEqual([]);
+      expect(await store.status(runId)).toMatchObject({ status: "awaitingApproval", pendingApprovals: [expect.objectContaining({ callId: "call_0" })] });
+      expect((await store.status(runId)).owner).toBeUndefined();
+      await store.send(runId, { type: "guard.approve", callId: "call_0" });
+      expect((await store.wait(runId)).finalAnswer).toBe("paid");
     });
 
     it("drops into runAgent as its checkpoint store and tool journal", async () => {

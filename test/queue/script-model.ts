@@ -6,7 +6,8 @@ import { startOpenAIServer, replies, type OpenAIServer, type ReceivedRequest } f
  * process continuing the run gets the same next turn: the model is a pure function of the conversation.
  */
 export interface RunScript {
-  calls: { name: "record" | "pay"; note: string; sleepMs?: number }[];
+  /** `id`: the call id the model gives (default `call_<n>`). */
+  calls: { name: "record" | "pay"; note: string; sleepMs?: number; id?: string }[];
   answer: string;
   /** The model takes this long on every turn (a run to kill mid-model-call). */
   modelDelayMs?: number;
@@ -18,17 +19,22 @@ export function scriptMessage(script: RunScript): { role: "user"; content: strin
 
 interface WireMessage {
   role: string;
-  content?: string | null;
+  content?: string | { type: string; text?: string }[] | null;
+}
+
+/** A message's text: the string, or its text parts (a task sent with an image). */
+function textOf(content: WireMessage["content"]): string {
+  return typeof content === "string" ? content : (content ?? []).map((part) => part.text ?? "").join("\n");
 }
 
 function turnFor(request: ReceivedRequest) {
   const messages = ((request.body as { messages?: WireMessage[] }).messages ?? []) as WireMessage[];
-  const scriptText = messages.find((m) => m.role === "user" && typeof m.content === "string" && m.content.startsWith("SCRIPT "))?.content;
+  const scriptText = messages.map((m) => (m.role === "user" ? textOf(m.content) : "")).find((text) => text.startsWith("SCRIPT "));
   const script = scriptText ? (JSON.parse(scriptText.slice("SCRIPT ".length)) as RunScript) : { calls: [], answer: "no script" };
   const done = messages.filter((m) => m.role === "tool").length;
   const next = script.calls[done];
   const message = next
-    ? { role: "assistant", content: null, tool_calls: [{ id: `call_${done}`, type: "function", function: { name: next.name, arguments: JSON.stringify({ note: next.note, ...(next.sleepMs ? { sleepMs: next.sleepMs } : {}) }) } }] }
+    ? { role: "assistant", content: null, tool_calls: [{ id: next.id ?? `call_${done}`, type: "function", function: { name: next.name, arguments: JSON.stringify({ note: next.note, ...(next.sleepMs ? { sleepMs: next.sleepMs } : {}) }) } }] }
     : { role: "assistant", content: script.answer };
   return {
     delayMs: script.modelDelayMs ?? 0,

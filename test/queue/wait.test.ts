@@ -1,17 +1,46 @@
 import { describe, expect, it } from "vitest";
 import { human } from "../../actors/messages.js";
-import { failedOutput } from "../../queue/run-store.js";
+import { failedOutput, type QueueSignal } from "../../queue/run-store.js";
 import { RunQueueError } from "../../queue/errors.js";
-import { waitForOutput } from "../../queue/wait.js";
+import { Waiters, type WaitSource } from "../../queue/wait.js";
 
-const never = () => () => undefined;
+/** A store's side of waiting, over a map of stored outputs, counting the statements a store would run. */
+function source(stored: Map<string, unknown>, options: { listening?: boolean; pollMs?: number } = {}) {
+  const listeners = new Set<(signal: QueueSignal) => void>();
+  const counts = { single: 0, batches: 0, idsRead: 0 };
+  const waitSource: WaitSource = {
+    outputOf: async (runId) => {
+      counts.single += 1;
+      if (!stored.has(runId)) throw new RunQueueError("unknown_run", `no run ${runId}`);
+      return stored.get(runId);
+    },
+    outputs: async (runIds) => {
+      counts.batches += 1;
+      counts.idsRead += runIds.length;
+      return new Map(runIds.flatMap((id) => (stored.get(id) !== null && stored.get(id) !== undefined ? [[id, stored.get(id)] as const] : [])));
+    },
+    subscribe: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    listeningSince: () => (options.listening ? 1 : undefined),
+    pollMs: () => options.pollMs ?? 5,
+  };
+  const finish = (runId: string, output: unknown) => {
+    stored.set(runId, output);
+    for (const listener of listeners) listener({ kind: "finished", runId });
+  };
+  return { waitSource, counts, listeners, finish };
+}
 
-describe("waitForOutput: a stored output is checked before it is handed back", () => {
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("Waiters: a stored output is checked before it is handed back", () => {
   const good = failedOutput("r1", "could not start", { messages: [human("hi")] });
 
-  it("hands back a stored output that fits AgentOutputSchema, as JSON text (SQLite, memory) or parsed (PostgreSQL)", async () => {
-    expect(await waitForOutput(async () => JSON.stringify(good), never, "r1", 10)).toEqual(good);
-    expect(await waitForOutput(async () => good, never, "r1", 10)).toEqual(good);
+  it("hands back a stored output that fits AgentOutputSchema, as JSON text or parsed", async () => {
+    expect(await new Waiters(source(new Map([["r1", JSON.stringify(good)]])).waitSource).wait("r1")).toEqual(good);
+    expect(await new Waiters(source(new Map([["r1", good]])).waitSource).wait("r1")).toEqual(good);
   });
 
   it.each([
@@ -20,15 +49,66 @@ describe("waitForOutput: a stored output is checked before it is handed back", (
     ["usage that is not counts", { ...good, usage: { promptTokens: -1, completionTokens: 0, totalTokens: 0 } }, /output\.usage\.promptTokens/],
     ["a message of no known role", { ...good, messages: [{ role: "robot", content: "x" }] }, /output\.messages\.0/],
   ])("refuses %s as damaged, naming the field", async (_, stored, message) => {
-    const error = await waitForOutput(async () => stored, never, "r1", 10).catch((e: unknown) => e);
+    const error = await new Waiters(source(new Map([["r1", stored]])).waitSource).wait("r1").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RunQueueError);
     expect(error).toMatchObject({ problem: "damaged", message: expect.stringMatching(message) });
   });
 
-  it("keeps waiting while nothing is stored", async () => {
-    let reads = 0;
-    const output = await waitForOutput(async () => (++reads < 3 ? null : good), never, "r1", 5);
-    expect(reads).toBe(3);
-    expect(output.runId).toBe("r1");
+  it("refuses an unknown run", async () => {
+    await expect(new Waiters(source(new Map()).waitSource).wait("nope")).rejects.toMatchObject({ problem: "unknown_run" });
+  });
+});
+
+describe("Waiters: many waits cost one statement per wake-up", () => {
+  const good = (runId: string) => JSON.stringify(failedOutput(runId, "done"));
+
+  it("without notifications, 500 waiters poll with one statement per pollMs, not one each", async () => {
+    const stored = new Map<string, unknown>(Array.from({ length: 500 }, (_, i) => [`r${i}`, null]));
+    const { waitSource, counts } = source(stored, { pollMs: 20 });
+    const waiters = new Waiters(waitSource);
+    const all = Promise.all([...stored.keys()].map((runId) => waiters.wait(runId)));
+    await sleep(210);
+    // About 10 ticks: 10 statements, each reading all 500 runs.
+    expect(counts.batches).toBeGreaterThanOrEqual(5);
+    expect(counts.batches).toBeLessThanOrEqual(15);
+    for (const runId of stored.keys()) stored.set(runId, good(runId));
+    expect((await all).map((o) => o.runId)).toEqual([...stored.keys()]);
+  });
+
+  it("with working notifications, no one polls: a finished signal reads that run alone", async () => {
+    const stored = new Map<string, unknown>(Array.from({ length: 200 }, (_, i) => [`r${i}`, null]));
+    const { waitSource, counts, finish, listeners } = source(stored, { listening: true, pollMs: 10 });
+    const waiters = new Waiters(waitSource);
+    const all = [...stored.keys()].map((runId) => waiters.wait(runId));
+    await sleep(100);
+    // One read of everyone when the first tick found notifications working (something may have finished before), then none.
+    expect(counts.batches).toBe(1);
+    finish("r7", good("r7"));
+    expect((await all[7]!).runId).toBe("r7");
+    expect(counts.batches).toBe(2);
+    expect(counts.idsRead).toBe(200 + 1);
+    for (const runId of stored.keys()) if (runId !== "r7") finish(runId, good(runId));
+    await Promise.all(all);
+    // Nobody waits: the subscription is gone.
+    expect(listeners.size).toBe(0);
+  });
+
+  it("shares one abort listener per signal: 50 waits on one signal, no MaxListenersExceededWarning, all rejected on abort", async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const stored = new Map<string, unknown>(Array.from({ length: 50 }, (_, i) => [`r${i}`, null]));
+      const waiters = new Waiters(source(stored, { listening: true }).waitSource);
+      const controller = new AbortController();
+      const all = [...stored.keys()].map((runId) => waiters.wait(runId, controller.signal).catch((e: unknown) => e));
+      await sleep(20);
+      controller.abort(new Error("gave up"));
+      expect((await Promise.all(all)).every((e) => e instanceof Error && e.message === "gave up")).toBe(true);
+      await sleep(10);
+      expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning")).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
   });
 });

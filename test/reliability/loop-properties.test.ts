@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { textOf } from "../../actors/content-parts.js";
 import { runScenario } from "./loop-driver.js";
 import { checkInvariants } from "./loop-invariants.js";
 import { scenarioArbitrary } from "./loop-scenario.js";
@@ -27,7 +28,7 @@ function noteCoverage(observation: Awaited<ReturnType<typeof runScenario>>): voi
   const types = new Set(observation.events.map((e) => e.type));
   for (const type of ["guard.approval.requested", "guard.approval.refused", "tool.call.denied"]) if (types.has(type as never)) note(type);
   if (observation.events.some((e) => e.type === "guard.approval.decided" && e.edited)) note("edited approval");
-  if (output?.messages.some((m) => m.role === "tool" && m.content.includes("[output truncated:"))) note("truncated");
+  if (output?.messages.some((m) => m.role === "tool" && textOf(m.content).includes("[output truncated:"))) note("truncated");
 }
 /** One signal for every case, like an application's shutdown signal: runs must leave no listener on it. */
 const appShutdown = new AbortController();

@@ -30,6 +30,7 @@ const EVERY_TYPE = {
   "reply.started": true,
   "model.call.started": true,
   "text.delta": true,
+  "reasoning.delta": true,
   "model.call.completed": true,
   "model.call.failed": true,
   "reply.completed": true,
@@ -52,7 +53,8 @@ describe("the emitted events' public types", () => {
   it("EMITTED_TYPES is exactly the union's types, each once", () => {
     expectTypeOf<(typeof EMITTED_TYPES)[number]>().toEqualTypeOf<AgentEmittedType>();
     expectTypeOf<AgentEmittedType>().toEqualTypeOf<keyof typeof EVERY_TYPE>();
-    // The same names in the same order as always (telemetry consumers may list them in this order).
+    // The same names in the same order as always (telemetry consumers may list them in this order;
+    // a new event joins beside its kin, as reasoning.delta after text.delta).
     expect([...EMITTED_TYPES]).toEqual(Object.keys(EVERY_TYPE));
     expect(new Set(EMITTED_TYPES).size).toBe(EMITTED_TYPES.length);
     // The list is the table's keys, in its order, and each names a schema.
@@ -87,6 +89,7 @@ describe("the emitted events' public types", () => {
   it("model and tool events are what the actors report plus the base: one shape, no cast between copies", () => {
     expectTypeOf<Emitted<"model.call.started">>().branded.toEqualTypeOf<Extract<ModelCallEvent, { type: "model.call.started" }> & EmittedBase>();
     expectTypeOf<Emitted<"text.delta">>().branded.toEqualTypeOf<Extract<ModelCallEvent, { type: "text.delta" }> & EmittedBase>();
+    expectTypeOf<Emitted<"reasoning.delta">>().branded.toEqualTypeOf<Base & { type: "reasoning.delta"; delta: string }>();
     expectTypeOf<Emitted<"model.call.completed">>().branded.toEqualTypeOf<Extract<ModelCallEvent, { type: "model.call.completed" }> & EmittedBase>();
     expectTypeOf<Emitted<"model.call.failed">>().branded.toEqualTypeOf<Extract<ModelCallEvent, { type: "model.call.failed" }> & EmittedBase>();
     expectTypeOf<Emitted<"tool.call.started">>().branded.toEqualTypeOf<Extract<ToolProgress, { type: "tool.call.started" }> & EmittedBase>();
@@ -117,6 +120,12 @@ describe("the emitted events' public types", () => {
 
   it("Usage is the schema's shape", () => {
     expectTypeOf<Usage>().toEqualTypeOf<z.infer<typeof UsageSchema>>();
-    expectTypeOf<Usage>().toEqualTypeOf<{ promptTokens: number; completionTokens: number; totalTokens: number }>();
+    expectTypeOf<Usage>().toEqualTypeOf<{
+      promptTokens: number;
+      completionTokens: number;
+      totalTokens: number;
+      reasoningTokens?: number | undefined;
+      cachedPromptTokens?: number | undefined;
+    }>();
   });
 });

@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { tempDir } from "./helpers.js";
@@ -228,6 +229,44 @@ describe("the web example in Chromium", () => {
     expect(ledger().map((p) => p.invoice)).toEqual(["INV-1042", "INV-2001", "INV-3003"]);
   });
 
+  test("attaches a photo: the page shows it, the model is sent it, and after a restart the run still has it", async () => {
+    // A real PNG: a screenshot of the page itself.
+    const photo = await page.screenshot({ clip: { x: 0, y: 0, width: 320, height: 200 } });
+    const size = photo.length < 1024 ? `${photo.length} bytes` : `${(photo.length / 1024).toFixed(1)} KB`;
+    await page.locator('[data-testid="attach"]').setInputFiles({ name: "invoice.png", mimeType: "image/png", buffer: photo });
+    await page.locator('[data-testid="attachment"] img').waitFor();
+    await ask("Pay the invoice in the photo: INV-5005 from Hooli, EUR 42.");
+    await expect(page.locator('[data-testid="attachment"]').count()).resolves.toBe(0);
+    const shown = page.locator('[data-message-role="user"] [data-testid="message-image"]');
+    await shown.waitFor();
+    await expect(shown.getAttribute("src")).resolves.toBe(`data:image/png;base64,${photo.toString("base64")}`);
+    // The image really loaded in the page (a broken one has no natural width).
+    await poll(() => shown.evaluate((img) => (img as HTMLImageElement).naturalWidth)).toBe(320);
+    await page.locator('[data-testid="approval"]').waitFor();
+    // The scripted model names the image it was sent, by size: the bytes reached it.
+    await poll(() => page.locator('[data-message-role="assistant"]').first().textContent()).toBe(
+      `I see the photo you attached (${size}). I found invoice INV-5005 over EUR 42. I will pay it once you approve.`,
+    );
+    await shot("11-photo-attached");
+
+    // The restarted server reads the run from SQLite, where the photo is kept apart from the checkpoint.
+    await killServer();
+    const db = new Database(join(temp.dir, "runs.db"), { readonly: true });
+    const bodies = db.prepare<[], { body: string }>("SELECT body FROM jianmu_checkpoints").all().map((row) => row.body);
+    const blobs = db.prepare<[], { media_type: string; data: Buffer }>("SELECT media_type, data FROM jianmu_blobs").all();
+    db.close();
+    expect(bodies.some((body) => body.includes(photo.toString("base64").slice(0, 200)))).toBe(false);
+    expect(blobs).toEqual([{ media_type: "image/png", data: photo }]);
+    await poll(clientStatus).toBe("reconnecting");
+    await startServer();
+    await poll(clientStatus).toBe("awaitingApproval");
+    await poll(() => shown.getAttribute("src")).toBe(`data:image/png;base64,${photo.toString("base64")}`);
+    await page.locator('[data-testid="approve"]').click();
+    await poll(() => page.locator('[data-testid="final-answer"]').textContent()).toContain(`Done: transfer of EUR 42 for INV-5005 sent. The photo (${size}) is filed with it.`);
+    await shot("12-photo-run-finished-after-restart");
+    expect(ledger().filter((p) => p.invoice === "INV-5005").map(({ amountEur }) => amountEur)).toEqual([42]);
+  });
+
   test("a run whose model call fails: a red failed status, and the reason on the page", async () => {
     // The live path against `jianmu serve`, which knows no payments task: the model call ends in a 404.
     const serve = spawn(process.execPath, [join(root, "dist/cli/main.js"), "serve"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
@@ -259,7 +298,7 @@ describe("the web example in Chromium", () => {
       await poll(() => pill.getAttribute("data-shown")).toBe("failed");
       await expect(pill.textContent()).resolves.toBe("failed");
       await expect(pill.getAttribute("class")).resolves.toContain("status-failed");
-      await other.screenshot({ path: join(SHOTS, "11-failed-run.png"), fullPage: true });
+      await other.screenshot({ path: join(SHOTS, "13-failed-run.png"), fullPage: true });
       await other.close();
     } finally {
       failing.example?.kill("SIGKILL");

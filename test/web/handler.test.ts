@@ -231,6 +231,8 @@ describe("bad requests get a 4xx JSON error naming the problem, and nothing is a
     expect(missing.error.field).toBe("message");
     await expectError(await postJson(runs, { agent: "payments", message: TASK, extra: 1 }), 400, "invalid_body", /extra/);
     await expectError(await postJson(runs, { agent: "payments", messages: [{ role: "robot", content: "x" }] }), 400, "invalid_body", /^messages\.0\.role/);
+    await expectError(await postJson(runs, { agent: "payments", message: [{ type: "image", data: "AAAA" }] }), 400, "invalid_body", /^message\.0\.mediaType: is needed with data or blob/);
+    await expectError(await postJson(runs, { agent: "payments", message: [] }), 400, "invalid_body", /^message: needs at least one part/);
     // Fits the protocol, not the agent's state schema.
     const state = await expectError(await postJson(runs, { agent: "payments", message: TASK, state: { messages: 5 } }), 400, "invalid_body", /^state\.messages: .*expected array/);
     expect(state.error.field).toBe("state.messages");
@@ -249,6 +251,34 @@ describe("bad requests get a 4xx JSON error naming the problem, and nothing is a
     // Not one run was started or saved, and the model was never asked.
     expect(stack.store.list()).toEqual([]);
     expect(stack.model.requests).toHaveLength(0);
+  });
+
+  it("POST /runs with a message of parts: the model gets the image as an image_url part, the conversation keeps it", async () => {
+    stack = await startStack(join(temp.dir, "parts.db"), { maxBodyBytes: 1_000_000 });
+    const photo = Buffer.alloc(30_000, 7).toString("base64");
+    const message = [{ type: "text", text: TASK }, { type: "image", data: photo, mediaType: "image/png" }];
+    const response = await postJson(`${stack.base}/runs`, { agent: "payments", message });
+    const reader = new EventReader(response);
+    const first = await reader.until("message");
+    expect(first.type === "message" && first.data.message.content).toEqual(message);
+    await reader.until("approval.requested");
+    const sent = stack.model.requests[0]!.body as { messages: { role: string; content: unknown }[] };
+    expect(sent.messages.find((m) => m.role === "user")!.content).toEqual([{ type: "text", text: TASK }, { type: "image_url", image_url: { url: `data:image/png;base64,${photo}` } }]);
+  });
+
+  it("POST /runs: state past the run queue's input limits is a 400 naming the field and the limit, not a 500 or a run that cannot be restored", async () => {
+    stack = await startStack(join(temp.dir, "deep-start.db"), { maxBodyBytes: 200_000 });
+    const runs = `${stack.base}/runs`;
+    // JSON text written by hand: JSON.stringify itself overflows at this depth.
+    const nested = (depth: number) => `${'{"a":'.repeat(depth)}"leaf"${"}".repeat(depth)}`;
+    const post = (depth: number) =>
+      fetch(runs, { method: "POST", headers: { "content-type": "application/json" }, body: `{"agent":"payments","message":${JSON.stringify(TASK)},"state":{"profile":${nested(depth)}}}` });
+    // 10 000 levels used to overflow the stack (a 500); 460 started and then failed at the first restore.
+    for (const depth of [10_000, 460]) {
+      const deep = await expectError(await post(depth), 400, "invalid_body", /^state\.profile: it is nested more than 450 levels deep \(limits: 450 levels/);
+      expect(deep.error.field).toBe("state.profile");
+    }
+    expect(stack.payments).toEqual([]);
   });
 
   it("POST /runs/:id/events: unknown run, bad command, a call not waiting, a finished run", async () => {

@@ -1,18 +1,8 @@
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/types.js";
 import { JianmuError } from "../jianmu-error.js";
+import { base64Bytes, formatBytes } from "../byte-size.js";
 
-/** How many bytes a base64 string decodes to (without decoding it). */
-export function base64Bytes(data: string): number {
-  const trimmed = data.replace(/\s/g, "");
-  const padding = trimmed.endsWith("==") ? 2 : trimmed.endsWith("=") ? 1 : 0;
-  return Math.max(0, Math.floor((trimmed.length * 3) / 4) - padding);
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
-}
+export { base64Bytes, formatBytes } from "../byte-size.js";
 
 /**
  * One content part as the model reads it: text as is, anything else summarized in words (the

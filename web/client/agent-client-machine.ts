@@ -2,6 +2,7 @@ import { assign, fromCallback, fromPromise, not, setup, spawnChild } from "xstat
 import type { RunCommand, RunEvent } from "../protocol.js";
 import { applyRunEvent, EMPTY_RUN, isFinished, type RunState } from "./run-state.js";
 import { openRunStream, sendRunCommand, StreamError, type FetchLike, type StreamRequest } from "./transport.js";
+import type { PartsContent } from "../../actors/messages.js";
 
 /**
  * The page side of a run, as a statechart of its own:
@@ -30,7 +31,7 @@ export interface AgentClientContext {
   maxReconnects: number;
   run: RunState;
   /** The message of a run still to be created (the stream is a POST /runs). */
-  message: string | undefined;
+  message: PartsContent | undefined;
   lastEventId: string | undefined;
   /** Whether the current connection has delivered an event. */
   received: boolean;
@@ -40,7 +41,7 @@ export interface AgentClientContext {
 }
 
 export type AgentClientEvent =
-  | { type: "start"; message: string }
+  | { type: "start"; message: PartsContent }
   | { type: "resume"; runId: string }
   | { type: "approve"; callId: string; args?: Record<string, unknown> | string }
   | { type: "reject"; callId: string; reason?: string }
@@ -142,7 +143,7 @@ export const agentClientMachine = setup({
         message: undefined,
       };
     }),
-    noteProblem: assign(({ event }) => ({ error: "message" in event ? event.message : undefined })),
+    noteProblem: assign(({ event }) => ({ error: event.type !== "start" && "message" in event ? event.message : undefined })),
     countReconnect: assign(({ context }) => ({ reconnects: context.reconnects + 1 })),
     sendCommand: spawnChild("postCommand", {
       input: ({ context, event, self }) => ({

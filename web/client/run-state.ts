@@ -1,5 +1,6 @@
 import type { Message } from "../../actors/messages.js";
 import type { ChartPosition, PendingApprovalView, RunEvent, RunOutputView, RunStatus } from "../protocol.js";
+import { describeContent } from "../../actors/content-parts.js";
 
 /** A tool call as the page shows it. */
 export interface ToolCallView {
@@ -56,7 +57,7 @@ function callsFromMessages(messages: Message[], pending: PendingApprovalView[]):
       for (const call of message.toolCalls ?? []) calls.push({ callId: call.id, name: call.name, arguments: call.arguments, status: "running" });
     } else if (message.role === "tool") {
       const call = calls.find((c) => c.callId === message.toolCallId);
-      if (call) Object.assign(call, { status: message.isError ? "failed" : "completed", output: message.content });
+      if (call) Object.assign(call, { status: message.isError ? "failed" : "completed", output: describeContent(message.content) });
     }
   }
   for (const call of calls) if (pending.some((p) => p.callId === call.callId)) call.status = "awaitingApproval";

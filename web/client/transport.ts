@@ -1,12 +1,13 @@
 import { ErrorBodySchema, parseRunEvent, type RunCommand, type RunEvent } from "../protocol.js";
 import { readSse } from "./sse-reader.js";
+import type { PartsContent } from "../../actors/messages.js";
 import { JianmuError } from "../../tools/jianmu-error.js";
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
 /** Where a stream starts: a new run (`POST /runs`) or an existing one (`GET /runs/:id/stream`). */
 export type StreamRequest =
-  | { kind: "start"; url: string; agent: string; message: string; fetch: FetchLike }
+  | { kind: "start"; url: string; agent: string; message: PartsContent; fetch: FetchLike }
   | { kind: "follow"; url: string; runId: string; lastEventId: string | undefined; fetch: FetchLike };
 
 /** How a stream ended, when it did not end with the run. */

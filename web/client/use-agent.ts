@@ -1,6 +1,6 @@
 import { useMachine } from "@xstate/react";
 import { useCallback, useMemo } from "react";
-import type { Message } from "../../actors/messages.js";
+import type { Message, PartsContent } from "../../actors/messages.js";
 import type { ChartPosition, PendingApprovalView, RunOutputView } from "../protocol.js";
 import { agentClientMachine, clientStatusOf, type AgentClientStatus } from "./agent-client-machine.js";
 import type { ToolCallView } from "./run-state.js";
@@ -36,7 +36,8 @@ export interface UseAgentResult {
   deltas: number;
   /** The last problem (a refused approval, a lost connection). */
   error: string | undefined;
-  start(message: string): void;
+  /** Start a run with a user message: text, or parts (text, images, files). */
+  start(message: PartsContent): void;
   /** Follow another run (e.g. one started elsewhere). */
   resume(runId: string): void;
   approve(callId: string, args?: Record<string, unknown> | string): void;
@@ -58,7 +59,7 @@ export function useAgent(options: UseAgentOptions): UseAgentResult {
       ...(options.maxReconnects !== undefined ? { maxReconnects: options.maxReconnects } : {}),
     },
   });
-  const start = useCallback((message: string) => send({ type: "start", message }), [send]);
+  const start = useCallback((message: PartsContent) => send({ type: "start", message }), [send]);
   const resume = useCallback((runId: string) => send({ type: "resume", runId }), [send]);
   const approve = useCallback((callId: string, args?: Record<string, unknown> | string) => send({ type: "approve", callId, ...(args !== undefined ? { args } : {}) }), [send]);
   const reject = useCallback((callId: string, reason?: string) => send({ type: "reject", callId, ...(reason !== undefined ? { reason } : {}) }), [send]);

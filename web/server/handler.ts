@@ -1,5 +1,6 @@
 import { human, type Message } from "../../actors/messages.js";
 import type { CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
+import { DEFAULT_INPUT_LIMITS, inputLimitProblem } from "../../machines/persistence/snapshot-limits.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import { RunCommandSchema, StartRunSchema, type CommandAccepted, type IdentifiedRunEvent, type RunCommand } from "../protocol.js";
 import { readJsonBody } from "./body.js";
@@ -80,6 +81,9 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     async startRun(request: Request) {
       const body = await readJsonBody(request, StartRunSchema, maxBodyBytes);
       if (!Object.hasOwn(agents, body.agent)) throw unknownAgent(body.agent, agents);
+      // The run queue's limits (deep state would pass here and fail at the run's first restore).
+      const tooBig = inputLimitProblem({ messages: body.messages, state: body.state });
+      if (tooBig) throw new HttpError(400, "invalid_body", `${tooBig.path || "the body"}: ${tooBig.problem} (limits: ${DEFAULT_INPUT_LIMITS.maxDepth} levels, ${DEFAULT_INPUT_LIMITS.maxChars} characters)`, tooBig.path || undefined);
       const messages: Message[] = [...(body.messages ?? []), ...(body.message !== undefined ? [human(body.message)] : [])];
       const run = await runs.start(body.agent, { messages, ...(body.state ? { state: body.state } : {}) });
       return streamResponse(run.log.all(), run.log, heartbeatMs, { location: `${basePath}/runs/${encodeURIComponent(run.runId)}`, "x-run-id": run.runId });

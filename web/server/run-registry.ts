@@ -7,6 +7,7 @@ import type { RunSnapshot } from "../protocol.js";
 import { HttpError } from "./errors.js";
 import { LiveRun } from "./live-run.js";
 import { runSnapshotOf, type SnapshotLike } from "./run-view.js";
+import { loadCheckpoint } from "../../machines/persistence/checkpoints/load-checkpoint.js";
 
 /** A run the handler knows: held live by this process, or only as a finished checkpoint. */
 export type FoundRun = { kind: "live"; run: LiveRun } | { kind: "stored"; view: RunSnapshot };
@@ -115,7 +116,7 @@ export class RunRegistry {
     if (!store) return undefined;
     let record: PersistedAgent | undefined;
     try {
-      record = await store.load(runId);
+      record = await loadCheckpoint(store, runId);
     } catch (error) {
       throw new HttpError(500, "store_failed", `run ${runId} could not be read from the store: ${error instanceof Error ? error.message : String(error)}`);
     }

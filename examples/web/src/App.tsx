@@ -1,6 +1,8 @@
 import { useEffect, useState } from "react";
 import { useAgent } from "../../../react.js";
+import type { ImagePart } from "../../../index.js";
 import { ApprovalCard } from "./ApprovalCard.js";
+import { Attachments } from "./Attachments.js";
 import { Conversation } from "./Conversation.js";
 import { LiveChart } from "./LiveChart.js";
 
@@ -17,6 +19,8 @@ export function App() {
   const [initialRun] = useState(runInAddress);
   const agent = useAgent({ url: API, agent: AGENT, ...(initialRun ? { runId: initialRun } : {}) });
   const [task, setTask] = useState(EXAMPLE_TASK);
+  // Images picked to go with the next message (a photo of the invoice, say): sent as image parts.
+  const [images, setImages] = useState<ImagePart[]>([]);
 
   useEffect(() => {
     if (agent.runId && agent.runId !== runInAddress()) window.history.replaceState(null, "", `?run=${encodeURIComponent(agent.runId)}`);
@@ -61,10 +65,13 @@ export function App() {
             className="ask"
             onSubmit={(event) => {
               event.preventDefault();
-              if (task.trim() !== "") agent.start(task.trim());
+              if (task.trim() === "") return;
+              agent.start(images.length > 0 ? [{ type: "text", text: task.trim() }, ...images] : task.trim());
+              setImages([]);
             }}
           >
             <textarea data-testid="task" value={task} onChange={(event) => setTask(event.target.value)} rows={2} />
+            <Attachments images={images} onChange={setImages} />
             <div className="buttons">
               <button type="submit" data-testid="send" disabled={busy}>
                 Send

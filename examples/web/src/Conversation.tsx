@@ -1,4 +1,5 @@
 import type { UseAgentResult } from "../../../react.js";
+import { MessageContent } from "./MessageContent.js";
 
 /** The messages, with each tool call shown under the assistant turn that asked for it. */
 export function Conversation({ agent }: { agent: UseAgentResult }) {
@@ -10,7 +11,7 @@ export function Conversation({ agent }: { agent: UseAgentResult }) {
         if (message.role === "user") {
           return (
             <div key={index} className="bubble user" data-message-role="user">
-              {message.content}
+              <MessageContent content={message.content} />
             </div>
           );
         }

@@ -2,6 +2,7 @@ import type { Actor, AnyStateMachine } from "xstate";
 import { persistAgent, type PersistedAgent } from "../persistence.js";
 import { momentOf, type AgentSnapshotLike } from "../../contract/moment.js";
 import { CheckpointError, type CheckpointStore } from "./store.js";
+import { BlobCollector, isBlobStore, type BlobStore, type StoredBlob } from "../blobs.js";
 
 export interface CheckpointOptions {
   /** Called for every failed save (the run goes on; `flush()` also rejects with the first failure). */
@@ -51,10 +52,14 @@ export function checkpointAgent<M extends AnyStateMachine>(actor: Actor<M>, stor
     queue = tracked;
   };
 
+  // A store that keeps blobs gets large images and files once per run; its checkpoints refer to them (blobs.ts).
+  const blobs = isBlobStore(store) ? new BlobCollector() : undefined;
+
   const write = (record: PersistedAgent) => {
     saves += 1;
     const failed = (error: unknown) => fault(record.runId, error);
-    const save = () => store.save(record.runId, record);
+    const fresh = blobs?.take() ?? [];
+    const save = fresh.length === 0 ? () => store.save(record.runId, record) : () => saveWithBlobs(store as CheckpointStore & BlobStore, record, fresh, blobs!);
     if (queue) {
       track(queue.then(save).then(undefined, failed));
       return;
@@ -74,7 +79,7 @@ export function checkpointAgent<M extends AnyStateMachine>(actor: Actor<M>, stor
       last = moment;
       let record: PersistedAgent;
       try {
-        record = persistAgent(actor, now);
+        record = persistAgent(actor, now, blobs);
       } catch (error) {
         fault((snapshot as unknown as AgentSnapshotLike).context?.loop?.runId ?? "(unknown)", error);
         return;
@@ -101,4 +106,32 @@ export function checkpointAgent<M extends AnyStateMachine>(actor: Actor<M>, stor
       return saves;
     },
   };
+}
+
+/**
+ * The blobs first, then the checkpoint that refers to them: a crash in between leaves a blob no
+ * checkpoint names (deleted with the run), never a checkpoint naming a blob that is not there.
+ * Synchronous when the store is; a blob that failed to store is offered again with the next save.
+ */
+function saveWithBlobs(store: CheckpointStore & BlobStore, record: PersistedAgent, fresh: { sha256: string; blob: StoredBlob }[], blobs: BlobCollector): void | Promise<void> {
+  const undo = (error: unknown) => {
+    blobs.forget(fresh.map((item) => item.sha256));
+    throw error;
+  };
+  let pending: Promise<void> | undefined;
+  for (const { sha256, blob } of fresh) {
+    const put = () => store.putBlob(record.runId, sha256, blob);
+    if (pending) {
+      pending = pending.then(put);
+      continue;
+    }
+    try {
+      const result = put();
+      if (result !== undefined && typeof (result as PromiseLike<void>).then === "function") pending = Promise.resolve(result);
+    } catch (error) {
+      undo(error);
+    }
+  }
+  if (!pending) return store.save(record.runId, record);
+  return pending.then(() => store.save(record.runId, record), undo);
 }

@@ -2,14 +2,17 @@ import type { ToolOutcome } from "../../../actors/tool-executor.js";
 import { MemoryToolJournal, type JournalEntry, type JournalKey, type ToolJournal } from "../../../actors/tool-journal.js";
 import { readPersisted, type PersistedAgent } from "../persistence.js";
 import { checkRecordId, summaryOf, type CheckpointStore, type CheckpointSummary } from "./store.js";
+import type { BlobStore, StoredBlob } from "../blobs.js";
+import { MemoryBlobTable } from "./memory-blobs.js";
 
 /**
  * Checkpoints and a tool journal in memory, for tests and short-lived processes. Records are kept
  * as JSON text, so what `load` returns is a copy that went through the same round trip as a real store's.
  */
-export class MemoryCheckpointStore implements CheckpointStore, ToolJournal {
+export class MemoryCheckpointStore implements CheckpointStore, ToolJournal, BlobStore {
   private readonly records = new Map<string, { summary: CheckpointSummary; text: string }>();
   private readonly journal = new MemoryToolJournal();
+  private readonly blobs = new MemoryBlobTable();
 
   save(runId: string, record: PersistedAgent): void {
     checkRecordId(runId, record);
@@ -27,7 +30,16 @@ export class MemoryCheckpointStore implements CheckpointStore, ToolJournal {
 
   delete(runId: string): boolean {
     this.journal.forget(runId);
+    this.blobs.forget(runId);
     return this.records.delete(runId);
+  }
+
+  putBlob(runId: string, sha256: string, blob: StoredBlob): void {
+    this.blobs.put(runId, sha256, blob);
+  }
+
+  getBlob(runId: string, sha256: string): StoredBlob | undefined {
+    return this.blobs.get(runId, sha256);
   }
 
   started(key: JournalKey, name: string): boolean {

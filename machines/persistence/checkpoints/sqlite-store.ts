@@ -6,6 +6,8 @@ import type { ToolOutcome } from "../../../actors/tool-executor.js";
 import type { JournalEntry, JournalKey, ToolJournal } from "../../../actors/tool-journal.js";
 import { readPersisted, type PersistedAgent, type RunStatus } from "../persistence.js";
 import { CheckpointError, checkRecordId, journalEntryOf, summaryOf, type CheckpointStore, type CheckpointSummary } from "./store.js";
+import type { BlobStore, StoredBlob } from "../blobs.js";
+import { SqliteBlobTable } from "./sqlite-blobs.js";
 
 const OptionsSchema = z
   .object({
@@ -75,10 +77,12 @@ interface JournalRow {
  * disk before the tool's result is used, and several processes can share the file.
  * Everything is synchronous, so a checkpoint is written before the state it records moves on.
  */
-export class SqliteCheckpointStore implements CheckpointStore, ToolJournal {
+export class SqliteCheckpointStore implements CheckpointStore, ToolJournal, BlobStore {
   readonly path: string;
   private readonly db: Database.Database;
   private readonly statements;
+  /** Large images and files of each run, stored once (machines/persistence/blobs.ts). */
+  private readonly blobs: SqliteBlobTable;
 
   constructor(options: SqliteCheckpointStoreOptions) {
     const parsed = OptionsSchema.safeParse(options);
@@ -109,6 +113,7 @@ export class SqliteCheckpointStore implements CheckpointStore, ToolJournal {
       throw new CheckpointError("(none)", `SqliteCheckpointStore: ${path}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
     this.statements = this.prepare();
+    this.blobs = new SqliteBlobTable(this.db, "jianmu_blobs");
   }
 
   private prepare() {
@@ -165,8 +170,17 @@ export class SqliteCheckpointStore implements CheckpointStore, ToolJournal {
   delete(runId: string): boolean {
     return this.db.transaction(() => {
       this.statements.forget.run(runId);
+      this.blobs.forget(runId);
       return this.statements.deleteCheckpoint.run(runId).changes > 0;
     })();
+  }
+
+  putBlob(runId: string, sha256: string, blob: StoredBlob): void {
+    this.blobs.put(runId, sha256, blob);
+  }
+
+  getBlob(runId: string, sha256: string): StoredBlob | undefined {
+    return this.blobs.get(runId, sha256);
   }
 
   /** An atomic claim: insert-if-absent, so of two processes sharing the file only one wins. */

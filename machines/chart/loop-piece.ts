@@ -1,0 +1,240 @@
+import { assign, enqueueActions, emit } from "xstate";
+import { toErrorInfo } from "../../actors/errors.js";
+import { createLLMActor, type LLMOutput, type LLMProgress } from "../../actors/llm-step.js";
+import type { Usage } from "../../actors/model-client.js";
+import { createToolProvidersActor } from "../../actors/tool-providers.js";
+import { commandShapeProblem } from "../contract/commands.js";
+import { errorTermination, type AgentContext, type AgentOutput } from "../contract/context.js";
+import { errorInfoOf, isToolList } from "../contract/event-payloads.js";
+import type { TerminationReason } from "../contract/events.js";
+import { STATE_TAGS } from "../contract/state-tags.js";
+import type { ChartBuild } from "./build.js";
+import { parsePartialJson } from "./partial-json.js";
+import { defineActions, defineGuards, stateConfig, type AgentOn, type DoneBranch } from "./piece.js";
+import { carriedProgress } from "./progress.js";
+import { runOutputFields } from "./run-output.js";
+import { applyReply } from "./transitions.js";
+
+/**
+ * The loop itself, the seed's chart: Initialising → Evaluating{CheckAbort → ChildRunning{AgentLLM →
+ * StateCondition}} → CheckBudget → Retry | Succeeded | Failed, the model call as the invoked `llm`,
+ * and the tool providers' lifetime on the root. Its pure context updates are in transitions.ts.
+ */
+
+export function loopImplementation(build: ChartBuild) {
+  const { options, config, now, access, registry, read, base } = build;
+  return {
+    actors: {
+      llm: createLLMActor({
+        modelClient: options.modelClient,
+        now,
+        ...(options.contextBuilder ? { contextBuilder: options.contextBuilder } : {}),
+        ...(config.resilience !== undefined ? { resilience: config.resilience } : {}),
+      }),
+      toolProviders: createToolProvidersActor(registry, options.toolProviders ?? [], options.tools ?? [], options.toolProviderContext),
+    },
+    actions: defineActions({
+      /** Record why the run ends; the error of a failed actor and the reason of a cancel are kept. */
+      terminate: assign(({ context, event }, params: { reason: TerminationReason }) => {
+        const error = "error" in event ? toErrorInfo(event.error) : undefined;
+        const detail = event.type === "agent.cancel" ? event.reason : undefined;
+        return { loop: { ...context.loop, termination: errorTermination(params.reason, context.loop.iteration, error, detail) } };
+      }),
+      /**
+       * Model progress becomes telemetry; streamed text also grows `streamingOutput` in context. It
+       * arrives in batches, and its last batch rides on the LLM step's result (see ProgressBatcher).
+       */
+      reportModelProgress: enqueueActions(({ context, event, enqueue }) => {
+        const progress = carriedProgress<LLMProgress>(event);
+        if (!progress) return;
+        let text = "";
+        let finalArguments: string | undefined;
+        for (const { at, event: item } of progress) {
+          // A final-result call's arguments are not telemetry themselves: they become output.partial below.
+          if (item.type === "tool.arguments") {
+            finalArguments = item.arguments;
+            continue;
+          }
+          if (item.type === "text.delta" && typeof item.delta === "string") text += item.delta;
+          // Object.assign, not `{ ...item, ...base }`: spreading two objects of varying shapes
+          // takes a slow path in V8 (microseconds per event, on every model event).
+          enqueue.emit(Object.assign({}, item, base(context, at)));
+        }
+        if (finalArguments !== undefined) {
+          const partial = parsePartialJson(finalArguments);
+          if (partial !== undefined) enqueue.emit({ type: "output.partial", ...base(context), partial });
+        }
+        if (text !== "") {
+          const before = read<string>(context, "streamingOutput");
+          enqueue.assign({ state: access.write(context.state, { streamingOutput: before + text }) });
+          // A native structured output streams as JSON text: report what it holds so far.
+          if (build.outputPlan?.strategy === "native") {
+            const partial = parsePartialJson(before + text);
+            if (partial !== undefined && JSON.stringify(partial) !== JSON.stringify(parsePartialJson(before))) {
+              enqueue.emit({ type: "output.partial", ...base(context), partial });
+            }
+          }
+        }
+      }),
+      announceReply: enqueueActions(({ context, event, enqueue }) => {
+        const turn = (event as { output?: Partial<LLMOutput> }).output;
+        if (!turn || !Array.isArray(turn.toolCalls)) return;
+        enqueue.emit({
+          type: "reply.completed",
+          ...base(context),
+          round: read<number>(context, "rounds"),
+          toolCalls: turn.toolCalls.length,
+          finishReason: turn.finishReason ?? null,
+          usage: turn.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+          model: turn.model ?? "",
+        });
+      }),
+      announceTermination: emit(({ context }) => ({
+        type: "loop.terminated" as const,
+        ...base(context),
+        status: context.loop.termination ? ("failed" as const) : ("succeeded" as const),
+        ...(context.loop.termination ? { reason: context.loop.termination.reason } : {}),
+        rounds: read<number>(context, "rounds"),
+        usage: read<Usage>(context, "usage"),
+      })),
+    }),
+    guards: defineGuards({
+      /** A user command fits its schema (machines/contract/commands.ts); anything else is refused, not applied. */
+      wellFormedCommand: ({ event }) =>
+        (event.type !== "agent.cancel" && event.type !== "guard.approve" && event.type !== "guard.reject") || commandShapeProblem(event) === undefined,
+      isDone: ({ context }) => read<boolean>(context, "done") === true,
+      budgetSpent: ({ context }) => config.maxBudgetTokens !== undefined && read<Usage>(context, "usage").totalTokens >= config.maxBudgetTokens,
+      iterationsLeft: ({ context }) => context.loop.iteration < config.maxIterations,
+    }),
+  };
+}
+
+/** What the root answers in any state: a cancel, a command nothing waits for, the tool providers failing; `on`: what other pieces add there. */
+export function loopRootOn({ on }: { on: AgentOn }): AgentOn {
+  return {
+    "agent.cancel": [
+      { guard: "wellFormedCommand", target: ".Failed", description: "Cancelled: the run fails (cancelled), whatever it was doing.", actions: { type: "terminate", params: { reason: "cancelled" } } },
+      { actions: "refuseCommand" },
+    ],
+    ...on,
+    // AwaitingApproval handles these itself; anywhere else nothing waits for them.
+    "guard.approve": { actions: "refuseCommand" },
+    "guard.reject": { actions: "refuseCommand" },
+    "tools.failed": {
+      // Sent by the toolProviders actor; a malformed one from outside is ignored.
+      guard: ({ event }) => errorInfoOf(event.error) !== undefined,
+      target: ".Failed",
+      description: "A tool provider could not start: the run fails (toolProviderError).",
+      actions: assign({
+        loop: ({ context, event }) => ({
+          ...context.loop,
+          termination: errorTermination("toolProviderError", context.loop.iteration, errorInfoOf(event.error)),
+        }),
+      }),
+    },
+  };
+}
+
+/** The loop's states, and the parts of Evaluating and ChildRunning that are not their children. */
+export function loopStates(build: ChartBuild, exits: { roundStart: string; done: string; finalResult: readonly DoneBranch<"llm">[] }) {
+  const { access, target, read, base } = build;
+  return {
+    Initialising: stateConfig({
+      description: "Waits for the tool providers to start (tools.ready) before the first round.",
+      tags: [STATE_TAGS.stable, STATE_TAGS.startingTools],
+      on: {
+        "tools.ready": {
+          // Sent by the toolProviders actor; a malformed one from outside is ignored.
+          guard: ({ event }) => isToolList(event.tools),
+          target: "Evaluating",
+          description: "The providers' tools are known: the first iteration starts.",
+          actions: assign({ loop: ({ context, event }) => ({ ...context.loop, tools: event.tools }) }),
+        },
+      },
+    }),
+    Evaluating: stateConfig({
+      description: "One iteration: check the abort conditions, then run a round (model, tools, state check).",
+      // A new iteration starts clean: step fields (actions) and the last batch's decisions go.
+      entry: assign(({ context }) => ({
+        state: access.reset(context.state, "step"),
+        loop: { ...context.loop, decisions: [] },
+      })),
+      initial: "CheckAbort",
+    }),
+    CheckAbort: stateConfig({
+      description: "Ends the run when the token budget is spent (tokenBudget); otherwise goes on to the round.",
+      always: [
+        { guard: "budgetSpent", target: target("Failed"), description: "The token budget is spent: the run fails (tokenBudget).", actions: { type: "terminate", params: { reason: "tokenBudget" } } },
+        { target: "ChildRunning", description: "Budget left: run the round." },
+      ],
+    }),
+    ChildRunning: stateConfig({
+      description: "A round: maybe prepare and compact, ask the model, run the tools it calls, then check the state.",
+      initial: exits.roundStart,
+    }),
+    AgentLLM: stateConfig({
+      description: "Asks the model for the next reply (streamed); tool calls go to ToolExecutor, a plain reply to StateCondition.",
+      tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.modelCall],
+      entry: [
+        assign(({ context }) => ({ state: access.write(context.state, { streamingOutput: "" }) })),
+        emit(({ context }) => ({ type: "reply.started" as const, ...base(context), round: read<number>(context, "rounds") + 1 })),
+      ],
+      invoke: {
+        id: build.childId("llm"),
+        src: "llm",
+        input: ({ context }) => build.llm.input(context),
+        onDone: [
+          ...exits.finalResult,
+          {
+            guard: ({ event }) => event.output.toolCalls.length > 0,
+            target: "ToolExecutor",
+            description: "The reply calls tools: run them.",
+            actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
+          },
+          {
+            target: "StateCondition",
+            description: "A plain reply: check whether the run is done.",
+            actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
+          },
+        ],
+        // The error carries no progress (the actor flushed it before failing): settling first keeps every outcome alike.
+        onError: {
+          target: target("Failed"),
+          description: "The model call failed for good: the run fails (modelError).",
+          actions: ["reportModelProgress", { type: "terminate", params: { reason: "modelError" } }],
+        },
+      },
+      on: { "llm.progress": { actions: "reportModelProgress" } },
+    }),
+    StateCondition: stateConfig({
+      description: "The round is over: done (state.done) succeeds (or checks the output), otherwise on to CheckBudget.",
+      always: [
+        { guard: "isDone", target: exits.done, description: "state.done: the run has its answer." },
+        { target: target("CheckBudget"), description: "Not done: another iteration, if the budget allows." },
+      ],
+    }),
+    CheckBudget: stateConfig({
+      description: "Counts the iteration; past config.maxIterations the run fails (maxIterations), otherwise it retries.",
+      entry: assign(({ context }) => ({ loop: { ...context.loop, iteration: context.loop.iteration + 1 } })),
+      always: [
+        { guard: "iterationsLeft", target: "Retry", description: "Iterations left: go again." },
+        { target: "Failed", description: "config.maxIterations reached: the run fails (maxIterations).", actions: { type: "terminate", params: { reason: "maxIterations" } } },
+      ],
+    }),
+    Retry: stateConfig({
+      description: "Starts the next iteration.",
+      always: { target: "Evaluating", description: "Starts the next iteration." },
+    }),
+    Succeeded: stateConfig({ type: "final", description: "The run ended with an answer.", tags: [STATE_TAGS.stable], entry: "announceTermination" }),
+    Failed: stateConfig({ type: "final", description: "The run ended without an answer; loop.termination says why.", tags: [STATE_TAGS.stable], entry: "announceTermination" }),
+  };
+}
+
+/** The run's output, from its final context (`T`: the structured output's type, when there is one). */
+export function runOutput<T>(build: ChartBuild, context: AgentContext): AgentOutput<T> {
+  const output: AgentOutput<T> = { status: context.loop.termination ? "failed" : "succeeded", ...runOutputFields(context, build.access) };
+  if (context.loop.termination) output.termination = context.loop.termination;
+  const { outputPlan } = build;
+  if (outputPlan && !context.loop.termination && context.loop.output?.status === "valid") output.output = outputPlan.value(context.loop.output.raw) as T;
+  return output;
+}

@@ -1,0 +1,156 @@
+import { assign, enqueueActions } from "xstate";
+import { createPreflightActor, type CallDecision, type CallRecord } from "../../actors/guard.js";
+import type { ToolCall } from "../../actors/messages.js";
+import { createToolExecutorActor, type ToolProgress } from "../../actors/tool-executor.js";
+import { toolsOwnerOf } from "../../actors/tool-providers.js";
+import { isStartedCall } from "../contract/event-payloads.js";
+import { STATE_TAGS } from "../contract/state-tags.js";
+import type { ChartBuild } from "./build.js";
+import { executorCalls } from "./delegation.js";
+import { defineActions, stateConfig, type DoneBranch } from "./piece.js";
+import { carriedProgress } from "./progress.js";
+import { applyDecisions, applyOutcomes, recordStarted } from "./transitions.js";
+
+/**
+ * Tool execution: the batch of calls of one reply (`ToolExecutor`), checked by the guards in
+ * `Preflight` (the invoked `guard`) and run in `Executing` (the invoked `toolExecutor`). Its pure
+ * context updates are in transitions.ts. Approvals (approval-piece.ts) and nested agents
+ * (delegation-piece.ts) add their states to the batch.
+ */
+
+export function toolImplementation(build: ChartBuild) {
+  const { options, now, registry, toolOwners, read, base } = build;
+  return {
+    actors: {
+      guard: createPreflightActor(options.constraints ?? [], now),
+      toolExecutor: createToolExecutorActor({
+        toolset: (runId, owner) => registry.toolset(runId, owner),
+        toolsetNow: (runId, owner) => registry.toolsetNow(runId, owner),
+        owners: toolOwners,
+        ...(options.toolRunner ? { runner: options.toolRunner } : {}),
+        ...(options.journal ? { journal: options.journal } : {}),
+        now,
+      }),
+    },
+    actions: defineActions({
+      /** Tool progress becomes telemetry; started calls join the history that budgets and rate limits read. */
+      reportToolProgress: enqueueActions(({ context, event, enqueue }) => {
+        const progress = carriedProgress<ToolProgress>(event);
+        if (!progress) return;
+        const started: CallRecord[] = [];
+        for (const { at, event: item } of progress) {
+          if (item.type === "tool.call.started" && isStartedCall(item, at)) started.push({ callId: item.callId, name: item.name, at });
+          enqueue.emit(Object.assign({}, item, base(context, at)));
+        }
+        if (started.length > 0) enqueue.assign(recordStarted(context, started));
+      }),
+      /** Preflight without constraints: the decisions the guard actor gives when no guard runs. */
+      allowEveryCall: assign(({ context }) =>
+        applyDecisions(context, { decisions: read<ToolCall[]>(context, "actions").map((call): CallDecision => ({ callId: call.id, name: call.name, status: "allowed" })) }),
+      ),
+      /** After Preflight: ask for each pending approval, report each denial. */
+      announceDecisions: enqueueActions(({ context, enqueue }) => {
+        const calls = new Map(read<ToolCall[]>(context, "actions").map((call) => [call.id, call]));
+        for (const d of context.loop.decisions) {
+          if (d.status === "pending") {
+            enqueue.emit({
+              type: "guard.approval.requested",
+              ...base(context),
+              callId: d.callId,
+              name: d.name,
+              arguments: calls.get(d.callId)?.arguments ?? "",
+              ...(d.reason !== undefined ? { reason: d.reason } : {}),
+              ...(d.deadline !== undefined ? { deadline: d.deadline } : {}),
+            });
+          } else if (d.status === "denied") {
+            enqueue.emit({ type: "tool.call.denied", ...base(context), callId: d.callId, name: d.name, reason: d.reason ?? "denied", decision: "denied" });
+          }
+        }
+      }),
+    }),
+  };
+}
+
+/** The batch's states: Preflight and Executing (`afterBatch`: branches taken before the outcomes are applied). */
+export function toolStates(build: ChartBuild, { afterBatch }: { afterBatch: readonly DoneBranch<"toolExecutor">[] }) {
+  const { config, access, toolOwners, agents, target, read } = build;
+  return {
+    ToolExecutor: stateConfig({
+      description: "The batch of tool calls of one reply: guards, approvals, execution, nested agents.",
+      initial: "Preflight",
+    }),
+    // Without constraints nothing can deny or hold a call: Preflight allows the batch in an action,
+    // with the decisions, events (none) and context the guard actor would give, and no actor per round.
+    Preflight: !build.features.constraints
+      ? stateConfig({
+          description: "No constraints: every call of the batch is allowed at once (no guard actor runs).",
+          always: { target: "Executing", description: "Every call is allowed: run them.", actions: "allowEveryCall" },
+        })
+      : stateConfig({
+          description: "Runs the guards on every call of the batch: each is allowed, denied or waits for approval.",
+          tags: [STATE_TAGS.stable],
+          invoke: {
+            id: build.childId("guard"),
+            src: "guard",
+            input: ({ context }) => ({
+              calls: read<ToolCall[]>(context, "actions"),
+              tools: context.loop.tools,
+              state: build.view(context),
+              runId: context.loop.runId,
+              iteration: context.loop.iteration,
+              history: context.loop.history,
+            }),
+            onDone: [
+              {
+                guard: ({ event }) => event.output.decisions.some((d) => d.status === "pending"),
+                target: "AwaitingApproval",
+                description: "A guard asks for approval of at least one call.",
+                actions: [assign(({ context, event }) => applyDecisions(context, event.output)), "announceDecisions"],
+              },
+              {
+                target: "Executing",
+                description: "Every call is allowed or denied: run the allowed ones.",
+                actions: [assign(({ context, event }) => applyDecisions(context, event.output)), "announceDecisions"],
+              },
+            ],
+            onError: { target: target("Failed"), description: "A guard threw: the run fails (internalError).", actions: { type: "terminate", params: { reason: "internalError" } } },
+          },
+        }),
+    Executing: stateConfig({
+      description: "Runs the approved calls (in parallel or in sequence, as config.toolExecution says) and records their outcomes.",
+      tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint],
+      invoke: {
+        id: build.childId("toolExecutor"),
+        src: "toolExecutor",
+        input: ({ context, self }) =>
+          toolOwners.mark(
+            {
+              runId: context.loop.runId,
+              iteration: context.loop.iteration,
+              calls: executorCalls(read<ToolCall[]>(context, "actions"), context.loop.decisions, agents),
+              decisions: context.loop.decisions,
+              mode: config.toolExecution,
+              state: build.view(context),
+              maxOutputChars: config.maxToolOutputChars,
+              ...(context.loop.round?.tools ? { offered: context.loop.round.tools } : {}),
+            },
+            toolsOwnerOf(self, build.childId("toolProviders")),
+          ),
+        onDone: [
+          ...afterBatch,
+          {
+            target: target("Evaluating.ChildRunning.StateCondition"),
+            description: "The batch's outcomes join the conversation: check whether the run is done.",
+            actions: ["reportToolProgress", assign(({ context, event }) => applyOutcomes(context, access, event.output))],
+          },
+        ],
+        onError: {
+          target: target("Failed"),
+          description: "The executor itself crashed (a tool's failure is an outcome, not this): the run fails (internalError).",
+          actions: ["reportToolProgress", { type: "terminate", params: { reason: "internalError" } }],
+        },
+      },
+      on: { "tool.progress": { actions: "reportToolProgress" } },
+    }),
+  };
+}

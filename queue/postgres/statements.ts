@@ -1,0 +1,31 @@
+/** SQL the store runs that tests also look at (the claim's plan): written once, here. */
+
+/** The database's clock in epoch ms: leases are judged by one clock, whichever machine writes. */
+export const NOW = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+
+/**
+ * The same clock read once per statement (`now()` is the transaction's start, and each claim is a
+ * transaction of its own): stable, so the planner can use it as an index bound, which a volatile
+ * `clock_timestamp()` cannot be.
+ */
+const STATEMENT_NOW = `(extract(epoch from now()) * 1000)::bigint`;
+
+/**
+ * The claim: up to $2 due runs of the agents $1 for owner $3, leased for $4 ms, each with a new
+ * fencing token. Due means `wake_at <= now` (an index range of `runs_due`): a parked run has no
+ * wake_at, or a future deadline, until `send` or its deadline makes it due, so however many runs are
+ * parked, a claim never looks at them. `SKIP LOCKED`: workers claiming at once take different runs.
+ */
+export function claimStatement(schema: string): string {
+  return `WITH c AS (
+       SELECT run_id FROM ${schema}.runs r
+       WHERE r.agent = ANY($1::text[]) AND r.status IN ('queued', 'running', 'awaitingApproval') AND r.wake_at <= ${STATEMENT_NOW}
+         AND (r.owner IS NULL OR r.lease_until < ${STATEMENT_NOW})
+       ORDER BY r.wake_at, r.created_at
+       LIMIT $2
+       FOR UPDATE SKIP LOCKED)
+     UPDATE ${schema}.runs r SET owner = $3, token = r.token + 1, lease_until = ${NOW} + $4, wake_at = ${NOW},
+       status = 'running', updated_at = ${NOW}
+     FROM c WHERE r.run_id = c.run_id
+     RETURNING r.run_id, r.agent, r.token, r.input, r.checkpoint`;
+}
