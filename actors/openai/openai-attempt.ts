@@ -124,7 +124,8 @@ export interface StreamReader {
  * Reads an SDK stream to its end through `reader`. The SDK parses each event with JSON.parse: a
  * SyntaxError is the server's fault (a cut or plain-text line), not the connection's, and sending
  * the same request again will not fix it. A body that ends before its terminal item (`awaited`) was
- * cut off (a proxy closed it cleanly): a connection failure, retried.
+ * cut off (a proxy closed it cleanly): a connection failure, retried. A 200 answer that is not an
+ * event stream at all (a proxy's or a login page) is the server's fault too: the same request gets the same page.
  */
 export async function readStream(
   run: AttemptRun,
@@ -132,17 +133,15 @@ export async function readStream(
   reader: StreamReader,
   names: { item: "chunk" | "event"; awaited: string },
 ): Promise<void> {
-  const stream = reply.data;
   run.delivered = () => reader.delivered;
   try {
-    for await (const raw of stream) reader.push(raw);
+    for await (const raw of reply.data) reader.push(raw);
   } catch (error) {
     if (error instanceof SyntaxError) throw invalidResponse(`a stream ${names.item} is not JSON (${error.message})`, reader.delivered, error);
     throw error;
   }
   // The SDK ends the iteration quietly when its request is aborted, so look at why it ended.
   if (run.abortReason !== undefined) throw new Error("aborted");
-  // Not an event stream at all (a proxy's or a login page, with 200): the same request gets the same page.
   const contentType = reply.response.headers.get("content-type") ?? "";
   if (reader.count === 0 && !contentType.includes("event-stream")) {
     throw invalidResponse(`the server answered ${contentType.split(";")[0] || "a body without a content type"}, not an event stream (is the base URL an OpenAI-compatible API?)`, false);
