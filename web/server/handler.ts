@@ -1,4 +1,3 @@
-import { loadOptionalPeer } from "../../tools/optional-peer.js";
 import { human, type Message } from "../../actors/messages.js";
 import type { CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
 import { DEFAULT_INPUT_LIMITS, inputLimitProblem } from "../../machines/persistence/snapshot-limits.js";
@@ -8,6 +7,7 @@ import { agUiResponse } from "./ag-ui.js";
 import { chatResponse } from "./ai-sdk-chat.js";
 import type { ChatRuns } from "./chat-runs.js";
 import { readJsonBody } from "./body.js";
+import { defaultStore } from "./default-store.js";
 import { errorResponse, HttpError, jsonResponse } from "./errors.js";
 import type { LiveRun } from "./live-run.js";
 import { RunRegistry } from "./run-registry.js";
@@ -71,13 +71,13 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const onError = options.onError ?? ((error: Error) => console.error(`jianmu/http: ${error.message}`));
 
-  let ownStore: Promise<CheckpointStore & { close?: () => void }> | undefined;
+  // An application that brings its own store never loads SQLite.
+  const ownStore = options.store === undefined ? defaultStore(options.storePath ?? DEFAULT_STORE_PATH) : undefined;
+  let opened: Promise<CheckpointStore & { close(): void }> | undefined;
   const store = async (): Promise<CheckpointStore | undefined> => {
     if (options.store === false) return undefined;
     if (options.store) return options.store;
-    // Loaded on first use: an application that brings its own store never loads SQLite.
-    ownStore ??= loadOptionalPeer({ entry: "jianmu/http (its default SQLite store)", packages: ["better-sqlite3"] }, () => import("../../machines/persistence/checkpoints/sqlite-store.js")).then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH }));
-    return ownStore;
+    return (opened = ownStore!());
   };
   const runs = new RunRegistry({
     agents,
@@ -201,7 +201,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
 
   handler.close = async () => {
     runs.stopAll();
-    if (ownStore) (await ownStore.catch(() => undefined))?.close?.();
+    if (opened) (await opened.catch(() => undefined))?.close();
   };
   return handler;
 }

@@ -31,6 +31,8 @@ export class LiveRun {
   private lastPath: string;
   private sentMessages: number;
   private lastUsage: number;
+  /** Telemetry of the macrostep under way, told with the snapshot it led to (see onSnapshot). */
+  private readonly step: RunEvent[] = [];
 
   constructor(options: LiveRunOptions) {
     this.agent = options.agent;
@@ -54,6 +56,7 @@ export class LiveRun {
         this.log.close();
       },
       complete: () => {
+        this.tell(this.step.length);
         // A stopped actor completes too: the run is parked (in the store), not finished.
         if (this.actor.getSnapshot().status !== "done") return this.log.close();
         const output = this.actor.getSnapshot().output as AgentOutput;
@@ -94,12 +97,16 @@ export class LiveRun {
     return runSnapshotOf(this.agent, this.machine, this.snapshot());
   }
 
+  /**
+   * One macrostep, told in causal order. XState hands over a macrostep's emitted events before its
+   * snapshot, though the step may have finished things (a call's result is a new message, a decision
+   * leads to a new state) and then begun the next (a reply, a call, a question asked in the new
+   * state). So the step's events are told in their order, and the messages, usage and state change
+   * the step made go in after the last event that ended something, before what began after it.
+   */
   private onSnapshot(snapshot: SnapshotLike): void {
-    const position = positionOf(snapshot);
-    if (position.path !== this.lastPath) {
-      this.lastPath = position.path;
-      this.log.append({ type: "state.changed", data: { ...position, status: runSnapshotOf(this.agent, this.machine, snapshot).status } });
-    }
+    const lastEnding = this.step.findLastIndex((event) => !BEGINNINGS.has(event.type));
+    this.tell(lastEnding + 1);
     const fields = fieldsOf(this.machine, snapshot);
     for (; this.sentMessages < fields.messages.length; this.sentMessages++) {
       this.log.append({ type: "message", data: { index: this.sentMessages, message: fields.messages[this.sentMessages]! } });
@@ -108,13 +115,27 @@ export class LiveRun {
       this.lastUsage = fields.usage.totalTokens;
       this.log.append({ type: "usage", data: { usage: fields.usage } });
     }
+    const position = positionOf(snapshot);
+    if (position.path !== this.lastPath) {
+      this.lastPath = position.path;
+      this.log.append({ type: "state.changed", data: { ...position, status: runSnapshotOf(this.agent, this.machine, snapshot).status } });
+    }
+    this.tell(this.step.length);
   }
 
   private onEmitted(event: AgentEmitted): void {
     const translated = translate(event);
-    if (translated) this.log.append(translated);
+    if (translated) this.step.push(translated);
+  }
+
+  /** Append the step's first `count` events to the log. */
+  private tell(count: number): void {
+    for (const event of this.step.splice(0, count)) this.log.append(event);
   }
 }
+
+/** Telemetry that begins something in the state a macrostep ends in (the rest reports what ended on the way there). */
+const BEGINNINGS: ReadonlySet<RunEvent["type"]> = new Set(["reply.started", "tool.call.started", "approval.requested"]);
 
 /** The agent's telemetry a page shows; the rest (model attempts, timings) stays on the server. */
 function translate(event: AgentEmitted): RunEvent | undefined {
