@@ -44,8 +44,8 @@ describe.each(EXAMPLE_MODES)("examples/research-assistant (%s)", (mode) => {
   });
 
   it("stops with tokenBudget before a call that could cross maxBudgetTokens, never past it", async () => {
-    // Round 1 spends 940 tokens; round 2 would spend 1220 more, over the 2000: a call that could cross
-    // what is left is not made (issue 33), so the run ends after one call, within its budget.
+    // Round 1 spends 940 tokens; round 2's prompt alone is estimated over the 1060 left, so that call is
+    // not made (issue 33: a call is capped to what is left, or refused): one call, within the budget.
     const run = await runInMode(mode, OFFLINE_TURNS, (options) => main({ ...options, maxBudgetTokens: 2_000, log: quiet }));
     const { output } = run.result;
     const sent = run.requests ?? run.result.sent;
