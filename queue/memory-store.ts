@@ -12,6 +12,7 @@ import { queueOwned, type QueueSignal, type RunStore } from "./run-store.js";
 import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "./requests.js";
 import {
   dedupeKeyOf,
+  FINAL_STATUSES,
   pendingFromSnapshot,
   type ClaimedRun,
   type InboxEvent,
@@ -25,6 +26,7 @@ import {
   type UnknownAgents,
 } from "./schemas.js";
 import { Waiters } from "./wait.js";
+import { MemoryRunEvents, type RunEventInput, type StoredRunEvent } from "./run-events.js";
 
 interface MemoryRun {
   runId: string;
@@ -53,6 +55,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   private readonly inboxes = new Map<string, { id: number; key: string; command: string; applied: boolean }[]>();
   private readonly journal = new MemoryToolJournal();
   private readonly blobs = new MemoryBlobTable();
+  private readonly events = new MemoryRunEvents();
   private readonly fences = new Fences();
   private readonly agents = new Set<string>();
   private readonly signals = new EventEmitter();
@@ -345,5 +348,23 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   subscribe(listener: (signal: QueueSignal) => void): () => void {
     this.signals.on("signal", listener);
     return () => this.signals.off("signal", listener);
+  }
+
+  async appendRunEvents(runId: string, token: number, events: readonly RunEventInput[]): Promise<boolean> {
+    this.open();
+    if (this.runs.get(runId)?.token !== token) return false;
+    this.events.append(runId, events);
+    this.signal({ kind: "events", runId });
+    return true;
+  }
+
+  async runEventsAfter(runId: string, afterSeq: number, limit: number): Promise<StoredRunEvent[]> {
+    this.open();
+    return this.events.after(runId, afterSeq, limit);
+  }
+
+  async pruneRunEvents(finishedBefore: number): Promise<number> {
+    const finished = [...this.runs.values()].filter((run) => FINAL_STATUSES.includes(run.status) && run.updatedAt < finishedBefore);
+    return this.events.prune(finished.map((run) => run.runId));
   }
 }

@@ -3,11 +3,12 @@ import { CheckpointError, type CheckpointStore, type CheckpointSummary } from ".
 import type { AgentOutput } from "../machines/contract/context.js";
 import type { BlobStore } from "../machines/persistence/blobs.js";
 import type { ClaimedRun, InboxEvent, ListOptions, RunCommand, RunStatusInfo, RunSummary, SubmitRequest } from "./schemas.js";
+import type { RunEventLog } from "./run-events.js";
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** A store notices that something may be claimable, or that a run finished (used to skip a poll). */
-export type QueueSignal = { kind: "runnable" } | { kind: "finished"; runId: string };
+/** A store notices that something may be claimable, that a run finished, or that a run has new events (used to skip a poll). */
+export type QueueSignal = { kind: "runnable" } | { kind: "finished"; runId: string } | { kind: "events"; runId: string };
 
 /**
  * A durable run queue: the public half (submit, send, wait, status, list) any process may call, and
@@ -17,11 +18,12 @@ export type QueueSignal = { kind: "runnable" } | { kind: "finished"; runId: stri
  * token; a write that finds another token throws `FencedError` (after telling the fence's `onLost`).
  *
  * Large images and files of a run's checkpoints are kept apart once (`BlobStore`, machines/persistence/blobs.ts).
+ * A run's stream of events is kept beside it for followers in any process (`RunEventLog`, queue/run-events.ts).
  *
  * Implementations: `MemoryRunStore` (tests, one process), `SqliteRunStore` (one machine, several
  * processes), `PostgresRunStore` (several machines).
  */
-export interface RunStore extends CheckpointStore, ToolJournal, BlobStore {
+export interface RunStore extends CheckpointStore, ToolJournal, BlobStore, RunEventLog {
   /** Queue a run for an agent some worker knows; the same runId twice is one run. Resolves with the run id. */
   submit(request: SubmitRequest): Promise<string>;
   /** Record an approval, a rejection or a cancel for the run; true when recorded, false when the same decision was already recorded. */

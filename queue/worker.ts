@@ -8,6 +8,7 @@ import { withStoredBlobs } from "./run-blobs.js";
 import type { RunStore } from "./run-store.js";
 import { AgentNameSchema, firstIssue, type ClaimedRun } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
+import type { RunObserver } from "./run-events.js";
 
 const WorkerOptionsSchema = z
   .object({
@@ -25,6 +26,8 @@ const WorkerOptionsSchema = z
     /** How often to look for work when no notification came (notifications are a shortcut, polling the guarantee). */
     pollMs: z.number().int().min(10).default(1_000),
     onEvent: z.custom<(event: WorkerEvent) => void>((value) => typeof value === "function", "must be a function").optional(),
+    /** Watches each claimed run's actor, e.g. to stream its events (jianmu/http's `storeRunEvents`). */
+    observe: z.custom<RunObserver>((value) => typeof value === "function", "must be a function").optional(),
     /** Names this worker in leases and `status().owner` (default: host:pid:random). */
     id: z.string().min(1).max(200).optional(),
   })
@@ -123,7 +126,16 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       return;
     }
     const { run, problem } = loaded;
-    const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, ...(problem !== undefined ? { blobProblem: problem } : {}) });
+    const execution = executeRun({
+      store,
+      machine: agents[run.agent]!,
+      run,
+      worker: id,
+      leaseMs,
+      emit,
+      ...(problem !== undefined ? { blobProblem: problem } : {}),
+      ...(parsed.data.observe ? { observe: parsed.data.observe } : {}),
+    });
     executions.set(run.runId, execution);
     void execution.done.then(() => {
       if (executions.get(run.runId) === execution) executions.delete(run.runId);

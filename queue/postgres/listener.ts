@@ -29,7 +29,11 @@ export class NotificationListener {
   }
 
   private dispatch(payload: string | undefined): void {
-    const signal: QueueSignal = payload?.startsWith("finished:") ? { kind: "finished", runId: payload.slice("finished:".length) } : { kind: "runnable" };
+    const signal: QueueSignal = payload?.startsWith("finished:")
+      ? { kind: "finished", runId: payload.slice("finished:".length) }
+      : payload?.startsWith("events:")
+        ? { kind: "events", runId: payload.slice("events:".length) }
+        : { kind: "runnable" };
     for (const listener of [...this.listeners]) listener(signal);
   }
 

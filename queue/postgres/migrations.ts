@@ -86,6 +86,18 @@ UPDATE ${s}.runs r SET wake_at = (extract(epoch from clock_timestamp()) * 1000):
 DROP INDEX ${s}.runs_claimable;
 CREATE INDEX runs_due ON ${s}.runs (agent, wake_at) WHERE status IN ('queued', 'running', 'awaitingApproval') AND wake_at IS NOT NULL;`,
   },
+  {
+    // A run's stream of events for followers in any process (queue/run-events.ts); pruned after the run ends.
+    version: 4,
+    sql: (s) => `
+CREATE TABLE ${s}.run_events (
+  run_id text NOT NULL,
+  seq    integer NOT NULL,
+  type   text NOT NULL,
+  data   text NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

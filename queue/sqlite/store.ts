@@ -30,6 +30,7 @@ import {
   UnknownAgentsSchema,
 } from "../schemas.js";
 import { Waiters } from "../wait.js";
+import type { RunEventInput, StoredRunEvent } from "../run-events.js";
 
 const OptionsSchema = z
   .object({
@@ -65,7 +66,10 @@ CREATE TABLE IF NOT EXISTS jianmu_queue_journal (
   state TEXT NOT NULL CHECK (state IN ('started', 'completed')), outcome TEXT, updated_at INTEGER NOT NULL,
   PRIMARY KEY (run_id, iteration, call_id)
 );
-CREATE TABLE IF NOT EXISTS jianmu_queue_agents (name TEXT PRIMARY KEY, last_seen INTEGER NOT NULL);`;
+CREATE TABLE IF NOT EXISTS jianmu_queue_agents (name TEXT PRIMARY KEY, last_seen INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS jianmu_queue_events (
+  run_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run_id, seq)
+);`;
 
 interface RunRow {
   run_id: string;
@@ -439,5 +443,32 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
   /** SQLite tells no other process anything: workers and waiters poll. */
   subscribe(_listener: (signal: QueueSignal) => void): () => void {
     return () => undefined;
+  }
+
+  async appendRunEvents(runId: string, token: number, events: readonly RunEventInput[]): Promise<boolean> {
+    const db = this.open;
+    return db
+      .transaction(() => {
+        if (this.row(runId)?.token !== token) return false;
+        const last = db.prepare<[string], { n: number | null }>(`SELECT max(seq) AS n FROM jianmu_queue_events WHERE run_id = ?`).get(runId)?.n ?? 0;
+        const insert = db.prepare(`INSERT INTO jianmu_queue_events (run_id, seq, type, data) VALUES (?, ?, ?, ?)`);
+        events.forEach((event, i) => insert.run(runId, last + i + 1, event.type, JSON.stringify(event.data)));
+        return true;
+      })
+      .immediate();
+  }
+
+  async runEventsAfter(runId: string, afterSeq: number, limit: number): Promise<StoredRunEvent[]> {
+    const rows = this.open
+      .prepare<[string, number, number], { seq: number; type: string; data: string }>(`SELECT seq, type, data FROM jianmu_queue_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
+      .all(runId, afterSeq, limit);
+    return rows.map((row) => ({ seq: row.seq, type: row.type, data: JSON.parse(row.data) as unknown }));
+  }
+
+  async pruneRunEvents(finishedBefore: number): Promise<number> {
+    const finished = `SELECT run_id FROM jianmu_queue_runs WHERE status IN ('succeeded', 'failed') AND updated_at < ?`;
+    const runs = this.open.prepare<[number], { n: number }>(`SELECT count(DISTINCT run_id) AS n FROM jianmu_queue_events WHERE run_id IN (${finished})`).get(finishedBefore)?.n ?? 0;
+    this.open.prepare(`DELETE FROM jianmu_queue_events WHERE run_id IN (${finished})`).run(finishedBefore);
+    return runs;
   }
 }
