@@ -101,14 +101,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
   const readBody = <S extends Parameters<typeof readJsonBody>[1]>(request: Request, schema: S) => readJsonBody(request, schema, maxBodyBytes, bodyTimeoutMs);
   const queue = isRunStore(options.store)
-    ? new QueueRuns({
-        store: options.store,
-        agents,
-        worker: options.worker ?? true,
-        pollMs: options.streamPollMs ?? 250,
-        retainEventsMs: options.retainFinishedMs ?? 600_000,
-        onError,
-      })
+    ? new QueueRuns({ store: options.store, agents, worker: options.worker ?? true, pollMs: options.streamPollMs ?? 250, retainEventsMs: options.retainFinishedMs ?? 600_000, onError })
     : undefined;
   const runs = new RunRegistry({
     agents,
