@@ -102,6 +102,8 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
   private readonly pollMs: number;
   private readonly blobs: SqliteBlobTable;
   private readonly unknownAgents: UnknownAgents;
+  /** This process's subscribers (only `events` signals: nothing else is told, see `subscribe`). */
+  private readonly local = new Set<(signal: QueueSignal) => void>();
 
   constructor(options: SqliteRunStoreOptions) {
     const parsed = OptionsSchema.safeParse(options);
@@ -440,14 +442,18 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     return this.handBack(runId, token, `wake_at = ?`, [Date.now()]);
   }
 
-  /** SQLite tells no other process anything: workers and waiters poll. */
-  subscribe(_listener: (signal: QueueSignal) => void): () => void {
-    return () => undefined;
+  /**
+   * SQLite tells no other process anything: workers and waiters poll. Within this process, followers
+   * of a run's events are told of each append (a handler and its embedded worker share the store).
+   */
+  subscribe(listener: (signal: QueueSignal) => void): () => void {
+    this.local.add(listener);
+    return () => this.local.delete(listener);
   }
 
   async appendRunEvents(runId: string, token: number, events: readonly RunEventInput[]): Promise<boolean> {
     const db = this.open;
-    return db
+    const appended = db
       .transaction(() => {
         if (this.row(runId)?.token !== token) return false;
         const last = db.prepare<[string], { n: number | null }>(`SELECT max(seq) AS n FROM jianmu_queue_events WHERE run_id = ?`).get(runId)?.n ?? 0;
@@ -456,6 +462,8 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
         return true;
       })
       .immediate();
+    if (appended) for (const listener of [...this.local]) listener({ kind: "events", runId });
+    return appended;
   }
 
   async runEventsAfter(runId: string, afterSeq: number, limit: number): Promise<StoredRunEvent[]> {

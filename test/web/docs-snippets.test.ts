@@ -20,7 +20,7 @@ function snippets(): { file: string; code: string }[] {
 describe("docs/web.md", () => {
   it("has the server, page and client snippets, and they compile against the package's exports", () => {
     const found = snippets();
-    expect(found.map((s) => s.file)).toEqual(["server.ts", "Chat.tsx", "client.ts"]);
+    expect(found.map((s) => s.file)).toEqual(["server.ts", "replicas.ts", "Chat.tsx", "client.ts"]);
     if (!existsSync(join(root, "dist/http.d.ts"))) throw new Error("dist/ is missing: run `npm run build` first");
     // Inside the project, so "jianmu" resolves to this package (its exports map) and its node_modules.
     const dir = join(root, "test-output", "docs-web");

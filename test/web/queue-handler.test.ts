@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { RunStore } from "../../index.js";
+import type { RunStore } from "../../queue/run-store.js";
 import { MemoryRunStore } from "../../queue/memory-store.js";
 import { SqliteRunStore } from "../../sqlite.js";
 import type { AgentHandlerOptions } from "../../http.js";

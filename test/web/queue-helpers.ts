@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ModelClient, type RunStore } from "../../index.js";
+import { ModelClient } from "../../index.js";
+import type { RunStore } from "../../queue/run-store.js";
 import { agentHandler, toNodeListener, type AgentHandler, type AgentHandlerOptions, type IdentifiedRunEvent } from "../../http.js";
 import { startOpenAIServer, type OpenAIServer } from "../../testing.js";
 import { AGENT_NAME, createWebAssistant, webAssistantModel, type Payment } from "../../examples/web/agent.js";
