@@ -102,8 +102,12 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
   private readonly pollMs: number;
   private readonly blobs: SqliteBlobTable;
   private readonly unknownAgents: UnknownAgents;
-  /** This process's subscribers (only `events` signals: nothing else is told, see `subscribe`). */
+  /** This process's subscribers (see `subscribe`). */
   private readonly local = new Set<(signal: QueueSignal) => void>();
+
+  private tell(signal: QueueSignal): void {
+    for (const listener of [...this.local]) listener(signal);
+  }
 
   constructor(options: SqliteRunStoreOptions) {
     const parsed = OptionsSchema.safeParse(options);
@@ -154,6 +158,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     );
     const existing = this.row(runId)!;
     if (existing.agent !== agent) throw new RunQueueError("invalid_input", `submit: run ${runId} already exists for agent "${existing.agent}", not "${agent}"; submit under another runId`);
+    this.tell({ kind: "runnable" });
     return runId;
   }
 
@@ -166,6 +171,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
     const result = this.open
       .prepare(`INSERT INTO jianmu_queue_inbox (run_id, dedupe_key, command, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, dedupe_key) DO NOTHING`)
       .run(id, dedupeKeyOf(checked), JSON.stringify(checked), Date.now());
+    if (result.changes === 1) this.tell({ kind: "runnable" });
     return result.changes === 1;
   }
 
@@ -443,8 +449,8 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
   }
 
   /**
-   * SQLite tells no other process anything: workers and waiters poll. Within this process, followers
-   * of a run's events are told of each append (a handler and its embedded worker share the store).
+   * SQLite tells no other process anything: workers and waiters poll. Within this process (a handler
+   * and its embedded worker share the store), a submit, a send and an append are told at once.
    */
   subscribe(listener: (signal: QueueSignal) => void): () => void {
     this.local.add(listener);
@@ -462,7 +468,7 @@ export class SqliteRunStore implements RunStore, CheckpointStore, ToolJournal {
         return true;
       })
       .immediate();
-    if (appended) for (const listener of [...this.local]) listener({ kind: "events", runId });
+    if (appended) this.tell({ kind: "events", runId });
     return appended;
   }
 

@@ -1,6 +1,7 @@
 // One process of the web-replica tests (web-replicas.test.ts): an HTTP-only replica (`agentHandler({ store,
 // worker: false })`) or a worker (`startWorker({ observe: storeRunEvents(store) })`), on the built package.
-// argv[2] is JSON: { dist, role: "replica" | "worker", url, schema, baseURL, id, leaseMs? }.
+// argv[2] is JSON: { dist, role: "replica" | "worker", url, schema, baseURL, id, leaseMs?, concurrency?, timing? }.
+// With timing (bench/queue/web.mjs), a worker prints each text delta with the wall-clock time it was emitted.
 // It prints one JSON line when ready ({ ready: true, port? }); SIGKILL is how the tests stop it mid-run.
 import { createServer } from "node:http";
 import { join } from "node:path";
@@ -34,7 +35,10 @@ const agents = {
 };
 
 if (args.role === "worker") {
-  await startWorker({ store, agents, id: args.id, leaseMs: args.leaseMs ?? 1_500, pollMs: 100, observe: storeRunEvents(store) });
+  const timing = (event) => {
+    if (event.type === "agent.event" && event.event.type === "text.delta") process.stdout.write(JSON.stringify({ delta: event.event.delta, at: performance.timeOrigin + performance.now() }) + "\n");
+  };
+  await startWorker({ store, agents, id: args.id, leaseMs: args.leaseMs ?? 1_500, pollMs: 100, concurrency: args.concurrency ?? 4, observe: storeRunEvents(store), ...(args.timing ? { onEvent: timing } : {}) });
   process.stdout.write(JSON.stringify({ ready: true }) + "\n");
 } else {
   const handler = agentHandler({ agents, store, worker: false, basePath: "/api", streamPollMs: 100 });
