@@ -5,8 +5,8 @@ import { MemoryRunStore } from "../../queue/memory-store.js";
 import { SqliteRunStore } from "../../sqlite.js";
 import type { AgentHandlerOptions } from "../../http.js";
 import { ErrorBodySchema, RunSnapshotSchema } from "../../web/protocol.js";
-import { EventReader, postJson, TASK, tempDir } from "./helpers.js";
-import { expectConsecutive, paymentsAgent, startReplica, type Replica } from "./queue-helpers.js";
+import { EventReader, postJson, startReplica, TASK, tempDir, type Replica } from "./helpers.js";
+import { expectConsecutive, paymentsAgent } from "./queue-helpers.js";
 
 let temp: ReturnType<typeof tempDir>;
 const cleanups: (() => Promise<void> | void)[] = [];
