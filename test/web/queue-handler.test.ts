@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunStore } from "../../queue/run-store.js";
@@ -157,4 +158,48 @@ describe("who may do what: authorize and what a page may send", () => {
     expect(withSystem.status).toBe(200);
     await new EventReader(withSystem).until("approval.requested");
   });
+});
+
+describe("clients that are slow, many or gone", () => {
+  it("a body slower than bodyTimeoutMs gets 408; a client that hangs up mid-body is not logged as a server fault", async () => {
+    const errors: Error[] = [];
+    const { replica } = await queueStack(new SqliteRunStore({ path: join(temp.dir, "slow.db") }), { bodyTimeoutMs: 300, onError: (error) => errors.push(error) });
+    const { host, port } = new URL(replica.base);
+    const head = `POST /api/runs HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json\r\ncontent-length: 200\r\n\r\n{"agent":`;
+    const slow = connect(Number(port), host.split(":")[0]!);
+    slow.write(head);
+    const started = Date.now();
+    const answer = await new Promise<string>((resolve) => {
+      let text = "";
+      slow.on("data", (chunk) => (text += chunk.toString()));
+      slow.on("close", () => resolve(text));
+      slow.on("data", () => (text.includes("}}") ? slow.end() : undefined));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(answer).toContain('"code":"body_timeout"');
+    expect(Date.now() - started).toBeLessThan(5_000);
+
+    const gone = connect(Number(port), host.split(":")[0]!);
+    gone.write(head);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    gone.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(errors).toEqual([]);
+  });
+
+  it("1,000 idle streams on one parked run: after the approval each gets exactly the rest of the run, once, and the end", async () => {
+    const { replica, payments } = await queueStack(new SqliteRunStore({ path: join(temp.dir, "many.db") }));
+    const { runId, reader } = await startRun(replica);
+    await reader.until("approval.requested");
+    const lastId = reader.events.at(-1)!.id;
+    const followers = await Promise.all(Array.from({ length: 1_000 }, () => fetch(`${replica.base}/runs/${runId}/stream`, { headers: { "last-event-id": lastId } })));
+    expect(followers.every((response) => response.status === 200)).toBe(true);
+    const readers = followers.map((response) => new EventReader(response));
+    await postJson(`${replica.base}/runs/${runId}/events`, { type: "guard.approve", callId: "call_pay_1" });
+    const streams = await Promise.all(readers.map((each) => each.rest()));
+    await reader.until("run.finished");
+    const expected = reader.events.slice(Number(lastId));
+    for (const events of streams) expect(events).toEqual(expected);
+    expect(payments).toHaveLength(1);
+  }, 60_000);
 });
