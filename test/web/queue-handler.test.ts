@@ -95,6 +95,37 @@ describe("agentHandler on a run store: one process, the embedded worker", () => 
   });
 });
 
+describe("store failures are logged, never answered", () => {
+  it("a failing checkpoint store and a closed run store: 500 without the store's message (no database URL reaches a client)", async () => {
+    const errors: Error[] = [];
+    const secret = "postgres://app@db.internal/prod?password=S3CRET";
+    const failing = {
+      save: async () => undefined,
+      load: async () => {
+        throw new Error(`PostgreSQL at ${secret}: connection refused`);
+      },
+      list: () => [],
+      delete: async () => false,
+    };
+    const store = new SqliteRunStore({ path: join(temp.dir, "closed.db") });
+    const agent = await paymentsAgent(store);
+    cleanups.push(() => agent.model.close());
+    const plain = await startReplica({ agents: agent.agents, store: failing, onError: (error) => errors.push(error) });
+    cleanups.push(() => plain.stop());
+    const answer = await fetch(`${plain.base}/runs/some-run`);
+    expect(answer.status).toBe(500);
+    expect(await answer.text()).not.toMatch(/S3CRET|db\.internal/);
+    expect(errors.map((e) => e.message).join("\n")).toContain("S3CRET");
+
+    const queued = await startReplica({ agents: agent.agents, store, onError: (error) => errors.push(error) });
+    cleanups.push(() => queued.stop());
+    await store.close();
+    const closed = await fetch(`${queued.base}/runs/some-run`);
+    expect(closed.status).toBe(500);
+    expect(await closed.text()).not.toContain(temp.dir);
+  });
+});
+
 describe("who may do what: authorize and what a page may send", () => {
   // Alice may start and read her runs; approving or cancelling needs the approver's session.
   const owners = new Map<string, string>();
