@@ -124,6 +124,13 @@ export type { CheckpointStore, CheckpointSummary } from "./machines/persistence/
 export { MemoryCheckpointStore } from "./machines/persistence/checkpoints/memory-store.js";
 export { checkpointAgent } from "./machines/persistence/checkpoints/checkpoint-agent.js";
 export type { CheckpointHandle, CheckpointOptions } from "./machines/persistence/checkpoints/checkpoint-agent.js";
+export { forkRun } from "./machines/persistence/log/fork.js";
+export type { ForkOptions } from "./machines/persistence/log/fork.js";
+export { loadThread, ThreadBusyError } from "./machines/persistence/log/threads.js";
+export type { ThreadView } from "./machines/persistence/log/threads.js";
+export { CheckpointEntrySchema, isRunLogStore } from "./machines/persistence/log/log-store.js";
+export type { RunLogStore, CheckpointEntry, ThreadRun, LogUsage, ForkRequest, StoredRunStatus, RunBranch } from "./machines/persistence/log/log-store.js";
+export type { MemoryLogOptions } from "./machines/persistence/log/memory-log.js";
 export { loadCheckpoint } from "./machines/persistence/checkpoints/load-checkpoint.js";
 export { resolveBlobs, isBlobStore, MIN_BLOB_CHARS } from "./machines/persistence/blobs.js";
 export type { BlobStore, StoredBlob } from "./machines/persistence/blobs.js";

@@ -2,6 +2,7 @@ import { fromPromise } from "xstate";
 import { human, system, type Message } from "./messages.js";
 import { describeContent } from "./content-parts.js";
 import { ZERO_USAGE, type ModelClient, type ModelRequest, type Usage } from "./model-client.js";
+import { asSpendError, withinSpend, type SpendInput } from "./spend.js";
 import { promptTokens } from "./token-count.js";
 
 /**
@@ -27,6 +28,8 @@ export interface CompactionInput {
   /** The model that writes the summary (the agent's, when unset). */
   model?: string;
   timeoutMs?: number;
+  /** With a budget: what the summary may spend (actors/spend.ts); it counts like any model call. */
+  spend?: SpendInput;
 }
 
 export interface CompactionSize {
@@ -40,6 +43,8 @@ export interface CompactionOutput {
   after: CompactionSize;
   /** What summarizing cost (zero for trimming): it counts toward the run's token budget. */
   usage: Usage;
+  /** The model that wrote the summary (its price gives the summary's cost). */
+  model?: string;
 }
 
 /** Marks the message that stands for a summarized span (a later compaction may summarize it again). */
@@ -155,7 +160,11 @@ export function summaryRequest(input: CompactionInput): ModelRequest {
 export function createCompactionActor(deps: { modelClient: ModelClient }) {
   return fromPromise<CompactionOutput, CompactionInput>(async ({ input, signal }) => {
     if (input.strategy === "trim") return compactWith(input);
-    const turn = await deps.modelClient.complete(summaryRequest(input), { signal });
-    return compactWith(input, { text: turn.content, usage: turn.usage });
+    // Over budget, no summary is asked for: this throws a SpendLimitError.
+    const request = input.spend ? withinSpend(summaryRequest(input), input.spend).request : summaryRequest(input);
+    const turn = await deps.modelClient.complete(request, { signal }).catch((error: unknown) => {
+      throw asSpendError(error);
+    });
+    return { ...compactWith(input, { text: turn.content, usage: turn.usage }), model: turn.model };
   });
 }

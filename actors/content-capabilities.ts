@@ -69,6 +69,15 @@ export class ContentPartError extends JianmuError {
   }
 }
 
+/** A part that still names a stored blob: its bytes were never read back from the checkpoint store. */
+export function unresolvedBlob(place: string, blob: string): ContentPartError {
+  return new ContentPartError(
+    place,
+    `${place} refers to stored content (${blob}) that was not read back: a checkpoint keeps large images and files by reference; ` +
+      "load it with loadCheckpoint(store, runId) (or resolveBlobs(record, store, runId)) before restoring the run",
+  );
+}
+
 /** One image or file of a request, with where it is. */
 export interface MediaUse {
   place: string;

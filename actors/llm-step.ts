@@ -9,6 +9,7 @@ import { ModelRouteSchema, type ModelRoute } from "./model-route.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
 import { ReasoningItemsSchema } from "./reasoning-items.js";
 import { fromReportingPromise } from "./reporting-promise.js";
+import { asSpendError, withinSpend, type SpendInput } from "./spend.js";
 
 /** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
 export interface LLMInput {
@@ -35,6 +36,8 @@ export interface LLMInput {
   resilience?: Resilience;
   /** Report this tool's arguments as they stream (a structured output's final-result tool). */
   streamArguments?: string;
+  /** With a budget: what the call may still spend (actors/spend.ts); its maxTokens is capped to it. */
+  spend?: SpendInput;
   /** Where the run's last call was answered (`loop.modelRoute`), for sticky fallbacks. */
   route?: ModelRoute;
 }
@@ -55,8 +58,11 @@ export interface ToolArgumentsProgress {
 /** What the LLM step reports while it runs. */
 export type LLMProgress = ModelCallEvent | ToolArgumentsProgress;
 
-/** The model's turn, plus the call's progress not yet sent to the agent (see `ProgressBatcher`). */
-export type LLMOutput = ModelTurn & { progress?: Progress<LLMProgress>[] };
+/**
+ * The model's turn, plus the call's progress not yet sent to the agent (see `ProgressBatcher`) and,
+ * with a budget, the prompt's estimated size (the machine compares it with what the server counted).
+ */
+export type LLMOutput = ModelTurn & { progress?: Progress<LLMProgress>[]; promptEstimate?: number };
 
 /** Sent to the parent while the call runs: attempts, retries and streamed text, in batches. */
 export interface LLMProgressEvent {
@@ -145,8 +151,11 @@ export function createLLMActor(deps: LLMActorDeps) {
     );
     try {
       const built = (deps.contextBuilder ?? defaultContextBuilder)(contextInputOf(input));
-      const request = requestFor(input, Array.isArray(built) ? built : await built);
+      let request = requestFor(input, Array.isArray(built) ? built : await built);
       if (deps.resilience !== undefined) request.resilience = deps.resilience;
+      // Over budget, the call is not made: this throws a SpendLimitError.
+      const spent = input.spend ? withinSpend(request, input.spend) : undefined;
+      if (spent) request = spent.request;
       const wanted = input.streamArguments;
       let turn = await deps.modelClient.complete(request, {
         // A getter: only a client that does not know `cancellation` builds the signal.
@@ -165,11 +174,13 @@ export function createLLMActor(deps: LLMActorDeps) {
       // reasoning items or route are left out rather than saved into a snapshot that would not restore.
       if (turn.reasoningItems !== undefined && !ReasoningItemsSchema.safeParse(turn.reasoningItems).success) turn = withoutField(turn, "reasoningItems");
       if (turn.route !== undefined && !ModelRouteSchema.safeParse(turn.route).success) turn = withoutField(turn, "route");
-      return progress.attachTo(turn);
+      const output: LLMOutput = progress.attachTo(turn);
+      // A copy: the turn is the client's object.
+      return spent ? Object.assign({}, output, { promptEstimate: spent.estimate }) : output;
     } catch (error) {
       // The failed attempts are worth reporting: send them before the error ends the step.
       progress.flush();
-      throw error;
+      throw asSpendError(error);
     }
   });
 }

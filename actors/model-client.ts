@@ -5,6 +5,7 @@ import type { ModelCallEvent } from "./model-events.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 import { USAGE_DETAILS, type Usage } from "./usage.js";
 import type { Cancellation } from "./cancellation.js";
+import type { SpendLimit } from "./spend.js";
 import type { ModelRoute } from "./model-route.js";
 import type { ReasoningItems } from "./reasoning-items.js";
 
@@ -61,9 +62,27 @@ export function addUsage(a: Usage, b: Usage): Usage {
   for (const detail of USAGE_DETAILS) {
     const l = left[detail];
     const r = right[detail];
-    if (l !== undefined || r !== undefined) sum[detail] = capped((l ?? 0) + (r ?? 0));
+    if (l !== undefined || r !== undefined) sum[detail] = capped((isSafeCount(l) ? l : 0) + (isSafeCount(r) ? r : 0));
   }
+  const cost = addCost(left, right);
+  if (cost !== undefined) sum.cost = cost;
   return sum;
+}
+
+/**
+ * The cost of a sum: absent when neither side is priced; unknown (`null`) when either side's is, or
+ * when one side has tokens and no price at all (its cost is not known, and a sum without it would be a guess).
+ */
+function addCost(a: Usage, b: Usage): number | null | undefined {
+  if (a.cost === undefined && b.cost === undefined) return undefined;
+  const part = (u: Usage) => (u.cost === undefined ? (u.totalTokens === 0 ? 0 : null) : isBelievableCost(u.cost) ? u.cost : null);
+  const left = part(a);
+  const right = part(b);
+  return left === null || right === null ? null : left + right;
+}
+
+function isBelievableCost(cost: unknown): cost is number {
+  return typeof cost === "number" && Number.isFinite(cost) && cost >= 0;
 }
 
 /** A run's running total may exceed one call's limit, but must stay a non-negative safe integer. */
@@ -106,6 +125,12 @@ export interface ModelRequest {
   extraParams?: Record<string, unknown>;
   /** Overrides the client's retry and fallback settings for this call (from `config.resilience`). */
   resilience?: Resilience;
+  /**
+   * What the call may still spend (actors/spend.ts), when the run has a budget. `maxTokens` is already
+   * capped for the requested model; a client that retries or falls back caps each attempt again, for
+   * its model and after what earlier attempts may have spent (as `ModelClient.resolve()`'s does).
+   */
+  spend?: SpendLimit;
   /** Where the run's last call was answered (`ModelTurn.route`): with sticky fallbacks, this call starts there. */
   route?: ModelRoute;
 }
@@ -132,6 +157,12 @@ export interface ModelTurn {
   usageMissing?: boolean;
   /** The model name the server reported (often a dated snapshot of the requested alias). */
   serverModel?: string;
+  /**
+   * Attempts of this call that failed after reaching the server and reported no usage (a timeout, a
+   * dropped stream) may still have been billed: the most they could have cost (their prompt and their
+   * `maxTokens`). Not part of `usage`, which is what servers reported; budgets count it.
+   */
+  unreported?: { tokens: number; cost: number };
 }
 
 /** Progress of one logical call, reported while it runs: its shapes are the schemas in model-events.ts. */
@@ -165,8 +196,11 @@ export interface ModelClient {
   complete(request: ModelRequest, options?: ModelCallOptions): Promise<ModelTurn>;
 }
 
-/** Why a model attempt failed. `config`: the client cannot make the call as configured (no model, missing key variable, ...). */
-export const MODEL_ERROR_KINDS = ["http", "timeout", "connection", "stream", "aborted", "invalid-response", "script", "config"] as const;
+/**
+ * Why a model attempt failed. `config`: the client cannot make the call as configured (no model, missing
+ * key variable, ...); `budget`: it would cross a budget (`request.spend`), so it was not made.
+ */
+export const MODEL_ERROR_KINDS = ["http", "timeout", "connection", "stream", "aborted", "invalid-response", "script", "config", "budget"] as const;
 export type ModelErrorKind = (typeof MODEL_ERROR_KINDS)[number];
 
 /** One failed attempt, kept on the final `ModelError` so every endpoint's reason is visible. */

@@ -18,6 +18,11 @@ export const ReasoningItemSchema = z.object({
   /** Raw reasoning text, from servers that hand it out (open-weight models served with the Responses API). */
   content: z.array(z.string()).optional(),
   /**
+   * What an AI SDK provider attached to the reasoning (Anthropic's `signature` or `redactedData`,
+   * keyed by provider), handed back as the reasoning part's provider options (`jianmu/ai-sdk`).
+   */
+  providerMetadata: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+  /**
    * How many of the reply's answer items (its text, then each function call) came before this one
    * in the server's output, so the items go back in the order the model wrote them.
    */
@@ -26,8 +31,8 @@ export const ReasoningItemSchema = z.object({
 export type ReasoningItem = z.infer<typeof ReasoningItemSchema>;
 
 export const ReasoningItemsSchema = z.object({
-  /** The API that produced them; only a request to the same API can carry them. */
-  api: z.literal("responses"),
+  /** The API that produced them (`ai-sdk`: a `fromAiSdk` client); only a request to the same API can carry them. */
+  api: z.enum(["responses", "ai-sdk"]),
   /** The endpoint (base URL without credentials) that wrote them. */
   endpoint: z.string().min(1),
   /** The model they were written by, as requested (the fallback's, when a fallback answered). */
@@ -36,7 +41,7 @@ export const ReasoningItemsSchema = z.object({
 });
 export type ReasoningItems = z.infer<typeof ReasoningItemsSchema>;
 
-/** True when a request to `endpoint` for `model` over the Responses API may carry these items. */
-export function readableBy(reasoning: ReasoningItems, endpoint: string, model: string): boolean {
-  return reasoning.endpoint === endpoint && reasoning.model === model;
+/** True when a request to `endpoint` for `model` over `api` may carry these items. */
+export function readableBy(reasoning: ReasoningItems, endpoint: string, model: string, api: ReasoningItems["api"] = "responses"): boolean {
+  return reasoning.api === api && reasoning.endpoint === endpoint && reasoning.model === model;
 }

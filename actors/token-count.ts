@@ -31,6 +31,20 @@ export function loadTokenizer(): void {
   counter();
 }
 
+/** Whether the tokenizer can be loaded (budgets count with it when it can, and fall back to bytes when not). */
+export function tokenizerAvailable(): boolean {
+  if (available === undefined) {
+    try {
+      counter();
+      available = true;
+    } catch {
+      available = false;
+    }
+  }
+  return available;
+}
+let available: boolean | undefined;
+
 /** Tokens of a text. */
 export function tokensOf(text: string): number {
   return text === "" ? 0 : counter()(text);

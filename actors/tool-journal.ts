@@ -97,6 +97,17 @@ export class MemoryToolJournal implements ToolJournal {
     for (const [text, { runId: owner }] of this.entries) if (owner === runId) this.entries.delete(text);
   }
 
+  /** Every entry of a run, with its key (a store copies a run's journal with it). */
+  entriesOf(runId: string): { key: JournalKey; entry: JournalEntry }[] {
+    const found: { key: JournalKey; entry: JournalEntry }[] = [];
+    for (const [text, { runId: owner, entry }] of this.entries) {
+      if (owner !== runId) continue;
+      const [, iteration, callId] = JSON.parse(text) as [string, number, string];
+      found.push({ key: { runId, iteration, callId }, entry: JSON.parse(entry) as JournalEntry });
+    }
+    return found;
+  }
+
   /** How many calls are journaled (tests). */
   get size(): number {
     return this.entries.size;

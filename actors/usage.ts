@@ -13,6 +13,12 @@ export const UsageSchema = z.object({
   reasoningTokens: z.number().int().min(0).optional(),
   /** Of `promptTokens`, those served from the provider's prompt cache (OpenAI's `cached_tokens`). */
   cachedPromptTokens: z.number().int().min(0).optional(),
+  /**
+   * What the tokens cost, in the currency units of `config.pricing` (actors/pricing.ts). Absent when no
+   * pricing is configured; `null` when a call's model has no price there (never a guess), and then the
+   * sum with it is `null` too.
+   */
+  cost: z.number().min(0).nullable().optional(),
 });
 export type Usage = z.infer<typeof UsageSchema>;
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 /*
  * The costs issue 19 asks to measure as they arrive, each by a script of its own (they take longer
  * than the main bench, or need PostgreSQL): checkpoint bytes per round with and without compaction
- * (context-checkpoint.mjs), runs per second per worker on PostgreSQL (queue/run.mjs), tracing on
+ * (context-checkpoint.mjs), what a store writes and holds for a long run (run-log.mjs, issue 30), runs per second per worker on PostgreSQL (queue/run.mjs), tracing on
  * and off (tracing.mjs). `node bench/run.mjs --all` runs them into the output folder first; without
  * it the report shows their last results found there, with the date they were measured. No targets
  * yet: the rows are information.
@@ -18,6 +18,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 function scripts({ smoke, out }) {
   return [
     { name: "context-checkpoint", args: [join(HERE, "context-checkpoint.mjs"), "--rounds", smoke ? "60" : "500", "--out", out] },
+    { name: "run-log", args: [join(HERE, "run-log.mjs"), "--rounds", smoke ? "30" : "500", "--out", out] },
     { name: "tracing", args: [join(HERE, "tracing.mjs"), ...(smoke ? ["--smoke"] : []), "--json", join(out, "tracing.json")] },
     { name: "queue", args: [join(HERE, "queue", "run.mjs"), ...(smoke ? ["--smoke"] : []), "--out", out] },
   ];
@@ -33,7 +34,7 @@ function runScript({ name, args }) {
   });
 }
 
-/** Runs the three scripts one after another; resolves with the errors (an empty list when all went well). */
+/** Runs the scripts one after another; resolves with the errors (an empty list when all went well). */
 export async function runNewCosts({ smoke, out, log = console.log }) {
   const errors = [];
   for (const script of scripts({ smoke, out })) {
@@ -83,6 +84,22 @@ function checkpointRows(dir) {
   return rows;
 }
 
+function runLogRows(dir) {
+  const data = readJson(dir, "run-log.json");
+  const source = "run-log.md";
+  const backends = data?.workloads?.["repeated sentence"];
+  if (!backends?.sqlite || !backends.postgres) return [missing("Bytes a store writes in the last round", source), missing("Load of the last checkpoint on SQLite", source)];
+  const last = data.marks.at(-1);
+  const rows = [];
+  for (const [name, b] of Object.entries(backends)) {
+    const round = b.rounds[last];
+    rows.push(info(`Bytes ${name === "sqlite" ? "SQLite" : "PostgreSQL"} writes in round ${last} of a ${data.rounds}-round run (baseline: the store before, the whole record twice)`, round.beforeStoreBytes, round.bytesWritten, bytes, source, data.date));
+  }
+  const sqlite = backends.sqlite;
+  rows.push(info(`Load of the last checkpoint on SQLite, fresh store (baseline: parse and check the whole record's JSON)`, sqlite.beforeParseMs, sqlite.loadMs, ms, source, data.date));
+  return rows;
+}
+
 function queueRows(dir) {
   const data = readJson(dir, "queue.json");
   const source = "queue.md";
@@ -121,7 +138,7 @@ function tracingRows(dir) {
 
 /** The new costs' rows from the result files in `dir`. */
 export function newCostRows(dir) {
-  return [...checkpointRows(dir), ...queueRows(dir), ...tracingRows(dir)];
+  return [...checkpointRows(dir), ...runLogRows(dir), ...queueRows(dir), ...tracingRows(dir)];
 }
 
 export function newCostsTable(rows) {

@@ -21,6 +21,11 @@ const FIXES: Record<TerminationReason, (output: AgentOutput, limits: RunLimits) 
     `${output.termination?.error?.message ?? "the final output did not fit the output schema"}; raise config.outputRetries, or make the schema or the prompt clearer`,
   handoffFailed: (output) => `${output.termination?.error?.message ?? "the agent the run was handed to failed"}; see that agent's termination above`,
   internalError: (output) => `${output.termination?.error?.message ?? "an internal error"}; please report it with the command you ran`,
+  costBudget: (output) =>
+    `${output.termination?.error?.message ?? `the run cost ${output.usage.cost ?? "an unknown amount"}, reaching its budget`}; raise ${CONFIG_FILE.pathOf("maxBudgetCost")} in jianmu.yaml, or price the model in ${CONFIG_FILE.pathOf("pricing")}`,
+  guardrailTripped: (output) =>
+    `guardrail ${output.termination?.guardrail ?? "?"} tripped: ${output.termination?.detail ?? output.termination?.error?.message ?? "no reason given"}`,
+  deadline: () => `the run reached its deadline; raise ${CONFIG_FILE.pathOf("maxDurationMs")} in jianmu.yaml`,
 };
 
 /** "Agent failed (tokenBudget): the run spent ..., reaching its budget of ...; raise it with ..." */

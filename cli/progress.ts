@@ -1,3 +1,4 @@
+import { formatCost } from "../actors/pricing.js";
 import type { AgentOutput } from "../machines/contract/context.js";
 import type { AgentEmitted } from "../machines/contract/events.js";
 import type { Usage } from "../actors/usage.js";
@@ -33,11 +34,13 @@ function toolError(name: string, error: string): string {
   return error.startsWith(prefix) ? error.slice(prefix.length) : error;
 }
 
-/** "N tokens (prompt P (X cached), completion C (R reasoning))": a detail only when the server reported it. */
+/** "N tokens (prompt P (X cached), completion C (R reasoning)), cost K": a detail only when the server reported it. */
 export function tokenSummary(usage: Usage): string {
   const cached = usage.cachedPromptTokens !== undefined ? ` (${usage.cachedPromptTokens} cached)` : "";
   const reasoning = usage.reasoningTokens !== undefined ? ` (${usage.reasoningTokens} reasoning)` : "";
-  return `${usage.totalTokens} tokens (prompt ${usage.promptTokens}${cached}, completion ${usage.completionTokens}${reasoning})`;
+  // With config.pricing the cost follows, or says it is unknown (a model without a price).
+  const cost = usage.cost === undefined ? "" : `, cost ${usage.cost === null ? "unknown (a model has no price in pricing)" : formatCost(usage.cost)}`;
+  return `${usage.totalTokens} tokens (prompt ${usage.promptTokens}${cached}, completion ${usage.completionTokens}${reasoning})${cost}`;
 }
 
 /** The innermost state name of a snapshot value, e.g. "AwaitingApproval". */

@@ -25,7 +25,8 @@ export const QUEUE_USAGE = `Run queue (--store <file.db | postgres://...>, --sch
   jianmu runs show <runId> --store <s>      one run: status, pending approvals, output
   jianmu approve|reject <runId> [callId] --store <s> [--reason text]   decide a pending call (all, without callId)
   jianmu cancel <runId> --store <s> [--reason text]
-  jianmu view --store <s> <runId> [--out file.html]   the run viewer of a stored run (its last checkpoint)`;
+  jianmu view --store <s> <runId> [--checkpoint id] [--out file.html]
+                            the run viewer of a stored run at a checkpoint (default: its last), with its history and branches`;
 
 /** True when this command line belongs to the run queue (including `run --store`). */
 export function isQueueCommand(argv: readonly string[]): boolean {
@@ -47,6 +48,7 @@ const OPTIONS = {
   detach: { type: "boolean" },
   json: { type: "boolean" },
   out: { type: "string" },
+  checkpoint: { type: "string" },
   image: { type: "string", multiple: true },
   file: { type: "string", multiple: true },
 } as const;
@@ -82,9 +84,16 @@ export async function queueCommand(argv: string[], ctx: QueueContext): Promise<n
       case "runs":
         return await runsCommand(store, values, positionals, ctx);
       case "view": {
-        if (positionals.length !== 1) throw new UsageError("view --store takes one run id: jianmu view --store <s> <runId> [--out run.html]");
+        if (positionals.length !== 1) throw new UsageError("view --store takes one run id: jianmu view --store <s> <runId> [--checkpoint id] [--out run.html]");
         const { viewStoredRun } = await import("./view-store.js");
-        const result = await viewStoredRun(store, positionals[0]!, values.out, ctx.cwd);
+        const storeArgs = `--store ${values.store}${values.schema !== undefined ? ` --schema ${values.schema}` : ""}`;
+        const result = await viewStoredRun(store, {
+          runId: positionals[0]!,
+          ...(values.checkpoint !== undefined ? { checkpointId: values.checkpoint } : {}),
+          storeArgs,
+          outPath: values.out,
+          cwd: ctx.cwd,
+        });
         ctx.out.write(`wrote ${result.outPath} (${result.bytes} bytes, run ${result.status}); open it in a browser\n`);
         return 0;
       }

@@ -10,6 +10,9 @@ import { describeMachine } from "../visualize/chart.js";
 import { toPlain } from "../visualize/plain.js";
 import { RECORDING_FORMAT, RECORDING_VERSION, type RecordLine, type RecordingHeader } from "../visualize/recording-format.js";
 import { writeViewer } from "../visualize/viewer.js";
+import { renderHistorySection } from "../visualize/render-history.js";
+import { conversationsIn } from "../machines/persistence/log/conversation.js";
+import type { PersistedAgent } from "../machines/persistence/persistence.js";
 import { loadCheckpoint } from "../machines/persistence/checkpoints/load-checkpoint.js";
 
 /** The chart only: a stored run is shown, never continued, so no model is ever called. */
@@ -21,19 +24,61 @@ const noModel: ModelClient = {
 /** Never consulted (the machine is only drawn); its presence puts the guard's states in the chart. */
 const viewOnlyGuard: Guard = () => ({ decision: "allow" });
 
+/** Where the run to view is and which checkpoint of it to show. */
+export interface StoredRunView {
+  runId: string;
+  /** A checkpoint id from the run's history (default: its latest). */
+  checkpointId?: string;
+  /** The --store (and --schema) arguments, for the commands that open the other checkpoints. */
+  storeArgs: string;
+  outPath: string | undefined;
+  cwd: string;
+}
+
 /**
- * `jianmu view --store <s> <runId>`: the run viewer of a stored run, from its last checkpoint (state,
- * messages, output). A stored run keeps no telemetry, so the timeline holds that one moment; record a
- * run (`jianmu run --record`) for the whole path.
+ * `jianmu view --store <s> <runId> [--checkpoint <id>]`: the run viewer of a stored run at one of its
+ * checkpoints (state, messages, output), with the run's history and branches: every checkpoint of
+ * the run and of the runs forked from it, and how each fork's conversation differs from its
+ * original. A stored run keeps no telemetry, so the timeline holds that one moment; record a run
+ * (`jianmu run --record`) for the whole path.
  */
-export async function viewStoredRun(store: RunStore, runId: string, outPath: string | undefined, cwd: string): Promise<{ outPath: string; bytes: number; status: string }> {
-  const record = await loadCheckpoint(store, runId);
-  if (!record) throw new RunQueueError("unknown_run", `view: run ${runId} has no checkpoint in this store yet (see jianmu runs --store ...)`);
+export async function viewStoredRun(store: RunStore, view: StoredRunView): Promise<{ outPath: string; bytes: number; status: string }> {
+  const { runId, checkpointId, outPath, cwd } = view;
+  // Large images and files the store keeps apart are put back (machines/persistence/blobs.ts).
+  const record = await loadCheckpoint(store, runId, checkpointId);
+  if (!record) {
+    throw new RunQueueError(
+      "unknown_run",
+      checkpointId === undefined
+        ? `view: run ${runId} has no checkpoint in this store yet (see jianmu runs --store ...)`
+        : `view: run ${runId} has no checkpoint ${checkpointId}; this page without --checkpoint lists them`,
+    );
+  }
+  const history = await store.history(runId);
+  const shown = { runId, checkpointId: checkpointId ?? history.at(-1)?.checkpointId ?? "" };
+  const branches = await Promise.all(
+    (await store.lineage(runId)).map(async (branch) => {
+      const latest = await store.load(branch.runId);
+      return { ...branch, history: await store.history(branch.runId), messages: latest ? (conversationsIn(latest.snapshot)[0] ?? []) : [] };
+    }),
+  );
+  const sections = renderHistorySection({ shown, branches, open: (run, checkpoint) => `jianmu view ${view.storeArgs} ${run} --checkpoint ${checkpoint}` });
+  const dir = mkdtempSync(join(tmpdir(), "jianmu-view-"));
+  try {
+    const recording = join(dir, `${runId}.jsonl`);
+    writeFileSync(recording, recordingOf(record).map((line) => JSON.stringify(line)).join("\n") + "\n");
+    return await writeViewer(recording, resolve(cwd, outPath ?? `${runId}.html`), { sections });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The stored checkpoint as a recording of one moment, for the viewer. */
+function recordingOf(record: PersistedAgent): (RecordingHeader | RecordLine)[] {
   // The stored run's own options are not known here: draw the chart of an agent with constraints,
   // which has every state a parked run can be in (AwaitingApproval exists only where a guard can hold a call).
   const machine = createReactMachine({ name: record.machine, modelClient: noModel, configFile: false, constraints: [viewOnlyGuard] });
-  const root = `${runId}:0`;
-  const startedAt = record.savedAt;
+  const root = `${record.runId}:0`;
   const header: RecordingHeader = {
     k: "header",
     format: RECORDING_FORMAT,
@@ -41,11 +86,12 @@ export async function viewStoredRun(store: RunStore, runId: string, outPath: str
     machineId: machine.id,
     chart: describeMachine(machine),
     definition: JSON.stringify(toPlain(machine.config, { functions: "name", maxDepth: 40 })),
-    startedAt,
+    startedAt: record.savedAt,
     redaction: { omitText: false, maxTextChars: null },
   };
   const snapshot = record.snapshot as { status: string; value: unknown; context: unknown; output?: unknown };
-  const lines: RecordLine[] = [
+  return [
+    header,
     { k: "actor", seq: 0, t: 0, actor: root, id: root, root, src: machine.id, machine: true },
     {
       k: "snapshot",
@@ -59,14 +105,6 @@ export async function viewStoredRun(store: RunStore, runId: string, outPath: str
       context: [{ op: "set", path: [], value: snapshot.context }],
       ...(snapshot.output !== undefined ? { output: snapshot.output } : {}),
     },
-    { k: "end", seq: 2, t: 0, endedAt: startedAt, lines: 3, dropped: 0 },
+    { k: "end", seq: 2, t: 0, endedAt: record.savedAt, lines: 3, dropped: 0 },
   ];
-  const dir = mkdtempSync(join(tmpdir(), "jianmu-view-"));
-  try {
-    const recording = join(dir, `${runId}.jsonl`);
-    writeFileSync(recording, [header, ...lines].map((line) => JSON.stringify(line)).join("\n") + "\n");
-    return await writeViewer(recording, resolve(cwd, outPath ?? `${runId}.html`));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }

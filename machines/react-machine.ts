@@ -8,11 +8,13 @@ import { attachRuntime, runtimeOf } from "./chart/agent-runtime.js";
 import { approvalStates } from "./chart/approval-piece.js";
 import { chartBuild } from "./chart/build.js";
 import { compactionStates } from "./chart/compaction-piece.js";
+import { deadlineWatch, runDeadline } from "./chart/deadline-piece.js";
 import { delegationHooks, delegationStates, withNestedAgents } from "./chart/delegation-piece.js";
 import { loopRootOn, loopStates, runOutput } from "./chart/loop-piece.js";
 import { checkOptions, type ReactMachineOptions } from "./chart/machine-options.js";
 import type { OutputPlan } from "./chart/output.js";
 import { finalResultBranch, outputStates } from "./chart/output-piece.js";
+import { inputGuardrailStates, outputGuardrailStates, parallelGuardrailHooks, parallelGuardrailStates } from "./chart/guardrail-piece.js";
 import { roundStates } from "./chart/round-piece.js";
 import { toolStates } from "./chart/tool-piece.js";
 
@@ -32,14 +34,18 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
   checkOptions(options);
   const build = chartBuild(options);
   const { features, target } = build;
-  // A round, up to the model call: PreparingRound → CheckContext → (Compacting →) AgentLLM, each step only with its option.
+  // A round, up to the model call: CheckInput → (GuardingInput →) PreparingRound → CheckContext → (Compacting →) AgentLLM, each step only with its option.
   const modelCall = "AgentLLM";
   const contextCheck = features.context ? "CheckContext" : modelCall;
-  const roundStart = features.prepareRound ? "PreparingRound" : contextCheck;
-  // The run has its answer: with a schema it is checked first.
+  const planning = features.prepareRound ? "PreparingRound" : contextCheck;
+  const roundStart = features.blockingInput ? "CheckInput" : planning;
+  // The run has its answer: with a schema it is checked first, then the output guardrails have their say.
   const succeeded = target("Succeeded");
-  const done = features.output ? "CheckOutput" : succeeded;
-  const loop = loopStates(build, { roundStart, done, finalResult: finalResultBranch(build) });
+  const guarded = features.outputGuardrails ? "GuardingOutput" : succeeded;
+  const done = features.output ? "CheckOutput" : guarded;
+  // Parallel input guardrails watch the whole first round; a reply before their verdict waits for it.
+  const parallel = parallelGuardrailHooks(build);
+  const loop = loopStates(build, { roundStart, done, finalResult: [...parallel.reply, ...finalResultBranch(build)] });
   // What nested agents (agent tools, handoffs) add to the batch's states and the root; nothing without them.
   const nested = delegationHooks(build);
   const tools = toolStates(build, { afterBatch: nested.afterBatch });
@@ -47,10 +53,14 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
   const chart = agentSetup<O>(build).createMachine({
     id: build.name,
     description: "A ReAct agent: reason (the model) → call tools (guarded, maybe approved) → observe → repeat, until the state says done or a limit ends the run.",
-    context: ({ input }) => initialContext(input, build.access, build.registry.staticInfo),
+    context: ({ input }) => initialContext(input, build.access, build.registry.staticInfo, runDeadline(build)),
     initial: "Initialising",
-    // The tool providers live as long as the machine: started before the first model call, closed at the end.
-    invoke: { id: build.childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
+    invoke: [
+      // The tool providers live as long as the machine: started before the first model call, closed at the end.
+      { id: build.childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
+      // With config.maxDurationMs, the deadline is watched for the whole run.
+      ...deadlineWatch(build),
+    ],
     // A nested agent's telemetry is relayed in whatever state the batch is.
     on: loopRootOn({ on: nested.relay }),
     states: {
@@ -61,7 +71,9 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
           CheckAbort: loop.CheckAbort,
           ChildRunning: {
             ...loop.ChildRunning,
+            ...(parallel.invoke.length > 0 ? { invoke: parallel.invoke } : {}),
             states: {
+              ...inputGuardrailStates(build, { next: planning }),
               ...roundStates(build, { next: contextCheck }),
               ...compactionStates(build, { next: modelCall }),
               AgentLLM: loop.AgentLLM,
@@ -77,8 +89,10 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
                 // Leaving the batch (done, cancelled, failed) stops a nested agent still running.
                 exit: nested.exitBatch,
               },
+              ...parallelGuardrailStates(build, { finalResult: build.outputPlan?.tool ? "CheckOutput" : undefined, tools: "ToolExecutor", condition: "StateCondition" }),
               StateCondition: loop.StateCondition,
-              ...outputStates(build, { accepted: succeeded }),
+              ...outputStates(build, { accepted: guarded }),
+              ...outputGuardrailStates(build, { accepted: succeeded }),
             },
           },
         },

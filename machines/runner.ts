@@ -1,6 +1,7 @@
 import { createActor, type InspectionEvent, type Observer, type OutputFrom, type Snapshot } from "xstate";
 import { checkpointAgent } from "./persistence/checkpoints/checkpoint-agent.js";
 import type { CheckpointStore } from "./persistence/checkpoints/store.js";
+import { abandonThreadRun, startThreadRun } from "./persistence/log/threads.js";
 import { pendingApprovals, type ApprovalAnswer, type PendingApproval } from "./contract/approvals.js";
 import type { AgentContext, AgentInput, AgentOutput } from "./contract/context.js";
 import type { AgentEmitted } from "./contract/events.js";
@@ -18,6 +19,8 @@ export interface RunOptions {
   /**
    * Save the run at every stable state (see `checkpointAgent`). Give the machine the same store as
    * its `journal` so a restored run never runs a tool twice. A failed save makes the run reject.
+   * With `input.threadId` it is also where the thread's conversation is read from (it must be one
+   * of jianmu's stores: they keep threads).
    */
   checkpoints?: CheckpointStore;
   /**
@@ -52,6 +55,19 @@ type Attach = (actor: ReturnType<typeof createActor<ReactMachine>>) => void;
  * Resolves after the run's tool providers have closed.
  */
 export function runAgent<M extends ReactMachine>(machine: M, input: AgentInput = {}, options: RunOptions = {}): Promise<OutputFrom<M>> {
+  // A thread's next run starts from the thread's conversation, kept in the store (machines/persistence/log/threads.ts).
+  if (input.threadId !== undefined && options.snapshot === undefined) {
+    return startThreadRun(options.checkpoints, input, machine.id).then((threaded) =>
+      tracedRun(machine, threaded, options).catch(async (error: unknown) => {
+        await abandonThreadRun(options.checkpoints, threaded).catch(() => undefined);
+        throw error;
+      }),
+    );
+  }
+  return tracedRun(machine, input, options);
+}
+
+function tracedRun<M extends ReactMachine>(machine: M, input: AgentInput, options: RunOptions): Promise<OutputFrom<M>> {
   if (options.tracer === undefined) return startRun(machine, input, options);
   const tracer = options.tracer;
   // Loaded on demand so that `import "jianmu"` never loads OpenTelemetry.

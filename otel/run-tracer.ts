@@ -250,6 +250,13 @@ class AgentScope {
         this.span.addEvent("agent.handoff", { [ATTR.toolCallId]: event.callId, [ATTR.toolName]: event.name, [ATTR.handoffFrom]: event.from, [ATTR.handoffTo]: event.to }, event.timestamp);
         return;
       }
+      case "guardrail.tripped":
+      case "guardrail.retried": {
+        const why = event.type === "guardrail.tripped" ? event.reason : event.feedback;
+        const attributes = { [ATTR.guardrailName]: event.guardrail, [ATTR.guardrailStage]: event.stage, [ATTR.guardrailReason]: this.options.redact(why) };
+        this.span.addEvent(event.type, attributes, event.timestamp);
+        return;
+      }
       case "loop.terminated":
         this.endOpen(event.timestamp, "unfinished");
         this.span.setAttributes({ [ATTR.runStatus]: event.status, [ATTR.runRounds]: event.rounds, ...usageAttributes(event.usage) });
@@ -376,6 +383,8 @@ function usageAttributes(usage: Usage): Attributes {
   const attributes: Attributes = { [ATTR.inputTokens]: usage.promptTokens, [ATTR.outputTokens]: usage.completionTokens };
   if (usage.cachedPromptTokens !== undefined) attributes[ATTR.cacheReadInputTokens] = usage.cachedPromptTokens;
   if (usage.reasoningTokens !== undefined) attributes[ATTR.reasoningOutputTokens] = usage.reasoningTokens;
+  // The cost when it is known (an attribute cannot say "unknown": it is left out).
+  if (typeof usage.cost === "number") attributes[ATTR.cost] = usage.cost;
   return attributes;
 }
 

@@ -36,6 +36,8 @@ export const ATTR = {
   runSuspended: "jianmu.run.suspended",
   agentPath: "jianmu.agent.path",
   round: "jianmu.round",
+  /** What the call (chat span) or the run (agent span) cost, in the currency units of `config.pricing`; absent when not known. */
+  cost: "jianmu.usage.cost",
   attempt: "jianmu.model.attempt",
   willRetry: "jianmu.model.will_retry",
   toolStatus: "jianmu.tool.status",
@@ -47,6 +49,9 @@ export const ATTR = {
   linkKind: "jianmu.link",
   handoffFrom: "jianmu.handoff.from",
   handoffTo: "jianmu.handoff.to",
+  guardrailName: "jianmu.guardrail.name",
+  guardrailStage: "jianmu.guardrail.stage",
+  guardrailReason: "jianmu.guardrail.reason",
 } as const;
 
 export const OPERATION = {

@@ -1,74 +1,34 @@
 import { EventEmitter } from "node:events";
-import type { ToolOutcome } from "../actors/tool-executor.js";
-import { MemoryToolJournal, type JournalEntry, type JournalKey, type ToolJournal } from "../actors/tool-journal.js";
-import { checkRecordId, type CheckpointStore, type CheckpointSummary } from "../machines/persistence/checkpoints/store.js";
+import type { CheckpointSummary } from "../machines/persistence/checkpoints/store.js";
 import type { AgentOutput } from "../machines/contract/context.js";
-import { readPersisted, type PersistedAgent, type RunStatus } from "../machines/persistence/persistence.js";
-import type { StoredBlob } from "../machines/persistence/blobs.js";
-import { MemoryBlobTable } from "../machines/persistence/checkpoints/memory-blobs.js";
+import { MemoryRunLog, type MemoryRunRow, type WriteFence } from "../machines/persistence/log/memory-log.js";
+import { isFinal } from "../machines/persistence/log/records.js";
 import { RunQueueError } from "./errors.js";
 import { Fences } from "./fences.js";
-import { queueOwned, type QueueSignal, type RunStore } from "./run-store.js";
+import type { QueueSignal, RunStore } from "./run-store.js";
 import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "./requests.js";
-import {
-  dedupeKeyOf,
-  FINAL_STATUSES,
-  pendingFromSnapshot,
-  type ClaimedRun,
-  type InboxEvent,
-  type ListOptions,
-  type QueueStatus,
-  type RunCommand,
-  type RunInput,
-  type RunStatusInfo,
-  type RunSummary,
-  type SubmitRequest,
-  type UnknownAgents,
-} from "./schemas.js";
+import { dedupeKeyOf, type ClaimedRun, type InboxEvent, type ListOptions, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest, type UnknownAgents } from "./schemas.js";
 import { Waiters } from "./wait.js";
 import { MemoryRunEvents, type RunEventInput, type StoredRunEvent } from "./run-events.js";
 
-interface MemoryRun {
-  runId: string;
-  agent: string;
-  input: RunInput;
-  status: QueueStatus;
-  owner: string | undefined;
-  token: number;
-  leaseUntil: number | undefined;
-  wakeAt: number | undefined;
-  checkpoint: string | undefined;
-  summary: CheckpointSummary | undefined;
-  pending: RunStatusInfo["pendingApprovals"];
-  output: string | undefined;
-  createdAt: number;
-  updatedAt: number;
-  seq: number;
-}
-
 /**
  * The run queue in one process's memory: the reference the conformance suite holds the durable
- * stores to, and a store for tests. Nothing survives the process.
+ * stores to, and a store for tests. Runs are kept by the run log's memory backend (checkpoints,
+ * streams, journal, forks, threads); this adds the queue's inboxes, leases and fences. Nothing
+ * survives the process.
  */
-export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
-  private readonly runs = new Map<string, MemoryRun>();
+export class MemoryRunStore extends MemoryRunLog implements RunStore {
   private readonly inboxes = new Map<string, { id: number; key: string; command: string; applied: boolean }[]>();
-  private readonly journal = new MemoryToolJournal();
-  private readonly blobs = new MemoryBlobTable();
   private readonly events = new MemoryRunEvents();
   private readonly fences = new Fences();
   private readonly agents = new Set<string>();
   private readonly signals = new EventEmitter();
   private nextEvent = 1;
-  private seq = 0;
   private closed = false;
 
-  constructor(private readonly options: { pollMs?: number; now?: () => number; unknownAgents?: UnknownAgents } = {}) {
+  constructor(private readonly options: { pollMs?: number; now?: () => number; keepCheckpoints?: number; unknownAgents?: UnknownAgents } = {}) {
+    super({ ...(options.now ? { now: options.now } : {}), ...(options.keepCheckpoints !== undefined ? { keepCheckpoints: options.keepCheckpoints } : {}) });
     this.signals.setMaxListeners(0);
-  }
-
-  private now(): number {
-    return (this.options.now ?? Date.now)();
   }
 
   private open(): void {
@@ -77,6 +37,18 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
 
   private signal(signal: QueueSignal): void {
     queueMicrotask(() => this.signals.emit("signal", signal));
+  }
+
+  protected override fenceFor(runId: string, reading: boolean): WriteFence | undefined {
+    return reading ? this.fences.get(runId) : this.fences.forWrite(runId);
+  }
+
+  protected override lost(runId: string): Error {
+    return this.fences.lost(runId);
+  }
+
+  protected override fencedSaveStored(run: MemoryRunRow, fence: WriteFence): void {
+    this.applyThrough(run.runId, fence.delivered);
   }
 
   async submit(request: SubmitRequest): Promise<string> {
@@ -88,12 +60,10 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
       if (existing.agent !== agent) throw new RunQueueError("invalid_input", `submit: run ${runId} already exists for agent "${existing.agent}", not "${agent}"; submit under another runId`);
       return runId;
     }
-    const now = this.now();
-    this.runs.set(runId, {
-      runId, agent, input: input as RunInput, status: "queued", owner: undefined, token: 0, leaseUntil: undefined, wakeAt: now,
-      checkpoint: undefined, summary: undefined, pending: [], output: undefined, createdAt: now, updatedAt: now, seq: ++this.seq,
-    });
-    this.signal({ kind: "runnable" });
+    const fields = { agent, input, status: "queued" as const, wakeAt: this.now() };
+    if (typeof input.threadId === "string") this.openThread(input.threadId, runId, fields);
+    else this.newRun({ runId, ...fields });
+    this.signal({ kind: "runnable", runId });
     return runId;
   }
 
@@ -109,7 +79,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     if (inbox.some((e) => e.key === key)) return false;
     inbox.push({ id: this.nextEvent++, key, command: JSON.stringify(checked), applied: false });
     this.inboxes.set(id, inbox);
-    this.signal({ kind: "runnable" });
+    this.signal({ kind: "runnable", runId: id });
     return true;
   }
 
@@ -137,7 +107,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     return this.waiters.wait(checkRunId(runId, "wait"), options.signal);
   }
 
-  private info(run: MemoryRun): RunStatusInfo {
+  private info(run: MemoryRunRow): RunStatusInfo {
     const leased = run.owner !== undefined && run.leaseUntil !== undefined && run.leaseUntil > this.now();
     return { runId: run.runId, agent: run.agent, status: run.status, pendingApprovals: structuredClone(run.pending), ...(leased ? { owner: run.owner! } : {}), updatedAt: run.updatedAt };
   }
@@ -149,12 +119,10 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     return this.info(run);
   }
 
-  list(): CheckpointSummary[];
-  list(options: ListOptions): Promise<RunSummary[]>;
-  list(options?: ListOptions): CheckpointSummary[] | Promise<RunSummary[]> {
-    if (options === undefined) {
-      return [...this.runs.values()].flatMap((r) => (r.summary ? [{ ...r.summary }] : [])).sort((a, b) => b.savedAt - a.savedAt);
-    }
+  override list(): CheckpointSummary[];
+  override list(options: ListOptions): Promise<RunSummary[]>;
+  override list(options?: ListOptions): CheckpointSummary[] | Promise<RunSummary[]> {
+    if (options === undefined) return super.list();
     const { status, agent, limit } = checkListOptions(options);
     const rows = [...this.runs.values()]
       .filter((r) => (status === undefined || r.status === status) && (agent === undefined || r.agent === agent))
@@ -168,81 +136,10 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     this.closed = true;
   }
 
-  // ---- CheckpointStore ----
-
-  save(runId: string, record: PersistedAgent): void {
-    checkRecordId(runId, record);
-    const fence = this.fences.forWrite(runId);
-    let run = this.runs.get(runId);
-    if (fence) {
-      if (!run || run.token !== fence.token) throw this.fences.lost(runId);
-      // The queue's status is the worker's to move (claim, park, finish), never a checkpoint's.
-      this.applyThrough(runId, fence.delivered);
-    } else if (!run) {
-      run = {
-        runId, agent: record.machine, input: {}, status: record.status, owner: undefined, token: 0, leaseUntil: undefined, wakeAt: undefined,
-        checkpoint: undefined, summary: undefined, pending: [], output: undefined, createdAt: this.now(), updatedAt: this.now(), seq: ++this.seq,
-      };
-      this.runs.set(runId, run);
-    } else if (run.token > 0) {
-      throw queueOwned(runId);
-    } else {
-      run.status = record.status;
-    }
-    run.checkpoint = JSON.stringify(record);
-    run.summary = { runId, machine: record.machine, state: record.state, status: record.status as RunStatus, iteration: record.iteration, savedAt: record.savedAt };
-    run.pending = pendingFromSnapshot(record.snapshot);
-    run.updatedAt = this.now();
-  }
-
-  load(runId: string): PersistedAgent | undefined {
-    const text = this.runs.get(runId)?.checkpoint;
-    return text ? readPersisted(text) : undefined;
-  }
-
-  delete(runId: string): boolean {
-    this.journal.forget(runId);
+  override delete(runId: string): boolean {
     this.inboxes.delete(runId);
-    this.blobs.forget(runId);
-    return this.runs.delete(runId);
-  }
-
-  // ---- BlobStore (not fenced: a blob is named by its content, so a late write of a lost run changes nothing) ----
-
-  putBlob(runId: string, sha256: string, blob: StoredBlob): void {
-    this.blobs.put(runId, sha256, blob);
-  }
-
-  getBlob(runId: string, sha256: string): StoredBlob | undefined {
-    return this.blobs.get(runId, sha256);
-  }
-
-  // ---- ToolJournal ----
-
-  private checkFence(runId: string): void {
-    const fence = this.fences.forWrite(runId);
-    if (fence && this.runs.get(runId)?.token !== fence.token) throw this.fences.lost(runId);
-  }
-
-  started(key: JournalKey, name: string): boolean {
-    this.checkFence(key.runId);
-    return this.journal.started(key, name);
-  }
-
-  completed(key: JournalKey, outcome: ToolOutcome): void {
-    this.checkFence(key.runId);
-    this.journal.completed(key, outcome);
-  }
-
-  /** Fenced like the writes: a worker that lost the run must not replay the new owner's outcomes as its own. */
-  lookup(key: JournalKey): JournalEntry | undefined {
-    const fence = this.fences.get(key.runId);
-    if (fence && this.runs.get(key.runId)?.token !== fence.token) throw this.fences.lost(key.runId);
-    return this.journal.lookup(key);
-  }
-
-  forget(runId: string): void {
-    this.journal.forget(runId);
+    this.events.prune([runId]);
+    return super.delete(runId);
   }
 
   // ---- the worker's half ----
@@ -272,7 +169,8 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
       r.wakeAt = now;
       r.status = "running";
       r.updatedAt = now;
-      return { runId: r.runId, agent: r.agent, token: r.token, input: structuredClone(r.input), ...(r.checkpoint ? { checkpoint: r.checkpoint } : {}) };
+      const checkpoint = this.load(r.runId);
+      return { runId: r.runId, agent: r.agent, token: r.token, input: structuredClone(r.input) as RunInput, ...(checkpoint ? { checkpoint } : {}) };
     });
   }
 
@@ -303,7 +201,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     for (const event of this.inboxes.get(runId) ?? []) if (event.id <= throughId) event.applied = true;
   }
 
-  private handBack(runId: string, token: number, change: (run: MemoryRun) => void, applyAll = false): boolean {
+  private handBack(runId: string, token: number, change: (run: MemoryRunRow) => void, applyAll = false): boolean {
     const run = this.runs.get(runId);
     if (!run || run.token !== token) return false;
     this.applyThrough(runId, applyAll ? Number.MAX_SAFE_INTEGER : this.fences.deliveredOf(runId));
@@ -341,7 +239,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
     const done = this.handBack(runId, token, (run) => {
       run.wakeAt = this.now();
     });
-    if (done) this.signal({ kind: "runnable" });
+    if (done) this.signal({ kind: "runnable", runId });
     return done;
   }
 
@@ -364,7 +262,7 @@ export class MemoryRunStore implements RunStore, CheckpointStore, ToolJournal {
   }
 
   async pruneRunEvents(finishedBefore: number): Promise<number> {
-    const finished = [...this.runs.values()].filter((run) => FINAL_STATUSES.includes(run.status) && run.updatedAt < finishedBefore);
+    const finished = [...this.runs.values()].filter((run) => isFinal(run.status) && run.updatedAt < finishedBefore);
     return this.events.prune(finished.map((run) => run.runId));
   }
 }

@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { MessageSchema } from "../actors/messages.js";
-import { PendingApprovalSchema, pendingApprovals, type PendingApproval } from "../machines/contract/approvals.js";
-import type { AgentContext } from "../machines/contract/context.js";
+import { ThreadIdSchema } from "../machines/contract/context.js";
+import { PrintableIdSchema } from "../machines/contract/printable-id.js";
+import { PendingApprovalSchema } from "../machines/contract/approvals.js";
+import type { PersistedAgent } from "../machines/persistence/persistence.js";
 
 /**
  * The run queue's records at its boundaries (what callers pass in, what stores hand back). Every type
@@ -16,11 +18,9 @@ export type QueueStatus = z.infer<typeof QueueStatusSchema>;
 export const FINAL_STATUSES: readonly QueueStatus[] = ["succeeded", "failed"];
 
 /** A run id: also used in SQL parameters, file names and URLs, so kept printable. */
-export const RunIdSchema = z
-  .string()
-  .min(1, "must not be empty")
-  .max(200, "must be at most 200 characters")
-  .regex(/^[\w.:@-]+$/, "may only hold letters, digits and . _ - : @");
+export const RunIdSchema = PrintableIdSchema;
+
+export { ThreadIdSchema };
 
 /** An agent's name as workers know it (the key in `startWorker({ agents })`). */
 export const AgentNameSchema = z
@@ -41,6 +41,8 @@ export const RunInputSchema = z
   .object({
     messages: z.array(MessageSchema).optional(),
     state: z.record(z.string(), z.unknown()).optional(),
+    /** Continue this thread: the run starts from the thread's conversation so far (see loadThread). */
+    threadId: ThreadIdSchema.optional(),
   })
   .strict();
 export type RunInput = z.infer<typeof RunInputSchema>;
@@ -103,8 +105,8 @@ export interface ClaimedRun {
   agent: string;
   token: number;
   input: RunInput;
-  /** The last checkpoint's JSON text, when the run has one. */
-  checkpoint?: string;
+  /** The last checkpoint, when the run has one. */
+  checkpoint?: PersistedAgent;
 }
 
 /** A command waiting in a run's inbox. */
@@ -113,12 +115,7 @@ export interface InboxEvent {
   command: RunCommand;
 }
 
-/** Pending approvals read from a checkpoint's context (no machine needed), nested agents' calls included. */
-export function pendingFromSnapshot(snapshot: Record<string, unknown>): PendingApproval[] {
-  const loop = (snapshot.context as { loop?: { decisions?: unknown } } | undefined)?.loop;
-  if (!Array.isArray(loop?.decisions)) return [];
-  return pendingApprovals(snapshot as unknown as { context: AgentContext });
-}
+export { pendingFromSnapshot } from "../machines/contract/approvals.js";
 
 /** `field: problem` of a zod error's first issue. */
 export function firstIssue(error: z.ZodError, prefix: string): string {

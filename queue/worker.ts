@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { ReactMachine } from "../machines/react-machine.js";
 import { errorText, RunQueueError } from "./errors.js";
 import { executeRun, type Execution } from "./run-execution.js";
+import { withThreadConversation } from "./thread-input.js";
 import { withStoredBlobs } from "./run-blobs.js";
 import type { RunStore } from "./run-store.js";
 import { AgentNameSchema, firstIssue, type ClaimedRun } from "./schemas.js";
@@ -81,10 +82,11 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     resolve?.();
   };
   const unsubscribe = store.subscribe((signal) => {
-    if (signal.kind === "runnable") {
-      for (const execution of executions.values()) execution.poke();
-      nudge();
-    }
+    if (signal.kind !== "runnable") return;
+    // Only the run the signal names has something new in its inbox (a new run is not held yet).
+    if (signal.runId !== undefined) executions.get(signal.runId)?.poke();
+    else for (const execution of executions.values()) execution.poke();
+    nudge();
   });
 
   const sleep = (ms: number) =>
@@ -116,16 +118,19 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   emit({ type: "worker.started", worker: id, agents: names });
 
   const start = async (claimed: ClaimedRun) => {
-    let loaded: Awaited<ReturnType<typeof withStoredBlobs>>;
+    let run: ClaimedRun;
+    let problem: string | undefined;
     try {
-      loaded = await withStoredBlobs(claimed, store);
+      // Stored images and files back into the checkpoint, then (a thread's run before its first checkpoint) the thread's conversation.
+      const loaded = await withStoredBlobs(claimed, store);
+      problem = loaded.problem;
+      run = await withThreadConversation(store, loaded.run);
     } catch (error) {
       // The store could not be read (a connection fault): the run goes back for a later claim, as any held run's fault does.
       emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: 0 });
       await store.release(claimed.runId, claimed.token).catch(() => undefined);
       return;
     }
-    const { run, problem } = loaded;
     const execution = executeRun({
       store,
       machine: agents[run.agent]!,

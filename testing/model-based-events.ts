@@ -5,10 +5,13 @@ import type { CallDecision, PreflightInput, PreflightOutput } from "../actors/gu
 import type { LLMInput } from "../actors/llm-step.js";
 import type { ToolCall } from "../actors/messages.js";
 import { ModelError, type Usage } from "../actors/model-client.js";
+import type { GuardrailInput, GuardrailOutcome } from "../actors/guardrail.js";
+import { SpendLimitError, type SpendBudget } from "../actors/spend.js";
 import type { ExecutorInput } from "../actors/tool-executor.js";
 import type { ReActConfig } from "../machines/contract/config.js";
 import type { StateAccess } from "../machines/contract/state-access.js";
 import { STATE_TAGS } from "../machines/contract/state-tags.js";
+import { costBudgetSpent, tokenBudgetSpent } from "../machines/chart/spend.js";
 import { decisionsUnder, predictOutcomes, PURE_CLOCK, scriptLabel, turnOf, type ModelTurnScript, type Policy, type PolicyDecision } from "./model-based-inputs.js";
 import { childInput, childrenOf, type AgentSnapshot } from "./model-based-pure.js";
 
@@ -33,7 +36,28 @@ const UNKNOWN_CALL_ID = "no-such-call";
 /** The summarizer's part in paths: what it writes and what that costs (the live replay's scripted summarizer says the same). */
 export const SCRIPTED_SUMMARY: Summary = { text: "(summary of the earlier conversation)", usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 } };
 
-export type ActorSrc = "llm" | "guard" | "toolExecutor" | "approvalTimer" | "toolProviders" | "compaction" | "agent";
+export type ActorSrc =
+  | "llm"
+  | "guard"
+  | "toolExecutor"
+  | "approvalTimer"
+  | "toolProviders"
+  | "compaction"
+  | "agent"
+  | "inputGuardrails"
+  | "parallelGuardrails"
+  | "outputGuardrails"
+  | "deadlineTimer";
+
+/** The actors whose part the path plays by sending their outcome itself (replays never start them). */
+export const PLAYED_BY_PATH: ReadonlySet<ActorSrc> = new Set(["inputGuardrails", "parallelGuardrails", "outputGuardrails", "deadlineTimer"]);
+
+/** The verdicts a guardrail step is tried with: each one, and a crash. */
+const GUARDRAIL_OUTCOMES: readonly { outcome: GuardrailOutcome; label: string }[] = [
+  { outcome: { verdict: "pass" }, label: "pass" },
+  { outcome: { verdict: "trip", guardrail: "scripted", reason: "tripped by the model-based test" }, label: "trip" },
+  { outcome: { verdict: "retry", guardrail: "scripted", feedback: "try again (model-based test)" }, label: "send feedback" },
+];
 
 /** What an event is, for driving a live replay and for describing a path. */
 export type EventKind =
@@ -83,7 +107,10 @@ export function modelKey(snapshot: AgentSnapshot, access: StateAccess, config: R
     status: snapshot.status,
     iteration: loop.iteration,
     rounds: access.read<number>(state, "rounds"),
-    spent: config.maxBudgetTokens !== undefined && usage.totalTokens >= config.maxBudgetTokens,
+    spent: tokenBudgetSpent(config, snapshot.context, usage),
+    // With a cost budget, input guardrails only (absent otherwise, so other agents' keys are unchanged).
+    ...(config.maxBudgetCost !== undefined ? { costSpent: costBudgetSpent(config, snapshot.context, usage) } : {}),
+    ...(loop.inputGuarded !== undefined ? { inputGuarded: loop.inputGuarded } : {}),
     // A call of an agent tool carries its arguments: whether they fit decides if a nested agent starts.
     calls: access.read<ToolCall[]>(state, "actions").map((call) => (`agent.${call.name}` in snapshot.machine.implementations.actors ? `${call.name} ${call.arguments}` : call.name)),
     decisions: loop.decisions.map((d) => `${d.status}${d.deadline !== undefined ? `/${d.onTimeout ?? "reject"}` : ""}`),
@@ -137,10 +164,15 @@ export class EventCatalogue {
     const budget = options.config.maxBudgetTokens;
     const spender = options.scripts.find((script) => (script.toolCalls?.length ?? 0) > 0) ?? options.scripts[0];
     // With a token budget, one more turn spends it all (it must call tools for the loop to go on and notice).
-    this.scripts =
-      budget !== undefined && spender
-        ? [...options.scripts, { ...spender, label: `${scriptLabel(spender)}, spending the whole token budget`, usage: { promptTokens: budget, completionTokens: 0 } }]
-        : options.scripts;
+    const spenders: ModelTurnScript[] = [];
+    if (budget !== undefined && spender) spenders.push({ ...spender, label: `${scriptLabel(spender)}, spending the whole token budget`, usage: { promptTokens: budget, completionTokens: 0 } });
+    // With a cost budget, one more turn costs it all (the scripted turns come from the model "scripted": price it).
+    const cost = options.config.maxBudgetCost;
+    const price = options.config.pricing?.["scripted"];
+    if (cost !== undefined && price && price.input > 0 && spender) {
+      spenders.push({ ...spender, label: `${scriptLabel(spender)}, spending the whole cost budget`, usage: { promptTokens: Math.ceil((cost * 1_000_000) / price.input), completionTokens: 0 } });
+    }
+    this.scripts = [...options.scripts, ...spenders];
   }
 
   labelOf(event: AnyEventObject): string {
@@ -179,6 +211,7 @@ export class EventCatalogue {
             { type: `xstate.error.actor.${child.id}`, error: new ModelError("the model call failed (scripted)", { kind: "script", model: "scripted" }) },
             "model call fails",
           );
+          this.refusals(child.id, "model call", add);
           break;
         }
         case "guard": {
@@ -206,6 +239,21 @@ export class EventCatalogue {
           const input = childInput<CompactionInput>(child.ref)!;
           done(compactWith(input, input.strategy === "summarize" ? SCRIPTED_SUMMARY : undefined), `${input.strategy === "trim" ? "old messages trimmed" : "old messages summarized"}`);
           error("compaction failed (scripted)", "compaction fails");
+          this.refusals(child.id, "summary", add);
+          break;
+        }
+        case "inputGuardrails":
+        case "parallelGuardrails":
+        case "outputGuardrails": {
+          if (childInput<GuardrailInput>(child.ref)?.skip) break;
+          const what = child.src === "outputGuardrails" ? "output" : child.src === "inputGuardrails" ? "input" : "parallel input";
+          for (const { outcome, label } of GUARDRAIL_OUTCOMES) done(outcome, `${what} guardrails ${label}`);
+          error("the guardrail step crashed (scripted)", `${what} guardrail step crashes`);
+          break;
+        }
+        case "deadlineTimer": {
+          const input = childInput<ApprovalTimerInput>(child.ref)!;
+          if (input.deadline !== null) done({ firedAt: input.deadline }, "the run's deadline passes");
           break;
         }
         case "approvalTimer": {
@@ -277,6 +325,15 @@ export class EventCatalogue {
       add({ type: "agent.status", from: id, pending, moment: "waiting" }, `${current.agent} waits for approval`);
     } else {
       add({ type: "agent.status", from: id, pending: [], moment: "decided" }, `${current.agent} stops waiting`);
+    }
+  }
+
+  /** A model call (or summary) refused before it is made: always the token budget's, the cost budget's with one. */
+  private refusals(id: string, what: string, add: (event: AnyEventObject, label: string) => void): void {
+    const budgets: SpendBudget[] = this.options.config.maxBudgetCost !== undefined ? ["tokenBudget", "costBudget"] : ["tokenBudget"];
+    for (const budget of budgets) {
+      const error = new SpendLimitError(budget, `not calling the model: over the ${budget} (scripted)`);
+      add({ type: `xstate.error.actor.${id}`, error }, `${what} refused: it would cross the ${budget === "tokenBudget" ? "token" : "cost"} budget`);
     }
   }
 

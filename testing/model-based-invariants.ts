@@ -27,9 +27,21 @@ import { JianmuError } from "../tools/jianmu-error.js";
  *   exactly what that round's `prepareRound` plan asked for.
  * - `reasoningIsNotOutput`: each batch of model progress grows `streamingOutput` by exactly its
  *   streamed text; the model's reasoning (`reasoning.delta`) never becomes part of the answer.
+ * - `guardrailsFirst`: no model call starts before the blocking input guardrails have had their say,
+ *   no tool (or nested agent) before the parallel ones have, and with output guardrails the run
+ *   succeeds only from `GuardingOutput`.
  */
 
-export type InvariantName = "onlyAuthorizedCallsRun" | "iterationsWithinLimit" | "failedHasReason" | "iterationStartsClean" | "toolChoiceOnFirstRoundOnly" | "reasoningIsNotOutput";
+export type InvariantName = "onlyAuthorizedCallsRun" | "iterationsWithinLimit" | "failedHasReason" | "iterationStartsClean" | "toolChoiceOnFirstRoundOnly" | "reasoningIsNotOutput" | "guardrailsFirst";
+
+/** Which guardrail states the chart has (read from its definition). */
+export interface GuardrailStates {
+  blockingInput: boolean;
+  parallelInput: boolean;
+  output: boolean;
+}
+
+const NO_GUARDRAILS: GuardrailStates = { blockingInput: false, parallelInput: false, output: false };
 
 export interface Violation {
   readonly invariant: InvariantName;
@@ -55,6 +67,7 @@ const TOOL_CHOICE_KEYS = ["toolChoice", "tool_choice"];
 
 const CHECK_ABORT = { Evaluating: "CheckAbort" } as const;
 const EXECUTING = { Evaluating: { ChildRunning: { ToolExecutor: "Executing" } } } as const;
+const GUARDING_OUTPUT = { Evaluating: { ChildRunning: "GuardingOutput" } } as const;
 
 function isDeepEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
@@ -87,6 +100,7 @@ export class InvariantChecker {
     private readonly config: ReActConfig,
     /** The chart runs no guard actor (an agent without constraints): every call is expected to be allowed. */
     private readonly unguarded = false,
+    private readonly guardrails: GuardrailStates = NO_GUARDRAILS,
   ) {}
 
   /** The verdict the test expects for a call of the current batch. */
@@ -113,6 +127,9 @@ export class InvariantChecker {
       else if (!KNOWN_REASONS.has(loop.termination.reason)) this.fail("failedHasReason", `Failed with unknown reason ${JSON.stringify(loop.termination.reason)}`);
     }
     if (snapshot.matches("Succeeded") && loop.termination) this.fail("failedHasReason", `Succeeded but carries termination ${loop.termination.reason}`);
+    if (this.guardrails.output && snapshot.matches("Succeeded") && previous && !previous.matches("Succeeded") && !previous.matches(GUARDING_OUTPUT)) {
+      this.fail("guardrailsFirst", `the run succeeded from ${JSON.stringify(previous.value)}, without its output guardrails`);
+    }
 
     if (snapshot.matches(CHECK_ABORT) && !previous?.matches(CHECK_ABORT)) {
       for (const field of this.access.fields) {
@@ -138,6 +155,7 @@ export class InvariantChecker {
       if (child.src === "llm") this.checkModelCall(childInput<LLMInput>(child.ref), snapshot);
       if (child.src === "toolExecutor") this.checkExecution(childInput<ExecutorInput>(child.ref), snapshot);
       if (child.src.startsWith("agent.")) this.checkDelegation(snapshot);
+      this.checkGuardrailsFirst(child.src, snapshot);
     }
   }
 
@@ -257,6 +275,16 @@ export class InvariantChecker {
     this.authorized.set(iteration, authorized);
     authorized.add(current.callId);
     this.everAuthorized.add(current.callId);
+  }
+
+  private checkGuardrailsFirst(src: string, snapshot: AgentSnapshot): void {
+    const guarded = snapshot.context.loop.inputGuarded;
+    if (src === "llm" && this.guardrails.blockingInput && guarded?.blocking !== true) {
+      this.fail("guardrailsFirst", "a model call started before the blocking input guardrails had their say");
+    }
+    if ((src === "toolExecutor" || src.startsWith("agent.")) && this.guardrails.parallelInput && guarded?.parallel !== true) {
+      this.fail("guardrailsFirst", `${src === "toolExecutor" ? "tools ran" : "a nested agent started"} before the parallel input guardrails had their say`);
+    }
   }
 
   private fail(invariant: InvariantName, message: string): void {

@@ -7,7 +7,7 @@ import type { StateAccess } from "../machines/contract/state-access.js";
 import type { ReactMachine } from "../machines/react-machine.js";
 import { readChart, type Chart } from "./model-based-chart.js";
 import { classifyEvent, EventCatalogue, modelKey, serializeEvent, type EventKind } from "./model-based-events.js";
-import { InvariantChecker, type Violation } from "./model-based-invariants.js";
+import { InvariantChecker, type GuardrailStates, type Violation } from "./model-based-invariants.js";
 import { PureStepper, type AgentSnapshot } from "./model-based-pure.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
@@ -46,6 +46,8 @@ export interface ModelSetup {
   readonly stepper: PureStepper;
   /** The chart invokes no guard actor (no constraints): Preflight allows every call by itself. */
   readonly unguarded: boolean;
+  /** Which guardrail states the chart has. */
+  readonly guardrails: GuardrailStates;
   key(snapshot: AgentSnapshot): string;
 }
 
@@ -54,9 +56,9 @@ interface InvokingNode {
   states: Record<string, InvokingNode>;
 }
 
-/** Whether some state of the chart invokes the `guard` actor, read from the machine's definition. */
-function invokesGuard(node: InvokingNode): boolean {
-  return node.invoke.some((def) => def.src === "guard") || Object.values(node.states).some(invokesGuard);
+/** Whether some state of the chart invokes `src`, read from the machine's definition. */
+function invokes(node: InvokingNode, src: string): boolean {
+  return node.invoke.some((def) => def.src === src) || Object.values(node.states).some((child) => invokes(child, src));
 }
 
 /** The traversal ran past `limit` model edges. */
@@ -74,7 +76,12 @@ export function createSetup(machine: ReactMachine, access: StateAccess, config: 
     catalogue,
     chart: readChart(machine),
     stepper: new PureStepper(machine),
-    unguarded: !invokesGuard(machine.root as unknown as InvokingNode),
+    unguarded: !invokes(machine.root as unknown as InvokingNode, "guard"),
+    guardrails: {
+      blockingInput: invokes(machine.root as unknown as InvokingNode, "inputGuardrails"),
+      parallelInput: invokes(machine.root as unknown as InvokingNode, "parallelGuardrails"),
+      output: invokes(machine.root as unknown as InvokingNode, "outputGuardrails"),
+    },
     key: (snapshot) => modelKey(snapshot, access, config),
   };
 }
@@ -94,7 +101,7 @@ export class ModelInconsistencyError extends JianmuError {
 /** Re-run a path purely from the start, checking invariants on every microstep. */
 export function runPure(setup: ModelSetup, candidate: Candidate): PureRun {
   const { events, keys } = candidate;
-  const checker = new InvariantChecker(setup.access, setup.config, setup.unguarded);
+  const checker = new InvariantChecker(setup.access, setup.config, setup.unguarded, setup.guardrails);
   const states = new Set<string>();
   const transitions = new Set<string>();
   const visit = (snapshot: AgentSnapshot) => {

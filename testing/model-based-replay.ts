@@ -9,10 +9,10 @@ import { fromReportingPromise, type ReportingPromiseArgs } from "../actors/repor
 import type { AgentOutput } from "../machines/contract/context.js";
 import type { AgentEmitted } from "../machines/contract/events.js";
 import { toolProvidersClosed } from "../machines/react-machine.js";
-import { SCRIPTED_SUMMARY, type ActorSrc } from "./model-based-events.js";
+import { PLAYED_BY_PATH, SCRIPTED_SUMMARY, type ActorSrc } from "./model-based-events.js";
 import { InvariantChecker, InvariantViolation, type Violation } from "./model-based-invariants.js";
 import type { ModelSetup, PathStep } from "./model-based-paths.js";
-import type { AgentSnapshot } from "./model-based-pure.js";
+import { childInput, childrenOf, type AgentSnapshot } from "./model-based-pure.js";
 import { scriptedModel, type ScriptedResponse } from "./scripted-model.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
@@ -151,7 +151,8 @@ function summarizer(): ModelClient {
 function scriptOf(steps: readonly PathStep[]): ScriptedResponse[] {
   return steps.flatMap((step): ScriptedResponse[] => {
     const { kind } = step;
-    if (kind.kind === "error" && kind.src === "llm") return [new ModelError("the model call failed (scripted)", { kind: "script", model: "scripted" })];
+    // The path's own error (a model failure, or a call refused over budget), thrown by the scripted model.
+    if (kind.kind === "error" && kind.src === "llm") return [kind.error instanceof Error ? kind.error : new ModelError("the model call failed (scripted)", { kind: "script", model: "scripted" })];
     if (kind.kind !== "done" || kind.src !== "llm") return [];
     const turn = kind.output as LLMOutput;
     return [
@@ -163,6 +164,14 @@ function scriptOf(steps: readonly PathStep[]): ScriptedResponse[] {
       },
     ];
   });
+}
+
+/**
+ * The live run waits for the path: a guardrail step it plays is running (with something to check;
+ * the deadline timer, always running, does not count: the run waits on it only when nothing else runs).
+ */
+function awaitsPath(snapshot: AgentSnapshot): boolean {
+  return childrenOf(snapshot).some((child) => PLAYED_BY_PATH.has(child.src as ActorSrc) && child.src !== "deadlineTimer" && childInput<{ skip?: boolean }>(child.ref)?.skip !== true);
 }
 
 export async function replayPath(setup: ModelSetup, path: ReplayablePath, options: ReplayOptions & { policy: boolean }): Promise<ReplayResult> {
@@ -182,6 +191,8 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
       approvalTimer: gated<ApprovalTimerInput, ApprovalTimerOutput>(gates, "approvalTimer", async ({ input }) => ({ firedAt: input.deadline ?? Date.now() })),
       // The real compaction step; its summarizer is a model that always writes the path's summary.
       compaction: gated(gates, "compaction", promiseCreatorOf(createCompactionActor({ modelClient: summarizer() }), "compaction")),
+      // Guardrails and the deadline timer are played by the path: it sends their outcome itself, so they never settle here.
+      ...Object.fromEntries([...PLAYED_BY_PATH].map((src) => [src, fromPromise<unknown>(() => new Promise(() => {}))])),
       // Nested agents (agentTool, handoff) are played by the path: they answer what it says when it says.
       ...Object.fromEntries(
         Object.keys(actors)
@@ -198,7 +209,7 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
     } as never,
   });
 
-  const checker = new InvariantChecker(setup.access, setup.config, setup.unguarded);
+  const checker = new InvariantChecker(setup.access, setup.config, setup.unguarded, setup.guardrails);
   const emitted: AgentEmitted[] = [];
   const actor = createActor(live, {
     input: setup.input,
@@ -217,7 +228,9 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
   /** Resolves once the live run rests: finished, or an invoked actor waits at its gate. */
   const settled = () =>
     new Promise<void>((resolve, reject) => {
-      const rests = () => actor.getSnapshot().status !== "active" || gates.anyWaiting;
+      // A played guardrail step waits for the path, but only once what was released has moved the run on.
+      const before = liveKey();
+      const rests = () => actor.getSnapshot().status !== "active" || gates.anyWaiting || (awaitsPath(actor.getSnapshot() as AgentSnapshot) && liveKey() !== before);
       if (rests()) return resolve();
       const finish = (error?: unknown) => {
         off();
@@ -265,6 +278,12 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
           break;
         case "done":
         case "error": {
+          if (PLAYED_BY_PATH.has(kind.src)) {
+            // Processed synchronously, like a decision: what it starts is at its gate right away (the
+            // next state may wait on another played actor, which no gate shows, so there is nothing to await).
+            actor.send(step.event as Parameters<typeof actor.send>[0]);
+            break;
+          }
           if (kind.kind === "done" && kind.src === "guard") checker.expectDecisions((kind.output as PreflightOutput).decisions);
           // A model error comes from the scripted model itself; the other actors are made to throw.
           const how: Release = kind.kind === "error" && kind.src !== "llm" ? { fail: kind.error } : kind.kind === "done" && kind.src === "agent" ? { output: kind.output } : {};

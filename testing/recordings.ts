@@ -4,11 +4,11 @@ import { z } from "zod";
 import { replies, type Reply, type Respond } from "./openai-server.js";
 
 /*
- * Recorded Chat Completions and Responses API replies (test/fixtures/openai, see its SOURCES.md)
- * as replies for the test server. Five formats:
+ * Recorded Chat Completions, Responses API and Anthropic Messages API replies (test/fixtures/openai
+ * and test/fixtures/anthropic, see their SOURCES.md) as replies for the test server. Five formats:
  * - `*.chunks.txt`: one chunk JSON per line, no `data:` prefix, no [DONE]: wrapped into SSE (a file
- *   of Responses events is sent as a Responses server sends them: `event:` lines, no [DONE], one
- *   interaction per response in the file);
+ *   of Responses or Messages events is sent as those servers send them: `event:` lines, no [DONE],
+ *   one interaction per response or message in the file);
  * - `*.sse`, `*.bin`: raw SSE bodies, replayed byte for byte;
  * - `*.json`: one whole response body (or an `{"error": ...}` body);
  * - `*.yaml`: VCR cassettes, one or more request/response interactions.
@@ -16,11 +16,16 @@ import { replies, type Reply, type Respond } from "./openai-server.js";
 
 export type RecordingFormat = "chunks" | "sse" | "bin" | "json" | "cassette";
 
-/** Which API a recorded reply answers: Chat Completions (`POST /chat/completions`) or Responses (`POST /responses`). */
-export type RecordedApi = "chat" | "responses";
+/**
+ * Which API a recorded reply answers: Chat Completions (`POST /chat/completions`), Responses
+ * (`POST /responses`) or Anthropic's Messages API (`POST /messages`, what `@ai-sdk/anthropic` sends
+ * with the test server's base URL).
+ */
+export type RecordedApi = "chat" | "responses" | "messages";
 
-/** The path of each API under the base URL, as the `openai` SDK requests it. */
-const API_PATHS: Record<RecordedApi, string> = { chat: "/chat/completions", responses: "/responses" };
+/** The path of each API under the base URL, as its client requests it. */
+const API_PATHS: Record<RecordedApi, string> = { chat: "/chat/completions", responses: "/responses", messages: "/messages" };
+const API_NAMES: Record<RecordedApi, string> = { chat: "Chat Completions", responses: "Responses", messages: "Anthropic Messages" };
 
 export interface RecordedInteraction {
   /** The API the reply answers (the loader always says): a replay refuses a request to the other one. */
@@ -66,7 +71,8 @@ export function loadRecording(path: string, options: LoadOptions = {}): Recordin
   switch (format) {
     case "chunks": {
       const lines = text.split(/\r?\n/).filter((line) => line.trim() !== "");
-      if (isResponsesEvent(lines[0])) return { path, format, interactions: responsesInteractions(lines) };
+      if (isResponsesEvent(lines[0])) return { path, format, interactions: namedEventInteractions(lines, "responses") };
+      if (isMessagesEvent(lines[0])) return { path, format, interactions: namedEventInteractions(lines, "messages") };
       const body = lines.map((line) => `data: ${line}\n\n`).join("") + "data: [DONE]\n\n";
       return { path, format, interactions: [{ api: "chat", reply: replies.sse(body), stream: true }] };
     }
@@ -90,22 +96,30 @@ function isResponsesEvent(line: string | undefined): boolean {
   return line !== undefined && /^\{\s*"type"\s*:\s*"(response\.|error")/.test(line);
 }
 
-/** The events after which a Responses server ends the body. */
-const TERMINAL_EVENTS = new Set(["response.completed", "response.failed", "response.incomplete"]);
+/** A line of an Anthropic Messages event file: the stream opens with `{"type": "message_start"}`. */
+function isMessagesEvent(line: string | undefined): boolean {
+  return line !== undefined && /^\{\s*"type"\s*:\s*"message_start"/.test(line);
+}
 
-/** Event lines as SSE bodies the way a Responses server sends them, one interaction per response. */
-function responsesInteractions(lines: readonly string[]): RecordedInteraction[] {
+/** The events after which a Responses or Messages server ends the body. */
+const TERMINAL_EVENTS = new Set(["response.completed", "response.failed", "response.incomplete", "message_stop"]);
+
+/**
+ * Event lines as SSE bodies the way a Responses or Messages server sends them (`event: <type>`
+ * before each `data:` line, no `[DONE]`), one interaction per response or message.
+ */
+function namedEventInteractions(lines: readonly string[], api: RecordedApi): RecordedInteraction[] {
   const interactions: RecordedInteraction[] = [];
   let body = "";
   for (const line of lines) {
     const type = (JSON.parse(line) as { type: string }).type;
     body += `event: ${type}\ndata: ${line}\n\n`;
     if (TERMINAL_EVENTS.has(type)) {
-      interactions.push({ api: "responses", reply: replies.sse(body), stream: true });
+      interactions.push({ api, reply: replies.sse(body), stream: true });
       body = "";
     }
   }
-  if (body !== "") interactions.push({ api: "responses", reply: replies.sse(body), stream: true });
+  if (body !== "") interactions.push({ api, reply: replies.sse(body), stream: true });
   return interactions;
 }
 
@@ -186,7 +200,7 @@ export function replayInteractions(interactions: readonly RecordedInteraction[],
     if (interaction) {
       const expected = interaction.api === undefined ? undefined : API_PATHS[interaction.api];
       if (expected !== undefined && !request.path.endsWith(expected)) {
-        return replies.error(404, `test server: the recording answers POST ${expected} (the ${interaction.api === "chat" ? "Chat Completions" : "Responses"} API); the request went to ${request.path}`);
+        return replies.error(404, `test server: the recording answers POST ${expected} (the ${API_NAMES[interaction.api!]} API); the request went to ${request.path}`);
       }
       if (options.checkMedia && interaction.request !== undefined) {
         const problem = mediaDifference(wireMediaOf(request.body), wireMediaOf(interaction.request));

@@ -70,7 +70,8 @@ export interface TimelineEntry {
   iteration: number;
   round?: number;
   attempt?: number;
-  tokens?: { promptTokens: number; completionTokens: number; totalTokens: number };
+  /** `cost`: with `config.pricing`, in its units (`null`: the model has no price). */
+  tokens?: RunSummary["usage"];
   /** Tool arguments, output or error; the approval's reason; the model's finish reason. */
   detail?: string;
   /** A model call's reasoning as it streamed (`reasoning.delta`). */
@@ -78,7 +79,7 @@ export interface TimelineEntry {
 }
 
 export interface TimelineMarker {
-  kind: "denied" | "refused" | "handoff";
+  kind: "denied" | "refused" | "handoff" | "guardrail";
   t: number;
   name: string;
   detail: string;
@@ -106,7 +107,8 @@ export interface RunSummary {
   reason?: string;
   rounds: number;
   iterations: number;
-  usage: { promptTokens: number; completionTokens: number; totalTokens: number; reasoningTokens?: number; cachedPromptTokens?: number };
+  /** `cost` only with `config.pricing`: in its units, `null` when a model had no price. */
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number; reasoningTokens?: number; cachedPromptTokens?: number; cost?: number | null };
   durationMs: number;
   modelCalls: number;
   toolCalls: number;
@@ -125,6 +127,7 @@ function usageOf(value: unknown): RunSummary["usage"] | undefined {
   const usage: RunSummary["usage"] = { promptTokens: num(u["promptTokens"]), completionTokens: num(u["completionTokens"]), totalTokens: num(u["totalTokens"]) };
   if (typeof u["reasoningTokens"] === "number") usage.reasoningTokens = num(u["reasoningTokens"]);
   if (typeof u["cachedPromptTokens"] === "number") usage.cachedPromptTokens = num(u["cachedPromptTokens"]);
+  if (u["cost"] === null || (typeof u["cost"] === "number" && Number.isFinite(u["cost"]))) usage.cost = u["cost"];
   return usage;
 }
 
@@ -430,6 +433,13 @@ class TimelineBuilder {
       case "guard.approval.refused":
         this.markers.push({ kind: "refused", t, name: str(e["callId"]) ?? "approval", detail: str(e["reason"]) ?? "refused" });
         break;
+      case "guardrail.tripped":
+      case "guardrail.retried": {
+        const why = str(e["reason"]) ?? str(e["feedback"]) ?? "";
+        const what = e["type"] === "guardrail.tripped" ? "tripped" : "sent feedback";
+        this.markers.push({ kind: "guardrail", t, name: str(e["guardrail"]) ?? "guardrail", detail: `${str(e["stage"]) ?? "?"} guardrail ${what}: ${why}` });
+        break;
+      }
       case "agent.handoff":
         this.markers.push({ kind: "handoff", t, name: str(e["to"]) ?? "agent", detail: `${str(e["from"]) ?? "agent"} handed the conversation to ${str(e["to"]) ?? "another agent"} (call ${str(e["callId"]) ?? "?"})` });
         break;

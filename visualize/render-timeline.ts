@@ -126,9 +126,9 @@ export function renderTimelineSvg(analysis: RunAnalysis): string {
     parts.push(`</g>`);
   });
 
-  // Denied calls and refused approvals: marks on the tool and approval lanes.
+  // Denied calls, refused approvals, guardrails: marks on the tool, approval and model lanes.
   for (const m of analysis.markers) {
-    const lane = m.kind === "denied" ? 1 : 2;
+    const lane = m.kind === "denied" ? 1 : m.kind === "guardrail" ? 0 : 2;
     const cy = laneTops[lane]! + LANE_PAD + ROW / 2;
     const cx = x(m.t);
     parts.push(`<g class="marker marker-${m.kind}" data-marker="${m.kind}" data-name="${esc(m.name)}"><title>${esc(`${m.kind}: ${m.name}: ${m.detail}`)}</title><path d="M${n(cx)},${n(cy - 7)} l7,7 l-7,7 l-7,-7 z"/></g>`);

@@ -89,6 +89,7 @@ svg text { font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",san
 .timeline .entry.focus rect { stroke:#f59e0b; stroke-width:2.5; }
 .timeline .marker path { fill:var(--red); }
 .timeline .marker-handoff path { fill:var(--indigo); }
+.timeline .marker-guardrail path { fill:var(--amber); }
 table.calls td .via { color:var(--indigo); font-size:11.5px; }
 .timeline .axis line { stroke:#94a3b8; } .timeline .axis text { font-size:11px; fill:var(--muted); }
 

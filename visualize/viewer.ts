@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { analyzeRecording } from "./analysis.js";
-import { renderViewerPage } from "./render-viewer.js";
+import { renderViewerPage, type ViewerPageOptions } from "./render-viewer.js";
 import { defaultViewerPath } from "./viewer-path.js";
 
 export interface WriteViewerResult {
@@ -26,9 +26,9 @@ export async function renderViewer(recordingPath: string): Promise<string> {
  * model calls, tool calls and approvals, and the messages. Nothing in it loads from the network.
  * Rejects with a RecordingFormatError (file, line, problem) for a file that is not a recording.
  */
-export async function writeViewer(recordingPath: string, outPath: string): Promise<WriteViewerResult> {
+export async function writeViewer(recordingPath: string, outPath: string, page: Omit<ViewerPageOptions, "source"> = {}): Promise<WriteViewerResult> {
   const analysis = await analyzeRecording(recordingPath);
-  const html = renderViewerPage(analysis, { source: basename(recordingPath) });
+  const html = renderViewerPage(analysis, { source: basename(recordingPath), ...page });
   await mkdir(dirname(outPath), { recursive: true });
   await writeFile(outPath, html, "utf8");
   return { outPath, bytes: Buffer.byteLength(html), status: analysis.summary.status };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PrintableIdSchema } from "../machines/contract/printable-id.js";
 import { MessageSchema, PartsContentSchema } from "../actors/messages.js";
 import { PendingApprovalSchema, type PendingApproval } from "../machines/contract/approvals.js";
 import { AgentOutputSchema } from "../machines/contract/agent-output.js";
@@ -23,6 +24,8 @@ export const StartRunSchema = z
     messages: z.array(MessageSchema).optional(),
     /** Host state to start from (e.g. the state of an earlier run). */
     state: z.record(z.string(), z.unknown()).optional(),
+    /** Continue this thread: the run starts from the thread's conversation so far (kept in the handler's store). */
+    threadId: PrintableIdSchema.optional(),
   })
   .strict()
   .refine((body) => body.message !== undefined || (body.messages?.length ?? 0) > 0, {
@@ -89,6 +92,7 @@ export const RUN_EVENT_SCHEMAS = {
   "state.changed": ChartPositionSchema.extend({ status: RunStatusSchema }),
   "reply.started": z.object({ round: z.number().int() }),
   "text.delta": z.object({ delta: z.string() }),
+  "reasoning.delta": z.object({ delta: z.string() }),
   message: z.object({ index: z.number().int().min(0), message: MessageSchema }),
   "tool.call.started": z.object({ callId: z.string(), name: z.string(), arguments: z.string() }),
   "tool.call.completed": z.object({ callId: z.string(), name: z.string(), output: z.string(), durationMs: z.number() }),
@@ -139,6 +143,8 @@ export const ERROR_CODES = [
   "body_timeout",
   "unsupported_media_type",
   "run_finished",
+  "run_active",
+  "thread_busy",
   "not_pending",
   "command_refused",
   "store_failed",

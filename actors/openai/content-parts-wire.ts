@@ -1,4 +1,4 @@
-import { ContentPartError } from "../content-capabilities.js";
+import { ContentPartError, unresolvedBlob } from "../content-capabilities.js";
 import { dataUrlOf, describePart, inlineData, isAudioType } from "../content-parts.js";
 import type { ContentPart, MediaPart } from "../messages.js";
 
@@ -114,13 +114,7 @@ export function fromChatParts(parts: readonly Record<string, unknown>[]): Conten
 
 /** The part's content as a URL: its own (http or data:), or its bytes as a data: URL. */
 function sourceUrl(part: MediaPart, place: string): string {
-  if (part.blob !== undefined) {
-    throw new ContentPartError(
-      place,
-      `${place} refers to stored content (${part.blob}) that was not read back: a checkpoint keeps large images and files by reference; ` +
-        "load it with loadCheckpoint(store, runId) (or resolveBlobs(record, store, runId)) before restoring the run",
-    );
-  }
+  if (part.blob !== undefined) throw unresolvedBlob(place, part.blob);
   return dataUrlOf(part) ?? part.url!;
 }
 

@@ -17,6 +17,7 @@ import {
   type EndpointSpec,
   type FallbackSpec,
 } from "./model-endpoints.js";
+import { AttemptBudget } from "./attempt-budget.js";
 import { AttemptError } from "./model-failure.js";
 import { ContentPartError, mediaOf, refusedMedia, UNSUPPORTED_CONTENT, type MediaUse } from "../content-capabilities.js";
 import { loadedCallPath, loadCallPath, type CallPath } from "./openai-sdk.js";
@@ -165,6 +166,7 @@ class OpenAIModelClient implements ModelClient {
     const timeoutMs = request.timeoutMs ?? this.timeoutMs;
     // Each streamed delta becomes an event; without a listener there is nobody to build it for.
     const onText = onEvent ? (delta: string) => emitSafely(onEvent, { type: "text.delta", delta }) : ignoreText;
+    const budget = request.spend ? new AttemptBudget(request.spend) : undefined;
     // Images and files, read once: each target checks them against what its model takes.
     const media = mediaOf(request.messages);
     const onReasoning = onEvent ? (delta: string) => emitSafely(onEvent, { type: "reasoning.delta", delta }) : ignoreText;
@@ -185,7 +187,10 @@ class OpenAIModelClient implements ModelClient {
         if (media !== undefined) refuseMedia(media, target);
         const responses = target.tuning.api === "responses";
         // Built from the same request every time: retries and fallbacks send the same toolChoice.
-        const body = contentChecked(() => (responses ? path.buildResponsesBody(request, target, stream, target.tuning) : path.buildRequestBody(request, target.model, stream, target.tuning)));
+        // With a budget, each attempt asks for what is left on its model (actors/openai/attempt-budget.ts).
+        const cap = budget?.cap(target.model);
+        const sent = budget ? { ...request, maxTokens: cap } : request;
+        const body = contentChecked(() => (responses ? path.buildResponsesBody(sent, target, stream, target.tuning) : path.buildRequestBody(sent, target.model, stream, target.tuning)));
         const input: AttemptInput = {
           client: target.client,
           body,
@@ -199,7 +204,8 @@ class OpenAIModelClient implements ModelClient {
           onToolArguments: options.onToolArguments,
         };
         if (routed) input.route = { fallback: target.fallback, endpoint: target.endpoint, model: target.model };
-        return responses ? path.attemptResponse(input) : path.attemptCompletion(input);
+        const turn = responses ? path.attemptResponse(input) : path.attemptCompletion(input);
+        return budget ? budget.track(target.model, cap, turn) : turn;
       },
     };
   }

@@ -1,8 +1,10 @@
 // `npm run bench:queue`: the run queue on PostgreSQL, measured (never asserted).
-//   node bench/queue/run.mjs [--runs N] [--workers 1,2,4] [--parked 1000] [--claims 300] [--smoke] [--out DIR]
+//   node bench/queue/run.mjs [--runs N] [--rounds N] [--workers 1,2,4] [--parked 1000] [--claims 300] [--smoke] [--out DIR]
 // - runs per second with 1, 2 and 4 worker processes (and per worker) on an instant loopback model, against in-process
-//   runAgent on the same machine in the same run (the ratio is the number to read);
-// - claim latency (p50/p99 of one claim statement) on an empty queue and beside 1000 parked runs;
+//   runAgent on the same machine in the same run (the ratio is the number to read), in interleaved rounds
+//   (--runs split over --rounds), each contender's median round reported;
+// - submit → first model call across processes (a listening worker, idle between runs);
+// - claim latency (p50/p99 of one claim statement) on an empty queue and beside 1000 parked and 10,000 finished runs;
 // - checkpoint bytes written per round as the conversation grows;
 // - the cost of 1000 parked runs: bytes in the database and worker slots held (none).
 // Needs dist/ (npm run build). Uses DATABASE_URL, or starts a throwaway cluster.
@@ -17,16 +19,19 @@ import { startCluster } from "./cluster.mjs";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const DIST = join(ROOT, "dist");
-const args = { runs: 300, workers: [1, 2, 4], parked: 1000, claims: 300, out: join(HERE, "..", "results") };
+const args = { runs: 300, rounds: 5, workers: [1, 2, 4], parked: 1000, finished: 10_000, claims: 300, starts: 100, out: join(HERE, "..", "results") };
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--runs") args.runs = Number(process.argv[++i]);
+  else if (process.argv[i] === "--rounds") args.rounds = Number(process.argv[++i]);
   else if (process.argv[i] === "--workers") args.workers = process.argv[++i].split(",").map(Number);
   else if (process.argv[i] === "--parked") args.parked = Number(process.argv[++i]);
+  else if (process.argv[i] === "--finished") args.finished = Number(process.argv[++i]);
+  else if (process.argv[i] === "--starts") args.starts = Number(process.argv[++i]);
   else if (process.argv[i] === "--claims") args.claims = Number(process.argv[++i]);
   // Tiny sizes, to check the harness (test/bench/bench-smoke.test.ts): its numbers mean nothing.
-  else if (process.argv[i] === "--smoke") Object.assign(args, { runs: 8, workers: [1], parked: 10, claims: 5 });
+  else if (process.argv[i] === "--smoke") Object.assign(args, { runs: 8, rounds: 2, workers: [1], parked: 10, finished: 20, claims: 5, starts: 3 });
   else if (process.argv[i] === "--out") args.out = resolve(process.argv[++i]);
-  else throw new Error(`unknown argument ${process.argv[i]}; use --runs N, --workers 1,2,4, --parked N, --claims N, --smoke, --out DIR`);
+  else throw new Error(`unknown argument ${process.argv[i]}; use --runs N, --rounds N, --workers 1,2,4, --parked N, --finished N, --claims N, --starts N, --smoke, --out DIR`);
 }
 if (args.parked % 50 !== 0 && args.parked > 50) throw new Error("--parked must be at most 50 or a multiple of 50");
 
@@ -36,12 +41,15 @@ const { PostgresRunStore } = await load("postgres.js");
 const { startOpenAIServer, replies } = await load("testing.js");
 const { makeAgents } = await import(pathToFileURL(join(ROOT, "test/queue/fixture-agents.mjs")).href);
 
+/** Runs whose first model call is awaited (submit → first model call), by their script's answer. */
+const firstCalls = new Map();
 // The instant model: a run's script rides in its first user message (as in the tests).
 const server = await startOpenAIServer({
   respond: (request) => {
     const messages = request.body.messages ?? [];
     const script = JSON.parse(messages.find((m) => m.role === "user")?.content.slice("SCRIPT ".length) ?? '{"calls":[],"answer":"x"}');
     const done = messages.filter((m) => m.role === "tool").length;
+    if (done === 0) firstCalls.get(script.answer)?.(performance.now());
     const next = script.calls[done];
     const message = next
       ? { role: "assistant", content: null, tool_calls: [{ id: `call_${done}`, type: "function", function: { name: next.name, arguments: JSON.stringify({ note: next.note }) } }] }
@@ -61,26 +69,13 @@ const percentile = (values, p) => {
 };
 const results = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, runs: args.runs, parkedRuns: args.parked, throughput: [], claim: {}, checkpointBytes: [], parked: {} };
 
-// ---- in-process runAgent (the baseline) ----
-{
-  const store = await PostgresRunStore.connect({ connectionString: url, schema: "bench_inproc" });
-  const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: () => undefined });
-  const started = performance.now();
-  const inflight = new Set();
-  for (let i = 0; i < args.runs; i++) {
-    const run = jianmu.runAgent(agents.basic, { runId: `inproc-${i}`, ...script(`inproc-${i}`) }, { checkpoints: store }).finally(() => inflight.delete(run));
-    inflight.add(run);
-    if (inflight.size >= 4) await Promise.race(inflight);
-  }
-  await Promise.all(inflight);
-  results.throughput.push({ contender: "runAgent in process (concurrency 4, same checkpoints)", workers: 0, runsPerSecond: args.runs / ((performance.now() - started) / 1000) });
-  await store.close();
-}
-
-// ---- worker processes ----
+// ---- throughput: in-process runAgent (the baseline) and worker processes, in interleaved rounds ----
+// A shared machine's load drifts within a minute: each round measures every contender once, back to
+// back, and the table reports each contender's median round, so a slow minute costs every row alike.
 const child = join(ROOT, "test/postgres/worker-child.mjs");
 function spawnWorker(schema, id) {
-  const proc = spawn(process.execPath, [child, JSON.stringify({ dist: DIST, url, schema, baseURL: server.baseURL, id, concurrency: 4, leaseMs: 30_000, pollMs: 100 })], { stdio: ["ignore", "pipe", "inherit"] });
+  const options = { dist: DIST, url, schema, baseURL: server.baseURL, id, concurrency: 4, leaseMs: 30_000, pollMs: 100, quiet: true };
+  const proc = spawn(process.execPath, [child, JSON.stringify(options)], { stdio: ["ignore", "pipe", "inherit"] });
   let buffer = "";
   const ready = new Promise((resolveReady) => {
     proc.stdout.setEncoding("utf8").on("data", (chunk) => {
@@ -91,19 +86,86 @@ function spawnWorker(schema, id) {
   });
   return { proc, ready, exited: new Promise((r) => proc.once("exit", r)) };
 }
+// The same side effect as the worker processes' (test/postgres/worker-child.mjs): one row counted per tool call.
+const effect = (note) => sql.query("INSERT INTO effects (note, count) VALUES ($1, 1) ON CONFLICT (note) DO UPDATE SET count = effects.count + 1", [note]);
+const inProcess = {
+  name: "runAgent in process (concurrency 4, same checkpoints)",
+  workers: 0,
+  store: await PostgresRunStore.connect({ connectionString: url, schema: "bench_inproc" }),
+  async measure(round, runs) {
+    const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: this.store, effect });
+    const started = performance.now();
+    const inflight = new Set();
+    for (let i = 0; i < runs; i++) {
+      const runId = `inproc-${round}-${i}`;
+      const run = jianmu.runAgent(agents.basic, { runId, ...script(runId) }, { checkpoints: this.store }).finally(() => inflight.delete(run));
+      inflight.add(run);
+      if (inflight.size >= 4) await Promise.race(inflight);
+    }
+    await Promise.all(inflight);
+    return runs / ((performance.now() - started) / 1000);
+  },
+  close() {
+    return this.store.close();
+  },
+};
+const workerPools = [];
 for (const count of args.workers) {
   const schema = `bench_w${count}`;
-  const store = await PostgresRunStore.connect({ connectionString: url, schema });
   const workers = Array.from({ length: count }, (_, i) => spawnWorker(schema, `w${i}`));
   await Promise.all(workers.map((w) => w.ready));
-  const started = performance.now();
-  const ids = [];
-  for (let i = 0; i < args.runs; i++) ids.push(await store.submit({ agent: "basic", runId: `${schema}-${i}`, input: script(`${schema}-${i}`) }));
-  for (const id of ids) await store.wait(id);
-  const seconds = (performance.now() - started) / 1000;
-  results.throughput.push({ contender: `worker processes (concurrency 4 each)`, workers: count, runsPerSecond: args.runs / seconds, runsPerSecondPerWorker: args.runs / seconds / count });
-  for (const w of workers) w.proc.kill("SIGTERM");
-  await Promise.all(workers.map((w) => w.exited));
+  workerPools.push({
+    name: "worker processes (concurrency 4 each)",
+    workers: count,
+    store: await PostgresRunStore.connect({ connectionString: url, schema }),
+    async measure(round, runs) {
+      const started = performance.now();
+      const ids = [];
+      for (let i = 0; i < runs; i++) ids.push(await this.store.submit({ agent: "basic", runId: `${schema}-${round}-${i}`, input: script(`${schema}-${round}-${i}`) }));
+      // Every output awaited at once, as a caller with many runs in flight does: the store answers them together.
+      await Promise.all(ids.map((id) => this.store.wait(id)));
+      return runs / ((performance.now() - started) / 1000);
+    },
+    async close() {
+      for (const w of workers) w.proc.kill("SIGTERM");
+      await Promise.all(workers.map((w) => w.exited));
+      await this.store.close();
+    },
+  });
+}
+const contenders = [inProcess, ...workerPools];
+const rates = contenders.map(() => []);
+const perRound = Math.max(1, Math.ceil(args.runs / args.rounds));
+for (let round = 0; round < args.rounds; round++) {
+  for (const [i, contender] of contenders.entries()) rates[i].push(await contender.measure(round, perRound));
+}
+for (const [i, contender] of contenders.entries()) {
+  const runsPerSecond = percentile(rates[i], 50);
+  results.throughput.push({ contender: contender.name, workers: contender.workers, runsPerSecond, rounds: rates[i], ...(contender.workers ? { runsPerSecondPerWorker: runsPerSecond / contender.workers } : {}) });
+  await contender.close();
+}
+
+// ---- submit → first model call, across processes (one idle worker listening) ----
+{
+  const schema = "bench_start";
+  const store = await PostgresRunStore.connect({ connectionString: url, schema });
+  const worker = spawnWorker(schema, "starter");
+  await worker.ready;
+  const samples = [];
+  for (let i = 0; i < args.starts; i++) {
+    const answer = `start-${i}`;
+    const called = new Promise((resolve) => firstCalls.set(answer, resolve));
+    const t0 = performance.now();
+    const runId = await store.submit({ agent: "basic", input: { messages: [{ role: "user", content: `SCRIPT ${JSON.stringify({ calls: [], answer })}` }] } });
+    samples.push((await called) - t0);
+    firstCalls.delete(answer);
+    await store.wait(runId);
+    // Idle between runs, as a queue between requests is: the worker is asleep when the next one comes.
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  results.start = { p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99) };
+  worker.proc.kill("SIGTERM");
+  await worker.exited;
   await store.close();
 }
 
@@ -141,6 +203,13 @@ for (const count of args.workers) {
   results.parked.workerSlotsHeld = Number((await sql.query(`SELECT count(*) AS n FROM bench_claim.runs WHERE owner IS NOT NULL`)).rows[0].n);
   worker.proc.kill("SIGTERM");
   await worker.exited;
+  // Finished runs stay in the table (history): a claim must not look at them either.
+  await sql.query(
+    `INSERT INTO bench_claim.runs (run_id, agent, status, output, created_at, updated_at)
+     SELECT 'finished-' || g, 'basic', 'succeeded', '{"status":"succeeded"}', 0, 0 FROM generate_series(1, $1::int) g`,
+    [args.finished],
+  );
+  await sql.query("VACUUM ANALYZE bench_claim.runs");
   results.claim.beside1000Parked = await time(args.claims);
   await store.close();
 }
@@ -173,7 +242,8 @@ const base = results.throughput[0].runsPerSecond;
 const lines = [
   `# Run queue on PostgreSQL (${results.date}, Node ${results.node}, ${results.cpus} cores, ${results.runs} runs per row)`,
   "",
-  "Each run: one model turn with a tool call, the tool, one model turn with the answer (an instant loopback model).",
+  "Each run: one model turn with a tool call, the tool (one row counted in PostgreSQL, by every contender), one model turn with the answer (an instant loopback model).",
+  `Throughput: ${args.rounds} interleaved rounds of ${Math.max(1, Math.ceil(args.runs / args.rounds))} runs per contender, each contender's median round.`,
   "",
   "| contender | workers | runs/s | runs/s per worker | vs in-process |",
   "| --- | ---: | ---: | ---: | ---: |",
@@ -182,7 +252,11 @@ const lines = [
   "| claim latency (one claim statement) | p50 ms | p99 ms |",
   "| --- | ---: | ---: |",
   `| empty queue | ${results.claim.emptyQueue.p50Ms.toFixed(2)} | ${results.claim.emptyQueue.p99Ms.toFixed(2)} |`,
-  `| beside ${args.parked} parked runs | ${results.claim.beside1000Parked.p50Ms.toFixed(2)} | ${results.claim.beside1000Parked.p99Ms.toFixed(2)} |`,
+  `| beside ${args.parked} parked and ${args.finished} finished runs | ${results.claim.beside1000Parked.p50Ms.toFixed(2)} | ${results.claim.beside1000Parked.p99Ms.toFixed(2)} |`,
+  "",
+  "| submit → first model call (another process, listening, idle between runs) | p50 ms | p99 ms |",
+  "| --- | ---: | ---: |",
+  `| one worker | ${results.start.p50Ms.toFixed(2)} | ${results.start.p99Ms.toFixed(2)} |`,
   "",
   `${args.parked} parked runs: ${results.parked.bytesPerParkedRun} bytes each in the database (runs, inbox, journal, indexes), ${results.parked.workerSlotsHeld} worker slots held, parked in ${results.parked.secondsToPark1000.toFixed(1)} s by one concurrency-4 worker.`,
   "",

@@ -5,7 +5,9 @@ import type { AgentEmitted, AgentEvent } from "../contract/events.js";
 import { approvalImplementation } from "./approval-piece.js";
 import type { ChartBuild } from "./build.js";
 import { compactionImplementation } from "./compaction-piece.js";
+import { deadlineImplementation } from "./deadline-piece.js";
 import { delegationImplementation } from "./delegation-piece.js";
+import { guardrailImplementation } from "./guardrail-piece.js";
 import { loopImplementation } from "./loop-piece.js";
 import { outputImplementation } from "./output-piece.js";
 import { roundImplementation } from "./round-piece.js";
@@ -25,6 +27,8 @@ export function agentSetup<O extends z.ZodType>(build: ChartBuild) {
   const output = outputImplementation(build);
   const compaction = compactionImplementation(build);
   const round = roundImplementation(build);
+  const guardrails = guardrailImplementation(build);
+  const deadline = deadlineImplementation(build);
   return setup({
     types: {
       context: {} as AgentContext,
@@ -34,9 +38,9 @@ export function agentSetup<O extends z.ZodType>(build: ChartBuild) {
       output: {} as AgentOutput<z.infer<O>>,
       emitted: {} as AgentEmitted,
     },
-    actors: { ...loop.actors, ...tools.actors, ...approval.actors, ...compaction.actors },
-    actions: { ...loop.actions, ...tools.actions, ...approval.actions, ...delegation.actions, ...output.actions, ...compaction.actions, ...round.actions },
-    guards: { ...loop.guards, ...approval.guards, ...delegation.guards, ...output.guards, ...compaction.guards },
+    actors: { ...loop.actors, ...tools.actors, ...approval.actors, ...compaction.actors, ...guardrails.actors, ...deadline.actors },
+    actions: { ...loop.actions, ...tools.actions, ...approval.actions, ...delegation.actions, ...output.actions, ...compaction.actions, ...round.actions, ...guardrails.actions },
+    guards: { ...loop.guards, ...approval.guards, ...delegation.guards, ...output.guards, ...compaction.guards, ...guardrails.guards },
   });
 }
 

@@ -8,7 +8,7 @@ import { StateAccess } from "../contract/state-access.js";
 import { agentToolsOf } from "./agent-tool-spec.js";
 import type { AgentTools } from "./delegation.js";
 import { llmInputs, type LlmInputs } from "./llm-input.js";
-import type { ACTOR_NAMES, ReactMachineOptions } from "./machine-options.js";
+import { checkResolvedConfig, type ACTOR_NAMES, type ReactMachineOptions } from "./machine-options.js";
 import { planOutput, type OutputPlan } from "./output.js";
 import { RoundRequest } from "./round-request.js";
 
@@ -30,6 +30,14 @@ export interface ChartFeatures {
   readonly handsOff: boolean;
   /** A call can wait for a person (a guard can ask, or a nested agent's guard can): AwaitingApproval. */
   readonly approvals: boolean;
+  /** Input guardrails that run before the first model call: CheckInput and GuardingInput. */
+  readonly blockingInput: boolean;
+  /** Input guardrails that run beside the first model call: AwaitingInputCheck. */
+  readonly parallelInput: boolean;
+  /** `outputGuardrails`: GuardingOutput. */
+  readonly outputGuardrails: boolean;
+  /** `config.maxDurationMs`: the deadline timer on the root. */
+  readonly deadline: boolean;
 }
 
 /**
@@ -74,6 +82,7 @@ export interface ChartBuild {
 export function chartBuild(options: ReactMachineOptions): ChartBuild {
   const name = options.name ?? "ReActAgent";
   const config: ReActConfig = loadConfig(options.config ?? {}, options.configFile === undefined ? {} : { path: options.configFile });
+  checkResolvedConfig(config);
   const now = options.now ?? Date.now;
   const access = new StateAccess(options.stateSchema ?? (ReActState as unknown as StateSchema), options.namespace, config.keys);
   const providers = options.toolProviders ?? [];
@@ -120,6 +129,10 @@ export function chartBuild(options: ReactMachineOptions): ChartBuild {
       delegates,
       handsOff,
       approvals: constraints || agents.size > 0,
+      blockingInput: (options.inputGuardrails ?? []).some((g) => g.mode !== "parallel"),
+      parallelInput: (options.inputGuardrails ?? []).some((g) => g.mode === "parallel"),
+      outputGuardrails: (options.outputGuardrails?.length ?? 0) > 0,
+      deadline: config.maxDurationMs !== undefined,
     },
     childId: (actor) => `${name}.${actor}`,
     target: (path) => `#${name}.${path}`,

@@ -2,11 +2,14 @@ import { enqueueActions } from "xstate";
 import { createCompactionActor, needsCompaction, type CompactionInput, type CompactionOutput } from "../../actors/compaction.js";
 import type { Message } from "../../actors/messages.js";
 import { addUsage, type Usage } from "../../actors/model-client.js";
+import { pricedUsage } from "../../actors/pricing.js";
 import { loadTokenizer } from "../../actors/token-count.js";
 import type { AgentContext } from "../contract/context.js";
 import { STATE_TAGS } from "../contract/state-tags.js";
 import type { ChartBuild } from "./build.js";
+import { budgetRefusals } from "./loop-piece.js";
 import { defineActions, defineGuards, stateConfig, when } from "./piece.js";
+import { spendInput } from "./spend.js";
 
 /**
  * Compaction (`config.context`): `CheckContext` counts the next prompt's tokens and, over the limit,
@@ -24,6 +27,7 @@ function promptOverhead(build: ChartBuild, context: AgentContext): number {
 function compactionInput(build: ChartBuild, context: AgentContext): CompactionInput {
   const limit = build.config.context!;
   const model = context.loop.round?.model ?? build.config.model;
+  const spend = spendInput(build.config, context, build.read<Usage>(context, "usage"));
   return {
     strategy: limit.strategy,
     messages: build.read<Message[]>(context, "messages"),
@@ -32,6 +36,7 @@ function compactionInput(build: ChartBuild, context: AgentContext): CompactionIn
     overhead: promptOverhead(build, context),
     ...(model !== undefined ? { model } : {}),
     ...(build.llm.timeoutMs !== undefined ? { timeoutMs: build.llm.timeoutMs } : {}),
+    ...(spend ? { spend } : {}),
   };
 }
 
@@ -45,8 +50,9 @@ export function compactionImplementation(build: ChartBuild) {
       applyCompaction: enqueueActions(({ context, event, enqueue }) => {
         const result = (event as { output?: CompactionOutput }).output;
         if (!result) return;
-        enqueue.assign({ state: access.write(context.state, { messages: result.messages, usage: addUsage(read<Usage>(context, "usage"), result.usage) }) });
-        enqueue.emit({ type: "context.compacted", ...base(context), strategy: config.context!.strategy, before: result.before, after: result.after, usage: result.usage });
+        const usage = pricedUsage(result.usage, result.usage.totalTokens > 0 ? config.pricing : undefined, result.model);
+        enqueue.assign({ state: access.write(context.state, { messages: result.messages, usage: addUsage(read<Usage>(context, "usage"), usage) }) });
+        enqueue.emit({ type: "context.compacted", ...base(context), strategy: config.context!.strategy, before: result.before, after: result.after, usage });
       }),
     }),
     guards: defineGuards({
@@ -74,7 +80,10 @@ export function compactionStates(build: ChartBuild, { next }: { next: string }) 
         src: "compaction",
         input: ({ context }) => compactionInput(build, context),
         onDone: { target: next, description: "The shorter conversation replaces the old one.", actions: "applyCompaction" },
-        onError: { target: build.target("Failed"), description: "Summarizing failed: the run fails (modelError).", actions: { type: "terminate", params: { reason: "modelError" } } },
+        onError: [
+          ...budgetRefusals(build, "No summary was asked for"),
+          { target: build.target("Failed"), description: "Summarizing failed: the run fails (modelError).", actions: { type: "terminate", params: { reason: "modelError" } } },
+        ],
       },
     }),
   });

@@ -1,6 +1,6 @@
 import { assign, enqueueActions, type AnyStateMachine } from "xstate";
 import type { ToolCall } from "../../actors/messages.js";
-import { isSaneUsage } from "../../actors/model-client.js";
+import { isSaneUsage, type Usage } from "../../actors/model-client.js";
 import type { ToolOutcome } from "../../actors/tool-executor.js";
 import { failureOf } from "../../actors/tool-outcome.js";
 import { commandShapeProblem } from "../contract/commands.js";
@@ -12,6 +12,7 @@ import type { ChartBuild } from "./build.js";
 import * as nested from "./delegation.js";
 import { nestedAgentLogic } from "./nested-agent.js";
 import { defineActions, defineGuards, stateConfig, type AgentOn, type AgentStateConfig, type DoneBranch } from "./piece.js";
+import { leftOf, nestedUsage, withGrant } from "./spend.js";
 import { recordStarted } from "./transitions.js";
 
 /**
@@ -33,8 +34,12 @@ export function delegationImplementation(build: ChartBuild) {
         if (event.type !== "agent.emitted" || event.from !== nestedId) return;
         const relayed = nested.relayed(context, event.event);
         if (!relayed) return;
-        // Usage joins this run's usage (and so its checkpoints): only counts that are sane (a forged event's are not).
-        if (relayed.type === "reply.completed" && isSaneUsage(relayed.usage)) enqueue.assign(nested.addNestedUsage(context, access, relayed.usage));
+        // Usage joins this run's usage (and so its checkpoints and budgets): replies and summaries, only
+        // counts that are sane (a forged event's are not), priced here when the nested agent has no prices.
+        if ((relayed.type === "reply.completed" || relayed.type === "context.compacted") && isSaneUsage(relayed.usage)) {
+          const model = relayed.type === "reply.completed" ? relayed.model : undefined;
+          enqueue.assign(nested.addNestedUsage(context, access, nestedUsage(relayed.usage, config.pricing, model)));
+        }
         enqueue.emit(relayed);
       }),
       mirrorNestedAgent: assign(({ context, event }) =>
@@ -51,7 +56,7 @@ export function delegationImplementation(build: ChartBuild) {
         const { call, src, input } = step.start;
         enqueue.assign(recordStarted(step.context, [{ callId: call.id, name: call.name, at: now() }]));
         enqueue.emit({ type: "tool.call.started", ...base(context), callId: call.id, name: call.name, arguments: step.context.loop.delegation!.current!.arguments });
-        spawnNested(enqueue, src, input);
+        spawnNested(enqueue, src, withGrant(input, leftOf(config, context, read<Usage>(context, "usage"))));
       }),
       finishNestedAgent: enqueueActions(({ context, event, enqueue }) => {
         const output = (event as { output?: Partial<AgentOutput> }).output;
@@ -82,7 +87,7 @@ export function delegationImplementation(build: ChartBuild) {
         enqueue.assign(step.context);
         const current = step.context.loop.delegation!.current!;
         enqueue.emit({ type: "agent.handoff", ...base(context), callId: call.id, name: call.name, from: name, to: current.agent, messages: current.carried });
-        spawnNested(enqueue, src, input);
+        spawnNested(enqueue, src, withGrant(input, leftOf(config, context, read<Usage>(context, "usage"))));
       }),
       finishHandoff: enqueueActions(({ context, event, enqueue }) => {
         const output = (event as { output?: AgentOutput }).output;

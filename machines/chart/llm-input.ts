@@ -1,9 +1,11 @@
 import type { LLMInput } from "../../actors/llm-step.js";
 import type { Message } from "../../actors/messages.js";
+import type { Usage } from "../../actors/model-client.js";
 import { resilienceWithoutKeys } from "../../actors/resilience-config.js";
 import type { ReActConfig } from "../contract/config.js";
 import type { AgentContext } from "../contract/context.js";
 import type { RoundRequest } from "./round-request.js";
+import { spendInput } from "./spend.js";
 
 /** Keys of the first-round-only tool choice inside `extraParams`. */
 const TOOL_CHOICE_KEYS = new Set(["toolChoice", "tool_choice"]);
@@ -65,6 +67,8 @@ export function llmInputs({ name, config, hasContextBuilder, round, read, view }
         extraParams: firstRound ? firstRoundParams : laterRoundParams,
       };
       if (firstRound && config.toolChoice !== undefined) input.toolChoice = config.toolChoice;
+      const spend = spendInput(config, context, read<Usage>(context, "usage"));
+      if (spend) input.spend = spend;
       if (context.loop.modelRoute !== undefined) input.route = context.loop.modelRoute;
       return round.apply(input, context.loop.round);
     },

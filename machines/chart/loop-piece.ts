@@ -3,6 +3,8 @@ import { toErrorInfo } from "../../actors/errors.js";
 import { createLLMActor, type LLMOutput, type LLMProgress } from "../../actors/llm-step.js";
 import type { Message } from "../../actors/messages.js";
 import type { Usage } from "../../actors/model-client.js";
+import { pricedUsage } from "../../actors/pricing.js";
+import { spendRefusal } from "../../actors/spend.js";
 import { createToolProvidersActor } from "../../actors/tool-providers.js";
 import { commandShapeProblem } from "../contract/commands.js";
 import { errorTermination, type AgentContext, type AgentOutput } from "../contract/context.js";
@@ -13,6 +15,7 @@ import type { ChartBuild } from "./build.js";
 import { parsePartialJson } from "./partial-json.js";
 import { defineActions, defineGuards, stateConfig, type AgentOn, type DoneBranch } from "./piece.js";
 import { carriedProgress } from "./progress.js";
+import { costBudgetSpent, tokenBudgetSpent } from "./spend.js";
 import { applyReply } from "./transitions.js";
 
 /**
@@ -56,6 +59,11 @@ export function loopImplementation(build: ChartBuild) {
             continue;
           }
           if (item.type === "text.delta" && typeof item.delta === "string") text += item.delta;
+          // An attempt's usage, priced like the reply's (per attempt: a fallback's model has its own price).
+          if (item.type === "model.call.completed" && config.pricing) {
+            enqueue.emit(Object.assign({}, item, { usage: pricedUsage(item.usage, config.pricing, item.model) }, base(context, at)));
+            continue;
+          }
           // Object.assign, not `{ ...item, ...base }`: spreading two objects of varying shapes
           // takes a slow path in V8 (microseconds per event, on every model event).
           enqueue.emit(Object.assign({}, item, base(context, at)));
@@ -76,6 +84,8 @@ export function loopImplementation(build: ChartBuild) {
           }
         }
       }),
+      /** A model reply joins the conversation (priced by config.pricing): the assign of AgentLLM's own branches, named for other pieces. */
+      applyModelReply: assign(({ context, event }) => applyReply(context, access, (event as unknown as { output: LLMOutput }).output, config.pricing)),
       announceReply: enqueueActions(({ context, event, enqueue }) => {
         const turn = (event as { output?: Partial<LLMOutput> }).output;
         if (!turn || !Array.isArray(turn.toolCalls)) return;
@@ -85,7 +95,7 @@ export function loopImplementation(build: ChartBuild) {
           round: read<number>(context, "rounds"),
           toolCalls: turn.toolCalls.length,
           finishReason: turn.finishReason ?? null,
-          usage: turn.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+          usage: turn.usage ? pricedUsage(turn.usage, config.pricing, turn.model, turn.serverModel) : { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
           model: turn.model ?? "",
         });
       }),
@@ -103,7 +113,12 @@ export function loopImplementation(build: ChartBuild) {
       wellFormedCommand: ({ event }) =>
         (event.type !== "agent.cancel" && event.type !== "guard.approve" && event.type !== "guard.reject") || commandShapeProblem(event) === undefined,
       isDone: ({ context }) => read<boolean>(context, "done") === true,
-      budgetSpent: ({ context }) => config.maxBudgetTokens !== undefined && read<Usage>(context, "usage").totalTokens >= config.maxBudgetTokens,
+      budgetSpent: ({ context }) => tokenBudgetSpent(config, context, read<Usage>(context, "usage")),
+      costBudgetSpent: ({ context }) => costBudgetSpent(config, context, read<Usage>(context, "usage")),
+      /** The model call (or summary) was not made: its prompt alone would cross the token budget. */
+      tokenBudgetRefused: ({ event }) => "error" in event && spendRefusal(event.error) === "tokenBudget",
+      /** ...or the cost budget (or its model has no price). */
+      costBudgetRefused: ({ event }) => "error" in event && spendRefusal(event.error) === "costBudget",
       iterationsLeft: ({ context }) => context.loop.iteration < config.maxIterations,
     }),
   };
@@ -137,7 +152,7 @@ export function loopRootOn({ on }: { on: AgentOn }): AgentOn {
 
 /** The loop's states, and the parts of Evaluating and ChildRunning that are not their children. */
 export function loopStates(build: ChartBuild, exits: { roundStart: string; done: string; finalResult: readonly DoneBranch<"llm">[] }) {
-  const { access, target, read, base } = build;
+  const { config, access, target, read, base } = build;
   return {
     Initialising: stateConfig({
       description: "Waits for the tool providers to start (tools.ready) before the first round.",
@@ -162,9 +177,12 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
       initial: "CheckAbort",
     }),
     CheckAbort: stateConfig({
-      description: "Ends the run when the token budget is spent (tokenBudget); otherwise goes on to the round.",
+      description: "Ends the run when the token or cost budget is spent (tokenBudget, costBudget); otherwise goes on to the round.",
       always: [
         { guard: "budgetSpent", target: target("Failed"), description: "The token budget is spent: the run fails (tokenBudget).", actions: { type: "terminate", params: { reason: "tokenBudget" } } },
+        ...(config.maxBudgetCost !== undefined
+          ? [{ guard: "costBudgetSpent", target: target("Failed"), description: "The cost budget is spent (or the cost is not known): the run fails (costBudget).", actions: { type: "terminate", params: { reason: "costBudget" } } } as const]
+          : []),
         { target: "ChildRunning", description: "Budget left: run the round." },
       ],
     }),
@@ -189,20 +207,23 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
             guard: ({ event }) => event.output.toolCalls.length > 0,
             target: "ToolExecutor",
             description: "The reply calls tools: run them.",
-            actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
+            actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output, config.pricing)), "announceReply"],
           },
           {
             target: "StateCondition",
             description: "A plain reply: check whether the run is done.",
-            actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output)), "announceReply"],
+            actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output, config.pricing)), "announceReply"],
           },
         ],
         // The error carries no progress (the actor flushed it before failing): settling first keeps every outcome alike.
-        onError: {
-          target: target("Failed"),
-          description: "The model call failed for good: the run fails (modelError).",
-          actions: ["reportModelProgress", { type: "terminate", params: { reason: "modelError" } }],
-        },
+        onError: [
+          ...budgetRefusals(build, "The call was not made"),
+          {
+            target: target("Failed"),
+            description: "The model call failed for good: the run fails (modelError).",
+            actions: ["reportModelProgress", { type: "terminate", params: { reason: "modelError" } }],
+          },
+        ],
       },
       on: { "llm.progress": { actions: "reportModelProgress" } },
     }),
@@ -247,4 +268,20 @@ export function runOutput<T>(build: ChartBuild, context: AgentContext): AgentOut
   if (context.loop.termination) output.termination = context.loop.termination;
   if (outputPlan && !context.loop.termination && context.loop.output?.status === "valid") output.output = outputPlan.value(context.loop.output.raw) as T;
   return output;
+}
+
+/**
+ * On a model call's (or a summary's) error: it was not made because it would cross a budget. The
+ * token budget's branch is always there (a nested agent may get a budget from its caller, like the
+ * budget check of CheckAbort); the cost budget's comes with `config.maxBudgetCost`. `what` starts
+ * the description.
+ */
+export function budgetRefusals(build: ChartBuild, what: string) {
+  const { config, target } = build;
+  return [
+    { guard: "tokenBudgetRefused", target: target("Failed"), description: `${what}: its prompt alone would cross the token budget (tokenBudget).`, actions: ["reportModelProgress", { type: "terminate", params: { reason: "tokenBudget" } }] } as const,
+    ...(config.maxBudgetCost !== undefined
+      ? [{ guard: "costBudgetRefused", target: target("Failed"), description: `${what}: it would cross the cost budget, or its model has no price (costBudget).`, actions: ["reportModelProgress", { type: "terminate", params: { reason: "costBudget" } }] } as const]
+      : []),
+  ];
 }

@@ -1,13 +1,14 @@
 import type { z } from "zod";
 import type { ContextBuilder } from "../../actors/context-builder.js";
 import type { Guard } from "../../actors/guard.js";
+import { defineGuardrail, type Guardrail } from "../../actors/guardrail.js";
 import type { ModelClient } from "../../actors/model-client.js";
 import type { ToolRunner } from "../../actors/tool-executor.js";
 import type { ToolJournal } from "../../actors/tool-journal.js";
 import { JianmuError } from "../../tools/jianmu-error.js";
 import type { ToolProvider } from "../../tools/provider.js";
 import type { Tool } from "../../tools/tool.js";
-import type { ReActConfigInput } from "../contract/config.js";
+import type { ReActConfig, ReActConfigInput } from "../contract/config.js";
 import type { StateSchema } from "../contract/state.js";
 import type { PrepareRound } from "./prepare-round.js";
 
@@ -46,6 +47,10 @@ export interface ReactMachineOptions<C = unknown, O extends z.ZodType = z.ZodTyp
   output?: O;
   /** Decides each round's model, tools (a subset by name), toolChoice, extraParams and systemPrompt. Must be pure. */
   prepareRound?: PrepareRound;
+  /** Check the run's input before the first model call (`mode: "blocking"`, the default) or beside it (`"parallel"`). See docs/guardrails.md. */
+  inputGuardrails?: readonly Guardrail[];
+  /** Check the final answer (and the typed output) before the run succeeds. */
+  outputGuardrails?: readonly Guardrail[];
 }
 
 /** Stable names of the invoked actors, for `machine.provide({ actors: { ... } })`. */
@@ -56,6 +61,10 @@ export const ACTOR_NAMES = {
   toolProviders: "toolProviders",
   approvalTimer: "approvalTimer",
   compaction: "compaction",
+  inputGuardrails: "inputGuardrails",
+  parallelGuardrails: "parallelGuardrails",
+  outputGuardrails: "outputGuardrails",
+  deadlineTimer: "deadlineTimer",
 } as const;
 
 export class MachineOptionsError extends JianmuError {
@@ -99,4 +108,33 @@ export function checkOptions<C, O extends z.ZodType>(options: ReactMachineOption
   options.constraints?.forEach((guard, index) => {
     if (typeof guard !== "function") throw new MachineOptionsError(`constraints[${index}]`, "must be a guard function (call, ctx) => decision");
   });
+  checkGuardrails(options);
+}
+
+function checkGuardrails(options: Pick<ReactMachineOptions, "inputGuardrails" | "outputGuardrails">): void {
+  for (const stage of ["inputGuardrails", "outputGuardrails"] as const) {
+    const list = options[stage];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) throw new MachineOptionsError(stage, "must be an array of guardrails (defineGuardrail, maxLength, blocklist)");
+    const names = new Set<string>();
+    list.forEach((guardrail: Guardrail, index) => {
+      try {
+        defineGuardrail(guardrail);
+      } catch (error) {
+        throw new MachineOptionsError(`${stage}[${index}]`, `is not a guardrail: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      if (stage === "outputGuardrails" && guardrail.mode === "parallel") {
+        throw new MachineOptionsError(`${stage}[${index}].mode`, `"parallel" is for input guardrails (an output guardrail checks the finished answer)`);
+      }
+      if (names.has(guardrail.name)) throw new MachineOptionsError(`${stage}[${index}].name`, `repeats "${guardrail.name}": each guardrail of a stage needs its own name`);
+      names.add(guardrail.name);
+    });
+  }
+}
+
+/** Settings that only make sense together, checked on the resolved config (jianmu.yaml included). */
+export function checkResolvedConfig(config: ReActConfig): void {
+  if (config.maxBudgetCost !== undefined && config.pricing === undefined) {
+    throw new MachineOptionsError("config.maxBudgetCost", 'needs config.pricing: the price of each model the run may call, e.g. { pricing: { "gpt-4o-mini": { input: 0.15, output: 0.6 } } }');
+  }
 }

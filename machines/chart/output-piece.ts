@@ -19,7 +19,7 @@ export function outputImplementation(build: ChartBuild) {
   return {
     actions: defineActions({
       /** AgentLLM done with a final-result call: the reply is recorded like any other before CheckOutput reads it. */
-      applyFinalReply: assign(({ context, event }) => applyReply(context, access, (event as unknown as { output: LLMOutput }).output)),
+      applyFinalReply: assign(({ context, event }) => applyReply(context, access, (event as unknown as { output: LLMOutput }).output, config.pricing)),
       checkOutput: assign(({ context }) => recordOutputCheck(context, access, plan())),
       acceptOutput: assign(({ context }) => acceptOutput(context, access)),
       rejectOutput: enqueueActions(({ context, enqueue }) => {

@@ -92,6 +92,9 @@ export type Branch = Exclude<Single<NonNullable<AgentStateConfig["always"]>>, st
 
 type Invoke = Single<NonNullable<AgentStateConfig["invoke"]>>;
 
+/** One invoked actor that a piece adds to another piece's state (or the root). */
+export type AgentInvoke = Invoke;
+
 /** One transition on the output of the invoked actor `src`, that a piece adds to the state invoking it. */
 export type DoneBranch<Src extends string> = Exclude<Single<NonNullable<Extract<Invoke, { src: Src }>["onDone"]>>, string>;
 

@@ -2,9 +2,11 @@ import type { CallDecision, CallRecord, PreflightOutput } from "../../actors/gua
 import type { LLMOutput } from "../../actors/llm-step.js";
 import { ai, toolMessage, type ToolCall } from "../../actors/messages.js";
 import { addUsage, type Usage } from "../../actors/model-client.js";
+import { pricedUsage, type Pricing } from "../../actors/pricing.js";
 import type { ExecutorOutput } from "../../actors/tool-executor.js";
 import type { AgentContext } from "../contract/context.js";
 import type { StateAccess } from "../contract/state-access.js";
+import { noteSpend } from "./spend.js";
 
 /**
  * The pure context updates behind the machine's transitions. Kept apart from the statechart so
@@ -12,11 +14,12 @@ import type { StateAccess } from "../contract/state-access.js";
  */
 
 /**
- * AgentLLM done: write actions, rounds + 1, done, finalAnswer, usage; append the assistant message
- * (with the reply's reasoning items, which go back to the model that wrote them on the next round);
- * keep which of the client's targets answered (`loop.modelRoute`: sticky fallbacks start there).
+ * AgentLLM done: write actions, rounds + 1, done, finalAnswer, usage (priced by `pricing`); append the
+ * assistant message (with the reply's reasoning items, which go back to the model that wrote them on
+ * the next round); keep which of the client's targets answered (`loop.modelRoute`: sticky fallbacks
+ * start there) and what budgets need beyond usage (machines/chart/spend.ts).
  */
-export function applyReply(context: AgentContext, access: StateAccess, turn: LLMOutput): AgentContext {
+export function applyReply(context: AgentContext, access: StateAccess, turn: LLMOutput, pricing?: Pricing): AgentContext {
   const rounds = access.read<number>(context.state, "rounds") + 1;
   // Some servers send empty ids; every call needs one so that its tool message can answer it.
   // Ids must also be unique within the reply: decisions, approvals and tool messages are keyed by
@@ -35,12 +38,15 @@ export function applyReply(context: AgentContext, access: StateAccess, turn: LLM
     done,
     finalAnswer: done ? turn.content || turn.refusal || "" : null,
     textOutput: turn.content,
-    usage: addUsage(access.read<Usage>(context.state, "usage"), turn.usage),
+    usage: addUsage(access.read<Usage>(context.state, "usage"), pricedUsage(turn.usage, pricing, turn.model, turn.serverModel)),
   });
   const message = ai(turn.content === "" ? null : turn.content, calls);
   if (turn.reasoningItems !== undefined) message.reasoningItems = turn.reasoningItems;
   state = access.append(state, "messages", [message]);
-  return turn.route === undefined ? { ...context, state } : { ...context, state, loop: { ...context.loop, modelRoute: turn.route } };
+  const spend = noteSpend(context.loop.spend, turn);
+  if (turn.route === undefined && spend === context.loop.spend) return { ...context, state };
+  const loop = { ...context.loop, ...(turn.route !== undefined ? { modelRoute: turn.route } : {}), ...(spend !== undefined ? { spend } : {}) };
+  return { ...context, state, loop };
 }
 
 /** Preflight done: keep each call's verdict for AwaitingApproval and Executing. */

@@ -36,6 +36,13 @@ export function pendingApprovals(snapshot: { context: AgentContext }): PendingAp
   return nested.length > 0 ? [...own, ...nested] : own;
 }
 
+/** Pending approvals read from a saved snapshot's context (no machine needed), nested agents' calls included. */
+export function pendingFromSnapshot(snapshot: Record<string, unknown>): PendingApproval[] {
+  const loop = (snapshot.context as { loop?: { decisions?: unknown } } | undefined)?.loop;
+  if (!Array.isArray(loop?.decisions)) return [];
+  return pendingApprovals(snapshot as unknown as { context: AgentContext });
+}
+
 /** What an `onApproval` callback answers. */
 export type ApprovalAnswer =
   | { approve: true; /** Edited arguments, validated against the tool's schema. */ args?: Record<string, unknown> | string }

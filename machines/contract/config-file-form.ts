@@ -130,6 +130,10 @@ export class FileForm<Field extends string> {
   private rename(value: unknown, schema: z.ZodType, path: string, name: string, source: string): unknown {
     const inner = unwrap(schema);
     if (inner instanceof z.ZodArray && Array.isArray(value)) return value.map((item, index) => this.rename(item, inner.element as z.ZodType, `${path}.${index}`, name, source));
+    // A record's keys are names (models in `pricing`): kept as written; its values are settings like any.
+    if (inner instanceof z.ZodRecord && isRecord(value)) {
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.rename(item, inner.valueType as z.ZodType, `${path}.${key}`, name, source)]));
+    }
     if (!(inner instanceof z.ZodObject) || !isRecord(value)) return value;
     const keys = new Map(Object.keys(inner.shape).map((key) => [snakeCase(key), key]));
     const renamed: Values = {};

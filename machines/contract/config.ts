@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { z } from "zod";
+import { PricingSchema } from "../../actors/pricing.js";
 import { FallbackSchema, ResilienceSchema } from "../../actors/resilience-config.js";
 import { modelApiFields } from "../../actors/model-api.js";
 import { StateKeysSchema } from "./state.js";
@@ -45,8 +46,18 @@ export const ReActConfig = z
     topK: z.number().int().positive().optional(),
     /** Seconds one model call (one HTTP attempt) may take. */
     timeout: z.number().positive().optional(),
-    /** Total tokens for the whole run; unset = unlimited. */
+    /**
+     * Total tokens for the whole run, nested agents, summaries and every attempt included; unset =
+     * unlimited. Each model call's maxTokens is capped to what is left after its prompt, and a call
+     * whose prompt alone would not fit is not made (the run fails: tokenBudget).
+     */
     maxBudgetTokens: z.number().int().positive().optional(),
+    /** The most the run may cost, in the currency units of `pricing` (needs it); held like `maxBudgetTokens` (costBudget). */
+    maxBudgetCost: z.number().positive().optional(),
+    /** Prices per model in currency units per million tokens: `{ "gpt-4o-mini": { input: 0.15, output: 0.6, cachedInput: 0.075 } }`. Gives `usage.cost`. */
+    pricing: PricingSchema.optional(),
+    /** Wall-clock limit of a run from its start, in ms; kept as an absolute deadline, so a restored run keeps it (deadline). */
+    maxDurationMs: z.number().int().positive().optional(),
     maxIterations: z.number().int().min(1).max(10_000).default(10),
     /** Retries and fallbacks; when unset the model client's own settings apply. */
     resilience: ResilienceSchema.optional(),
@@ -106,7 +117,10 @@ const FILE_LOCATIONS = {
   topK: "llm.*",
   timeout: "llm.*",
   maxBudgetTokens: "llm.*",
+  maxBudgetCost: "llm.*",
   maxIterations: "limits.*",
+  maxDurationMs: "limits.*",
+  pricing: "*",
   resilience: "*",
   systemPrompt: "react.*",
   toolChoice: "react.*",

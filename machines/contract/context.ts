@@ -1,8 +1,10 @@
 import { z } from "zod";
+import { PrintableIdSchema } from "./printable-id.js";
 import { CallDecisionSchema, CallRecordSchema } from "../../actors/call-decision.js";
 import { MessageSchema } from "../../actors/messages.js";
 import { ModelRouteSchema } from "../../actors/model-route.js";
 import { ToolInfoSchema, type ToolInfo } from "../../tools/tool.js";
+import { GrantSchema, SpendStateSchema } from "./limits.js";
 import { DelegationSchema } from "./loop-delegation.js";
 import { OutputCheckSchema } from "./output-check.js";
 import { RoundPlanSchema } from "./round-plan.js";
@@ -51,6 +53,15 @@ export const LoopContextSchema = z.object({
   outputFailures: z.number().int().min(0).optional(),
   /** With `prepareRound`: this round's plan, as `PreparingRound` validated it. */
   round: RoundPlanSchema.optional(),
+  // Optional too: snapshots saved before budgets held, guardrails and deadlines existed lack them.
+  /** With `config.maxDurationMs`: when the run must end (epoch ms), fixed when it started, so a restored run keeps it. */
+  deadline: z.number().optional(),
+  /** A nested agent's grant from the agent that started it (`input.limits`). */
+  limits: GrantSchema.optional(),
+  /** With a budget: what servers may have counted beyond `usage`, and how far our prompt estimates fell short. */
+  spend: SpendStateSchema.optional(),
+  /** With input guardrails: those of each mode that have passed (or sent feedback) in this run, so they do not run again. */
+  inputGuarded: z.object({ blocking: z.boolean().optional(), parallel: z.boolean().optional() }).optional(),
   /** With fallbacks: which of the model client's targets answered last (sticky fallbacks start the next call there). */
   modelRoute: ModelRouteSchema.optional(),
 });
@@ -64,6 +75,9 @@ export const AgentContextSchema = z.object({
 });
 export type AgentContext = z.infer<typeof AgentContextSchema>;
 
+/** A thread id (the conversation several runs continue). */
+export const ThreadIdSchema = PrintableIdSchema;
+
 /** What a run is started with: checked on the way in, so nothing else reaches context. */
 export const AgentInputSchema = z
   .object({
@@ -73,6 +87,14 @@ export const AgentInputSchema = z
     state: z.record(z.string(), z.unknown()).optional(),
     /** Reuse a run id (e.g. to resume journaled work); a fresh one is made otherwise. */
     runId: z.string().min(1).max(200).optional(),
+    /**
+     * Continue this thread. `runAgent` (with a store in `checkpoints`), the run queue and the web
+     * handler load the thread's conversation from their store and start the run from it plus
+     * `messages`; the machine itself only sees the resulting messages.
+     */
+    threadId: ThreadIdSchema.optional(),
+    /** At most this much to spend (the agent that starts a nested agent passes what it has left): budgets take the smaller. */
+    limits: GrantSchema.optional(),
   })
   .strict();
 export type AgentInput = z.input<typeof AgentInputSchema>;
@@ -83,12 +105,12 @@ export { AgentOutputSchema, type AgentOutput } from "./agent-output.js";
  * The context of a fresh run: validate the input, fill defaults, reset `run` and `step` fields
  * (a restored snapshot skips this, so it keeps them), then append the new messages.
  */
-export function initialContext(rawInput: unknown, access: StateAccess, tools: ToolInfo[]): AgentContext {
+export function initialContext(rawInput: unknown, access: StateAccess, tools: ToolInfo[], run: { deadline?: number } = {}): AgentContext {
   const parsed = AgentInputSchema.safeParse(rawInput ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = ["input", ...issue.path.map(String)].join(".");
-    throw new AgentInputError(field, `${issue.message} (input is { messages?: Message[], state?: object, runId?: string })`);
+    throw new AgentInputError(field, `${issue.message} (input is { messages?: Message[], state?: object, runId?: string, threadId?: string, limits?: { tokens?, cost? } })`);
   }
   const input = parsed.data;
   let state = access.normalize(input.state ?? {});
@@ -97,6 +119,15 @@ export function initialContext(rawInput: unknown, access: StateAccess, tools: To
   return {
     state,
     // The Web Crypto global, not node:crypto: that module's code then loads on the first run, not on `import "jianmu"`.
-    loop: { runId: input.runId ?? crypto.randomUUID(), iteration: 0, tools, decisions: [], history: [], termination: null },
+    loop: {
+      runId: input.runId ?? crypto.randomUUID(),
+      iteration: 0,
+      tools,
+      decisions: [],
+      history: [],
+      termination: null,
+      ...(run.deadline !== undefined ? { deadline: run.deadline } : {}),
+      ...(input.limits !== undefined ? { limits: input.limits } : {}),
+    },
   };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { CallDecision } from "../../actors/guard.js";
 import type { CompactionStrategy } from "../../actors/compaction.js";
+import type { GuardrailStage } from "../../actors/guardrail.js";
 import { eventTypes, tableSchema, type EventOf, type EventTable } from "../../actors/event-table.js";
 import { MODEL_CALL_EVENTS } from "../../actors/model-events.js";
 import { TOOL_PROGRESS_EVENTS } from "../../actors/tool-events.js";
@@ -130,6 +131,21 @@ export const EMITTED_EVENTS = {
       to: z.string(),
       /** How many messages of the conversation the target receives. */
       messages: z.number().int().min(0),
+    }),
+  /** A guardrail tripped: the run fails (guardrailTripped). */
+  "guardrail.tripped": () =>
+    z.strictObject({
+      /** Where it looked: the run's input, or its final answer. */
+      stage: z.enum(["input", "output"] as const satisfies readonly GuardrailStage[]),
+      guardrail: z.string(),
+      reason: z.string(),
+    }),
+  /** A guardrail sent feedback: the model reads it and answers again (an iteration). */
+  "guardrail.retried": () =>
+    z.strictObject({
+      stage: z.enum(["input", "output"] as const satisfies readonly GuardrailStage[]),
+      guardrail: z.string(),
+      feedback: z.string(),
     }),
 } satisfies EventTable;
 

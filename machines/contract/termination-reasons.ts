@@ -11,5 +11,8 @@ export const TERMINATION_REASONS = [
   "internalError",
   "handoffFailed",
   "invalidOutput",
+  "costBudget",
+  "guardrailTripped",
+  "deadline",
 ] as const;
 export type TerminationReason = (typeof TERMINATION_REASONS)[number];

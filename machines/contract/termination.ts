@@ -20,6 +20,8 @@ export const TerminationSchema = z.object({
   detail: z.string().optional(),
   /** `invalidOutput`: the model's last final output, as it wrote it (`error` says what is wrong with it). */
   raw: z.string().optional(),
+  /** `guardrailTripped`: the guardrail's name (`detail` is its reason). */
+  guardrail: z.string().optional(),
 });
 export type Termination = z.infer<typeof TerminationSchema>;
 

@@ -146,6 +146,17 @@ export class BlobCollector {
   }
 }
 
+/** The content hashes a saved record refers to (a fork copies them to its own run: blobs are kept per run). */
+export function blobHashesIn(value: unknown): string[] {
+  const found = new Set<string>();
+  mapObjects(value, (object) => {
+    const ref = blobRefOf(object);
+    if (ref !== undefined) found.add(ref.slice("sha256:".length));
+    return undefined;
+  });
+  return [...found];
+}
+
 /** True when a saved snapshot still refers to stored content (it was not loaded through `resolveBlobs`). */
 export function hasBlobRefs(value: unknown): boolean {
   let found = false;

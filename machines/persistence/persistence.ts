@@ -182,6 +182,14 @@ export function readPersisted(saved: unknown, limits: SnapshotLimits = DEFAULT_S
     }
   }
   tooBig(value);
+  return checkedEnvelope(value);
+}
+
+/**
+ * The envelope checks of `readPersisted`, for a value whose size and nesting its caller has already
+ * bounded (a store that rebuilt it from parts it checked one by one, machines/persistence/log/).
+ */
+export function checkedEnvelope(value: unknown): PersistedAgent {
   if (value === undefined) {
     throw new SnapshotError("format", "cannot restore the run: nothing was given (store.load(runId) returns undefined for a run it does not have: check the run id with store.list())");
   }

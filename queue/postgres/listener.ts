@@ -29,11 +29,7 @@ export class NotificationListener {
   }
 
   private dispatch(payload: string | undefined): void {
-    const signal: QueueSignal = payload?.startsWith("finished:")
-      ? { kind: "finished", runId: payload.slice("finished:".length) }
-      : payload?.startsWith("events:")
-        ? { kind: "events", runId: payload.slice("events:".length) }
-        : { kind: "runnable" };
+    const signal = signalOf(payload);
     for (const listener of [...this.listeners]) listener(signal);
   }
 
@@ -102,4 +98,12 @@ export class NotificationListener {
     this.since = undefined;
     await client?.end().catch(() => undefined);
   }
+}
+
+/** A notification's payload: `finished:<runId>`, `events:<runId>`, `runnable:<runId>`, or a bare `runnable` (older writers, or none). */
+function signalOf(payload: string | undefined): QueueSignal {
+  if (payload?.startsWith("finished:")) return { kind: "finished", runId: payload.slice("finished:".length) };
+  if (payload?.startsWith("events:")) return { kind: "events", runId: payload.slice("events:".length) };
+  if (payload?.startsWith("runnable:")) return { kind: "runnable", runId: payload.slice("runnable:".length) };
+  return { kind: "runnable" };
 }

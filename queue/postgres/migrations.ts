@@ -1,11 +1,22 @@
 import type pg from "pg";
+import { readPersisted, type PersistedAgent } from "../../machines/persistence/persistence.js";
 
 /**
  * The tables, as numbered migrations. A database records the versions it has; `connect` applies the
  * missing ones in one transaction under an advisory lock, so processes connecting at once migrate once.
  * Never edit a released migration: add the next one.
  */
-export const MIGRATIONS: readonly { version: number; sql: (schema: string) => string }[] = [
+/** Migration 4 moves each run's one checkpoint into its log: the store's own write path does it (see PostgresRunStore.connect). */
+export type ConvertCheckpoint = (query: (text: string, values?: unknown[]) => Promise<unknown>, runId: string, record: PersistedAgent) => Promise<void>;
+
+export interface Migration {
+  version: number;
+  sql: (schema: string) => string;
+  /** Work after the statements, in the same transaction (data only code can transform). */
+  after?: (client: pg.ClientBase, schema: string, convert: ConvertCheckpoint) => Promise<void>;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     sql: (s) => `
@@ -87,8 +98,69 @@ DROP INDEX ${s}.runs_claimable;
 CREATE INDEX runs_due ON ${s}.runs (agent, wake_at) WHERE status IN ('queued', 'running', 'awaitingApproval') AND wake_at IS NOT NULL;`,
   },
   {
-    // A run's stream of events for followers in any process (queue/run-events.ts); pruned after the run ends.
+    // One log per run: every checkpoint kept, the conversation stored once (streams of elements), forks and threads.
     version: 4,
+    sql: (s) => `
+-- run_key: how checkpoints and streams name their run (a 4-byte integer instead of its id in every row); never reused.
+ALTER TABLE ${s}.runs
+  ADD COLUMN run_key         serial UNIQUE,
+  ADD COLUMN head            bigint,
+  ADD COLUMN thread_id       text,
+  ADD COLUMN thread_seq      integer,
+  ADD COLUMN seed            text,
+  ADD COLUMN fork_of         text,
+  ADD COLUMN fork_checkpoint bigint,
+  ADD COLUMN inherit         text;
+-- Outcomes are journaled deflated (machines/persistence/log/journal-packing.ts); earlier ones stay as text in outcome.
+ALTER TABLE ${s}.tool_journal ADD COLUMN packed bytea;
+CREATE UNIQUE INDEX runs_thread_active ON ${s}.runs (thread_id) WHERE thread_id IS NOT NULL AND status IN ('queued', 'running', 'awaitingApproval');
+CREATE INDEX runs_thread ON ${s}.runs (thread_id, thread_seq) WHERE thread_id IS NOT NULL;
+CREATE INDEX runs_forks ON ${s}.runs (fork_of) WHERE fork_of IS NOT NULL;
+-- Every lookup of a checkpoint names its run: one index, by run then id.
+CREATE TABLE ${s}.checkpoints (
+  run_key   integer NOT NULL,
+  id        bigserial,
+  key_id    bigint,
+  prev_key  bigint,
+  body      bytea NOT NULL,
+  PRIMARY KEY (run_key, id)
+);
+-- Streams are few (a handful per run): 4-byte ids keep each element's row and index entry short.
+CREATE TABLE ${s}.streams (
+  id         serial PRIMARY KEY,
+  run_key    integer NOT NULL,
+  base_id    integer,
+  base_count integer
+);
+CREATE INDEX streams_run ON ${s}.streams (run_key);
+CREATE INDEX streams_base ON ${s}.streams (base_id) WHERE base_id IS NOT NULL;
+CREATE TABLE ${s}.items (
+  stream_id integer NOT NULL,
+  seq       integer NOT NULL,
+  body      text NOT NULL,
+  PRIMARY KEY (stream_id, seq)
+);`,
+    after: async (client, s, convert) => {
+      const { rows } = await client.query<{ run_id: string; checkpoint: string; updated_at: string }>(
+        `SELECT run_id, checkpoint, updated_at FROM ${s}.runs WHERE checkpoint IS NOT NULL ORDER BY created_at, run_id`,
+      );
+      for (const row of rows) {
+        let record: PersistedAgent;
+        try {
+          record = readPersisted(row.checkpoint);
+        } catch (error) {
+          throw new Error(`the checkpoint of run ${row.run_id} (written by an earlier jianmu) cannot be read (${error instanceof Error ? error.message : String(error)}); delete that row or restore a backup, then connect again`);
+        }
+        await convert((text, values) => client.query(text, values), row.run_id, record);
+        // A run's last change is still the one it had; moving it into the log is not one.
+        await client.query(`UPDATE ${s}.runs SET updated_at = $2 WHERE run_id = $1`, [row.run_id, row.updated_at]);
+      }
+      await client.query(`ALTER TABLE ${s}.runs DROP COLUMN checkpoint`);
+    },
+  },
+  {
+    // A run's stream of events for followers in any process (queue/run-events.ts); pruned after the run ends.
+    version: 5,
     sql: (s) => `
 CREATE TABLE ${s}.run_events (
   run_id text NOT NULL,
@@ -119,7 +191,7 @@ function checkNotNewer(schema: string, version: number): void {
   }
 }
 
-export async function migrate(client: pg.ClientBase, schema: string): Promise<{ from: number; to: number }> {
+export async function migrate(client: pg.ClientBase, schema: string, convert: ConvertCheckpoint): Promise<{ from: number; to: number }> {
   // Up to date already: no DDL, no lock (a role with rights on the tables only, not on the database, connects).
   const current = await versionOf(client, schema);
   checkNotNewer(schema, current);
@@ -135,6 +207,7 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<{ 
     for (const migration of MIGRATIONS) {
       if (migration.version <= from) continue;
       await client.query(migration.sql(schema));
+      await migration.after?.(client, schema, convert);
       await client.query(`INSERT INTO ${schema}.schema_migrations (version) VALUES ($1)`, [migration.version]);
     }
     await client.query("COMMIT");

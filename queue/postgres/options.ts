@@ -42,6 +42,8 @@ export const ConnectOptionsSchema = z
     pollMs: z.number().int().min(10).default(1_000),
     /** LISTEN for notifications (turn off behind a pooler in transaction mode: workers then poll). */
     listen: z.boolean().default(true),
+    /** Keep only the last N checkpoints of each run (and those a fork starts from). Default: every one. */
+    keepCheckpoints: z.number().int().min(1).optional(),
     /**
      * Name the server (host, port, database, role) in error messages. Off by default: errors reach
      * logs, HTTP bodies and model prompts. The connection string and its password never appear.

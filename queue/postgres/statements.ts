@@ -27,5 +27,5 @@ export function claimStatement(schema: string): string {
      UPDATE ${schema}.runs r SET owner = $3, token = r.token + 1, lease_until = ${NOW} + $4, wake_at = ${NOW},
        status = 'running', updated_at = ${NOW}
      FROM c WHERE r.run_id = c.run_id
-     RETURNING r.run_id, r.agent, r.token, r.input, r.checkpoint`;
+     RETURNING r.run_id, r.agent, r.token, r.input, r.head`;
 }

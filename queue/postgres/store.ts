@@ -1,37 +1,23 @@
 import pg from "pg";
-import type { ToolOutcome } from "../../actors/tool-executor.js";
-import type { JournalEntry, JournalKey, ToolJournal } from "../../actors/tool-journal.js";
-import { checkRecordId, journalEntryOf, type CheckpointStore, type CheckpointSummary } from "../../machines/persistence/checkpoints/store.js";
+import type { CheckpointSummary } from "../../machines/persistence/checkpoints/store.js";
 import type { AgentOutput } from "../../machines/contract/context.js";
-import { readPersisted, type PersistedAgent, type RunStatus } from "../../machines/persistence/persistence.js";
+import { emptyContext } from "../../machines/persistence/log/streams.js";
 import { RunQueueError } from "../errors.js";
 import { Fences } from "../fences.js";
-import type { BlobStore, StoredBlob } from "../../machines/persistence/blobs.js";
-import { queueOwned, type QueueSignal, type RunStore } from "../run-store.js";
+import type { QueueSignal, RunStore } from "../run-store.js";
 import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
-import {
-  pendingFromSnapshot,
-  type ClaimedRun,
-  type InboxEvent,
-  type ListOptions,
-  type QueueStatus,
-  type RunCommand,
-  type RunInput,
-  type RunStatusInfo,
-  type RunSummary,
-  type SubmitRequest,
-  dedupeKeyOf,
-} from "../schemas.js";
-import { isStorableText, storableKey } from "../storable.js";
+import { dedupeKeyOf, type ClaimedRun, type InboxEvent, type ListOptions, type QueueStatus, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest } from "../schemas.js";
+import { storableKey } from "../storable.js";
 import { Waiters } from "../wait.js";
 import type { RunEventInput, StoredRunEvent } from "../run-events.js";
 import { retryWithin } from "../retry.js";
-import { explainPgError, isTransientPgFault, pgFaultOf, type ServerNaming } from "./errors.js";
+import { explainPgError, isTransientPgFault, type ServerNaming } from "./errors.js";
 import { NotificationListener } from "./listener.js";
 import { clientConfig, ownPool } from "./pool.js";
 import { claimStatement, NOW } from "./statements.js";
 import { migrate } from "./migrations.js";
 import { ConnectOptionsSchema, serverNaming, type PostgresRunStoreOptions, type ResolvedOptions } from "./options.js";
+import { PostgresRunLog, type PgWriteFence } from "./run-log.js";
 
 interface RunRow {
   run_id: string;
@@ -52,32 +38,28 @@ interface RunRow {
 const LISTEN_YIELD_MS = 30_000;
 
 /**
- * The run queue on PostgreSQL: runs, their inboxes, checkpoints and tool journal in one schema.
- * Claims use `FOR UPDATE SKIP LOCKED`; every write of a claimed run is conditional on its fencing
- * token, in the same statement; `LISTEN/NOTIFY` wakes workers and waiters, polling backs it up.
- * Also a `CheckpointStore` and `ToolJournal` for `runAgent({ checkpoints })` and `createReactMachine({ journal })`.
+ * The run queue on PostgreSQL: runs (each one's log: checkpoints, streams, journal, see run-log.ts),
+ * their inboxes and the agents workers run, in one schema. Claims use `FOR UPDATE SKIP LOCKED`;
+ * every write of a claimed run is conditional on its fencing token, in the same statement;
+ * `LISTEN/NOTIFY` wakes workers and waiters, polling backs it up. Also a `RunLogStore` for
+ * `runAgent({ checkpoints })`, `createReactMachine({ journal })`, `forkRun` and `loadThread`.
  */
-export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal, BlobStore {
+export class PostgresRunStore extends PostgresRunLog implements RunStore {
   private readonly fences = new Fences();
   private readonly listener: NotificationListener | undefined;
   private readonly channel: string;
-  private closed = false;
 
   private constructor(
-    private readonly pool: pg.Pool,
+    pool: pg.Pool,
     private readonly ownsPool: boolean,
-    private readonly options: ResolvedOptions,
-    private readonly server: ServerNaming,
+    options: ResolvedOptions,
+    server: ServerNaming,
     /** The server refused a connection: the pool stops growing, the LISTEN connection steps aside for a while. */
     private readonly refused: () => void,
   ) {
+    super(pool, options, server);
     this.channel = `jianmu_runs_${options.schema}`;
     this.listener = options.listen ? new NotificationListener(clientConfig(options), this.channel) : undefined;
-  }
-
-  /** The schema the tables live in. */
-  get schema(): string {
-    return this.options.schema;
   }
 
   /**
@@ -97,10 +79,12 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
     const own = resolved.pool === undefined ? ownPool(resolved) : undefined;
     const ownsPool = own !== undefined;
     const pool = own?.pool ?? resolved.pool!;
+    const store = new PostgresRunStore(pool, ownsPool, resolved, server, () => own?.refused());
     let client: pg.PoolClient | undefined;
     try {
       client = await pool.connect();
-      await migrate(client, resolved.schema);
+      // Runs saved by the release before become the first checkpoint of their log, written as a save would.
+      await migrate(client, resolved.schema, async (query, runId, record) => void (await store.writeWithClient(query as never, runId, record, emptyContext(runId))));
     } catch (error) {
       client?.release(true);
       client = undefined;
@@ -109,21 +93,20 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
     } finally {
       client?.release();
     }
-    return new PostgresRunStore(pool, ownsPool, resolved, server, () => own?.refused());
+    return store;
   }
 
-  /** One statement; a failure becomes a RunQueueError naming `where` (the call and the value that failed). */
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = [], where?: string): Promise<pg.QueryResult<R>> {
-    if (this.closed) throw new RunQueueError("closed", "this PostgresRunStore is closed; connect a new one");
-    try {
-      return await this.pool.query<R>(text, values);
-    } catch (error) {
-      if (pgFaultOf(error) === "tooManyClients") {
-        this.refused();
-        this.listener?.yieldConnection(LISTEN_YIELD_MS);
-      }
-      throw explainPgError(error, this.server, where);
-    }
+  protected override refusedConnection(): void {
+    this.refused();
+    this.listener?.yieldConnection(LISTEN_YIELD_MS);
+  }
+
+  protected override fenceFor(runId: string, reading: boolean): PgWriteFence | undefined {
+    return reading ? this.fences.get(runId) : this.fences.forWrite(runId);
+  }
+
+  protected override lost(runId: string): Error {
+    return this.fences.lost(runId);
   }
 
   /**
@@ -132,7 +115,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
    * journal, inbox) gives the run up: the worker stops it, and it resumes elsewhere from its
    * checkpoint. A hand-back (`giveUp: false`) just fails: the worker has let the actor go already.
    */
-  private async held<T>(runId: string, token: number, statement: (attempt: number) => Promise<T>, giveUp = true): Promise<T> {
+  protected override async held<T>(runId: string, token: number, statement: (attempt: number) => Promise<T>, giveUp = true): Promise<T> {
     try {
       return await retryWithin(statement, { transient: isTransientPgFault, deadline: () => this.fences.leaseEnd(runId, token) });
     } catch (error) {
@@ -141,20 +124,24 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
     }
   }
 
-  private t(name: string): string {
-    return `${this.options.schema}.${name}`;
-  }
-
   // ---- the public half ---------------------------------------------------------------------------
 
   async submit(request: SubmitRequest): Promise<string> {
     const { agent, input, runId } = checkSubmit(request);
     await checkAgentKnown(agent, this.options.unknownAgents, async () => (await this.query<{ name: string }>(`SELECT name FROM ${this.t("agents")} ORDER BY name`)).rows.map((r) => r.name));
+    if (typeof input.threadId === "string") {
+      const existing = await this.query<{ agent: string }>(`SELECT agent FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
+      if (!existing.rows[0]) {
+        await this.insertThreadRun(input.threadId, runId, { agent, status: "queued", input, wake: true });
+        await this.query(`SELECT pg_notify($1, 'runnable:' || $2::text)`, [this.channel, runId]);
+        return runId;
+      }
+    }
     const { rows } = await this.query<{ inserted: number; agent: string }>(
       `WITH ins AS (
          INSERT INTO ${this.t("runs")} (run_id, agent, input, status, wake_at, created_at, updated_at)
          VALUES ($1, $2, $3, 'queued', ${NOW}, ${NOW}, ${NOW}) ON CONFLICT (run_id) DO NOTHING RETURNING run_id),
-       n AS (SELECT pg_notify($4, 'runnable') FROM ins)
+       n AS (SELECT pg_notify($4, 'runnable:' || $1) FROM ins)
        SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(*) FROM n)::int AS notified,
               (SELECT agent FROM ${this.t("runs")} WHERE run_id = $1) AS agent`,
       [runId, agent, JSON.stringify(input), this.channel],
@@ -180,7 +167,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
          INSERT INTO ${this.t("inbox")} (run_id, dedupe_key, command, created_at) VALUES ($1, $2, $3, ${NOW})
          ON CONFLICT (run_id, dedupe_key) DO NOTHING RETURNING id),
        due AS (UPDATE ${this.t("runs")} SET wake_at = ${NOW} WHERE run_id = $1 AND status IN ('queued', 'running', 'awaitingApproval') AND EXISTS (SELECT 1 FROM ins) RETURNING 1),
-       n AS (SELECT pg_notify($4, 'runnable') FROM ins)
+       n AS (SELECT pg_notify($4, 'runnable:' || $1) FROM ins)
        SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(*) FROM due)::int AS due, (SELECT count(*) FROM n)::int AS notified`,
       [id, storableKey(dedupeKeyOf(checked)), JSON.stringify(checked), this.channel],
       "send: command",
@@ -193,11 +180,12 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
     outputOf: async (runId) => {
       const { rows } = await this.query<{ output: string | null }>(`SELECT output FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
       if (rows.length === 0) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)} in schema ${this.schema}; check the id with store.list({})`);
-      return rows[0]!.output;
+      const output = rows[0]!.output;
+      return output === null ? null : this.decodeOutput(runId, output);
     },
     outputs: async (runIds) => {
       const { rows } = await this.query<{ run_id: string; output: string }>(`SELECT run_id, output FROM ${this.t("runs")} WHERE run_id = ANY($1::text[]) AND output IS NOT NULL`, [runIds]);
-      return new Map(rows.map((row) => [row.run_id, row.output]));
+      return new Map(await Promise.all(rows.map(async (row) => [row.run_id, await this.decodeOutput(row.run_id, row.output)] as const)));
     },
     subscribe: (listener) => this.subscribe(listener),
     listeningSince: () => this.listener?.since,
@@ -216,22 +204,10 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
     return statusOf(row);
   }
 
-  list(): Promise<CheckpointSummary[]>;
-  list(options: ListOptions): Promise<RunSummary[]>;
-  async list(options?: ListOptions): Promise<CheckpointSummary[] | RunSummary[]> {
-    if (options === undefined) {
-      const { rows } = await this.query<{ run_id: string; machine: string; state: string; status: QueueStatus; iteration: number; saved_at: string }>(
-        `SELECT run_id, machine, state, status, iteration, saved_at FROM ${this.t("runs")} WHERE checkpoint IS NOT NULL ORDER BY saved_at DESC, run_id`,
-      );
-      return rows.map((row) => ({
-        runId: row.run_id,
-        machine: row.machine,
-        state: row.state,
-        status: (row.status === "queued" ? "running" : row.status) as RunStatus,
-        iteration: row.iteration,
-        savedAt: Number(row.saved_at),
-      }));
-    }
+  override list(): Promise<CheckpointSummary[]>;
+  override list(options: ListOptions): Promise<RunSummary[]>;
+  override async list(options?: ListOptions): Promise<CheckpointSummary[] | RunSummary[]> {
+    if (options === undefined) return super.list();
     const { status, agent, limit } = checkListOptions(options);
     const { rows } = await this.query<RunRow>(
       `SELECT *, ${NOW} AS now FROM ${this.t("runs")}
@@ -249,155 +225,6 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
     if (this.ownsPool) await this.pool.end().catch(() => undefined);
   }
 
-  // ---- CheckpointStore -----------------------------------------------------------------------------
-
-  async save(runId: string, record: PersistedAgent): Promise<void> {
-    checkRecordId(runId, record);
-    const body = JSON.stringify(record);
-    const pending = JSON.stringify(pendingFromSnapshot(record.snapshot));
-    const fence = this.fences.forWrite(runId);
-    if (fence) {
-      // The queue's status is the worker's to move (claim: running, park, finish), never a checkpoint's:
-      // a run is reported parked once it is released, and final only with its output.
-      const { rows } = await this.held(runId, fence.token, () =>
-        this.query<{ updated: number }>(
-          `WITH u AS (
-             UPDATE ${this.t("runs")} SET checkpoint = $3, machine = $4, state = $5, iteration = $6, saved_at = $7, pending = $8, updated_at = ${NOW}
-             WHERE run_id = $1 AND token = $2 RETURNING run_id),
-           a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1 AND id <= $9 AND applied_at IS NULL AND EXISTS (SELECT 1 FROM u) RETURNING id)
-           SELECT (SELECT count(*) FROM u)::int AS updated`,
-          [runId, fence.token, body, record.machine, record.state, record.iteration, record.savedAt, pending, fence.delivered],
-          "save: checkpoint",
-        ),
-      );
-      if (rows[0]!.updated !== 1) throw this.fences.lost(runId);
-      return;
-    }
-    const result = await this.query(
-      `INSERT INTO ${this.t("runs")} (run_id, agent, status, machine, checkpoint, state, iteration, saved_at, pending, created_at, updated_at)
-       VALUES ($1, $2, $3, $2, $4, $5, $6, $7, $8, ${NOW}, ${NOW})
-       ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, machine = excluded.machine, checkpoint = excluded.checkpoint, state = excluded.state,
-         iteration = excluded.iteration, saved_at = excluded.saved_at, pending = excluded.pending, updated_at = excluded.updated_at
-       WHERE ${this.t("runs")}.token = 0`,
-      [runId, record.machine, record.status, body, record.state, record.iteration, record.savedAt, pending],
-    );
-    if (result.rowCount !== 1) throw queueOwned(runId);
-  }
-
-  async load(runId: string): Promise<PersistedAgent | undefined> {
-    // No run is stored under an id PostgreSQL cannot hold (a NUL in a URL's path): there is nothing to load.
-    if (!isStorableText(runId)) return undefined;
-    const { rows } = await this.query<{ checkpoint: string | null }>(`SELECT checkpoint FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
-    const text = rows[0]?.checkpoint;
-    return text ? readPersisted(text) : undefined;
-  }
-
-  async delete(runId: string): Promise<boolean> {
-    const { rows } = await this.query<{ deleted: number }>(
-      `WITH j AS (DELETE FROM ${this.t("tool_journal")} WHERE run_id = $1 RETURNING 1),
-            b AS (DELETE FROM ${this.t("blobs")} WHERE run_id = $1 RETURNING 1),
-            r AS (DELETE FROM ${this.t("runs")} WHERE run_id = $1 RETURNING 1)
-       SELECT (SELECT count(*) FROM r)::int AS deleted`,
-      [runId],
-    );
-    return rows[0]!.deleted > 0;
-  }
-
-  // ---- BlobStore (not fenced: a blob is named by its content, so a late write of a lost run changes nothing) ----
-
-  async putBlob(runId: string, sha256: string, blob: StoredBlob): Promise<void> {
-    await this.query(`INSERT INTO ${this.t("blobs")} (run_id, sha256, media_type, data) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, sha256) DO NOTHING`, [
-      runId,
-      sha256,
-      blob.mediaType,
-      Buffer.from(blob.data, "base64"),
-    ]);
-  }
-
-  async getBlob(runId: string, sha256: string): Promise<StoredBlob | undefined> {
-    const { rows } = await this.query<{ media_type: string; data: Buffer }>(`SELECT media_type, data FROM ${this.t("blobs")} WHERE run_id = $1 AND sha256 = $2`, [runId, sha256]);
-    const row = rows[0];
-    return row ? { mediaType: row.media_type, data: row.data.toString("base64") } : undefined;
-  }
-
-  // ---- ToolJournal -------------------------------------------------------------------------------
-
-  /** The atomic claim: true when this caller wrote the `started` entry; never overwrites. */
-  async started(key: JournalKey, name: string): Promise<boolean> {
-    const fence = this.fences.forWrite(key.runId);
-    if (!fence) {
-      const result = await this.query(
-        `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, updated_at) VALUES ($1, $2, $3, $4, 'started', ${NOW})
-         ON CONFLICT DO NOTHING`,
-        [key.runId, key.iteration, storableKey(key.callId), name],
-      );
-      return result.rowCount === 1;
-    }
-    const { won, token } = await this.held(key.runId, fence.token, async (attempt) => {
-      const { rows } = await this.query<{ token: string | null; written: number; found: string | null }>(
-        `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
-         ins AS (
-           INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, updated_at)
-           SELECT $1, $2, $3, $4, 'started', ${NOW} FROM owner WHERE owner.token = $5
-           ON CONFLICT DO NOTHING RETURNING 1)
-         SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written,
-                (SELECT state FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3) AS found`,
-        [key.runId, key.iteration, storableKey(key.callId), name, fence.token],
-      );
-      const row = rows[0]!;
-      // A retry that finds the entry this token's earlier try wrote (committed, but the reply was lost):
-      // still this caller's claim. No one else writes under this token, and the executor claims only a call it found unjournaled.
-      return { won: row.written === 1 || (attempt > 0 && row.found === "started"), token: Number(row.token) };
-    });
-    if (token !== fence.token) throw this.fences.lost(key.runId);
-    return won;
-  }
-
-  async completed(key: JournalKey, outcome: ToolOutcome): Promise<void> {
-    const fence = this.fences.forWrite(key.runId);
-    const values = [key.runId, key.iteration, storableKey(key.callId), outcome.name, JSON.stringify(outcome)];
-    const upsert = `INSERT INTO ${this.t("tool_journal")} AS journal (run_id, iteration, call_id, name, state, outcome, updated_at)`;
-    const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', outcome = excluded.outcome, updated_at = excluded.updated_at WHERE journal.state = 'started'`;
-    if (!fence) {
-      await this.query(`${upsert} VALUES ($1, $2, $3, $4, 'completed', $5, ${NOW}) ${conflict}`, values);
-      return;
-    }
-    const { rows } = await this.held(key.runId, fence.token, () =>
-      this.query<{ token: string | null }>(
-        `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
-         ins AS (${upsert} SELECT $1, $2, $3, $4, 'completed', $5, ${NOW} FROM owner WHERE owner.token = $6 ${conflict} RETURNING 1)
-         SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
-        [...values, fence.token],
-        "completed: outcome",
-      ),
-    );
-    if (Number(rows[0]!.token) !== fence.token) throw this.fences.lost(key.runId);
-  }
-
-  /** Fenced like the writes: a worker that lost the run must not replay the new owner's outcomes as its own. */
-  async lookup(key: JournalKey): Promise<JournalEntry | undefined> {
-    const fence = this.fences.get(key.runId);
-    const select = `SELECT name, state, outcome FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3`;
-    if (!fence) {
-      const { rows } = await this.query<{ name: string; state: "started" | "completed"; outcome: unknown }>(select, [key.runId, key.iteration, storableKey(key.callId)]);
-      return rows[0] ? journalEntryOf(rows[0], key, `schema ${this.schema}`) : undefined;
-    }
-    const { rows } = await this.held(key.runId, fence.token, () =>
-      this.query<{ token: string | null; entry: { name: string; state: "started" | "completed"; outcome: unknown } | null }>(
-        `SELECT (SELECT token FROM ${this.t("runs")} WHERE run_id = $1) AS token, (SELECT row_to_json(e) FROM (${select}) e) AS entry`,
-        [key.runId, key.iteration, storableKey(key.callId)],
-      ),
-    );
-    if (Number(rows[0]!.token) !== fence.token) throw this.fences.lost(key.runId);
-    const row = rows[0]!.entry;
-    if (!row) return undefined;
-    return journalEntryOf(row, key, `schema ${this.schema}`);
-  }
-
-  async forget(runId: string): Promise<void> {
-    await this.query(`DELETE FROM ${this.t("tool_journal")} WHERE run_id = $1`, [runId]);
-  }
-
   // ---- the worker's half ---------------------------------------------------------------------------
 
   async registerAgents(agents: readonly string[]): Promise<void> {
@@ -409,20 +236,19 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
 
   async claim(request: { owner: string; agents: readonly string[]; limit: number; leaseMs: number }): Promise<ClaimedRun[]> {
     const sent = Date.now();
-    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: string; checkpoint: string | null }>(claimStatement(this.schema), [
+    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: string; head: string | null }>(claimStatement(this.schema), [
       request.agents,
       request.limit,
       request.owner,
       request.leaseMs,
     ]);
     for (const row of rows) this.fences.leased(row.run_id, Number(row.token), sent + request.leaseMs);
-    return rows.map((row) => ({
-      runId: row.run_id,
-      agent: row.agent,
-      token: Number(row.token),
-      input: JSON.parse(row.input) as RunInput,
-      ...(row.checkpoint !== null ? { checkpoint: row.checkpoint } : {}),
-    }));
+    return Promise.all(
+      rows.map(async (row) => {
+        const checkpoint = row.head !== null ? await this.load(row.run_id) : undefined;
+        return { runId: row.run_id, agent: row.agent, token: Number(row.token), input: JSON.parse(row.input) as RunInput, ...(checkpoint ? { checkpoint } : {}) };
+      }),
+    );
   }
 
   fence(runId: string, token: number, onLost: (error: Error) => void): void {
@@ -481,8 +307,9 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
     return this.handBack(runId, token, `status = 'awaitingApproval', wake_at = CASE WHEN ${due} THEN ${NOW} ELSE $6::bigint END`, [wakeAt ?? null], { where: "park" });
   }
 
-  finish(runId: string, token: number, output: AgentOutput): Promise<boolean> {
-    return this.handBack(runId, token, `status = $6, output = $7, wake_at = NULL, pending = '[]'`, [output.status, JSON.stringify(output)], {
+  async finish(runId: string, token: number, output: AgentOutput): Promise<boolean> {
+    const stored = await this.encodeOutput(runId, output);
+    return this.handBack(runId, token, `status = $6, output = $7, wake_at = NULL, pending = '[]'`, [output.status, stored], {
       notify: `finished:${runId}`,
       applyAll: true,
       where: "finish: output",
@@ -490,7 +317,7 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
   }
 
   release(runId: string, token: number): Promise<boolean> {
-    return this.handBack(runId, token, `wake_at = ${NOW}`, [], { notify: "runnable", where: "release" });
+    return this.handBack(runId, token, `wake_at = ${NOW}`, [], { notify: `runnable:${runId}`, where: "release" });
   }
 
   async appendRunEvents(runId: string, token: number, events: readonly RunEventInput[]): Promise<boolean> {
@@ -532,7 +359,6 @@ export class PostgresRunStore implements RunStore, CheckpointStore, ToolJournal,
     return this.listener ? this.listener.subscribe(listener) : () => undefined;
   }
 }
-
 
 function statusOf(row: RunRow): RunStatusInfo {
   const leased = row.owner !== null && row.lease_until !== null && Number(row.lease_until) > Number(row.now);

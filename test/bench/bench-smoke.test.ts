@@ -129,6 +129,9 @@ describe("npm run bench --smoke", () => {
     const expected: [string, string][] = [
       ["Checkpoint record at round", "context-checkpoint.md"],
       ["Checkpoint growth per round", "context-checkpoint.md"],
+      ["Bytes SQLite writes in round", "run-log.md"],
+      ["Bytes PostgreSQL writes in round", "run-log.md"],
+      ["Load of the last checkpoint on SQLite", "run-log.md"],
       ["Runs/s per worker on PostgreSQL, 1 worker process", "queue.md"],
       ["Tracing, wall time per run", "tracing.json"],
       ["Tracing, CPU time per run", "tracing.json"],

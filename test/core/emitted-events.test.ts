@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Guard } from "../../actors/guard.js";
+import { blocklist, maxLength } from "../../actors/guardrails-builtin.js";
 import { human } from "../../actors/messages.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { agentEmittedSchema, EMITTED_TYPES, type AgentEmitted } from "../../machines/contract/events.js";
@@ -174,7 +175,25 @@ async function responsesReasoning(): Promise<AgentEmitted[]> {
   return events;
 }
 
-const SCENARIOS = { toolsAndApprovals, retriesFallbackAndOutput, modelFailure, compaction, handoffRun, responsesReasoning };
+/** Guardrails: an output guardrail sends feedback once, then an input guardrail of a second run trips; the replies are priced. */
+async function guardrailRun(): Promise<AgentEmitted[]> {
+  const events: AgentEmitted[] = [];
+  const onEvent = (event: AgentEmitted) => events.push(event);
+  const pricing = { scripted: { input: 1, output: 2 } };
+  const strict = createReactMachine({
+    modelClient: scriptedModel([{ content: "a very long answer indeed", usage: { promptTokens: 10, completionTokens: 5 } }, { content: "short", usage: { promptTokens: 12, completionTokens: 1 } }]),
+    outputGuardrails: [maxLength(10, { onHit: "retry" })],
+    config: { pricing },
+    configFile: false,
+  });
+  expect((await runAgent(strict, { messages: [human("answer briefly")] }, { onEvent })).status).toBe("succeeded");
+  const blocked = createReactMachine({ modelClient: scriptedModel([]), inputGuardrails: [blocklist(["password"])], configFile: false });
+  expect((await runAgent(blocked, { messages: [human("my password is hunter2")] }, { onEvent })).termination?.reason).toBe("guardrailTripped");
+  return events;
+}
+
+
+const SCENARIOS = { toolsAndApprovals, retriesFallbackAndOutput, modelFailure, compaction, handoffRun, responsesReasoning, guardrailRun };
 const emitted = new Map<keyof typeof SCENARIOS, AgentEmitted[]>();
 
 beforeAll(async () => {

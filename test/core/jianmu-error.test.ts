@@ -16,6 +16,7 @@ const ENTRIES: Record<string, () => Promise<object>> = {
   "jianmu/http": () => import("../../http.js"),
   "jianmu/react": () => import("../../react.js"),
   "jianmu/postgres": () => import("../../postgres.js"),
+  "jianmu/ai-sdk": () => import("../../ai-sdk.js"),
 };
 
 type ErrorClass = (abstract new (...args: never[]) => Error) & { errorCode?: unknown };

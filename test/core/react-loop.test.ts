@@ -95,16 +95,19 @@ describe("the ReAct loop", () => {
     expect(output.termination?.reason).toBe("maxIterations");
   });
 
-  it("stops before the iteration that would start past the token budget", async () => {
+  it("never starts a model call whose prompt alone would not fit in what is left of the token budget", async () => {
     const turn = { toolCalls: [{ name: "multiply", arguments: { a: 1, b: 1 } }], usage: { promptTokens: 300, completionTokens: 100 } };
     const model = scriptedModel([turn, turn, turn, turn, turn]);
-    const machine = createReactMachine({ modelClient: model, tools: [multiply], config: { maxBudgetTokens: 1000 } });
+    const machine = createReactMachine({ modelClient: model, tools: [multiply], config: { maxBudgetTokens: 1000 }, configFile: false });
     const output = await runAgent(machine, { messages: [human("spend")] });
-    // 400 after call 1, 800 after call 2 (still under 1000: a third call starts), 1200 after call 3: stop.
-    expect(model.requests).toHaveLength(3);
+    // 400 after call 1, 800 after call 2: the server counted 300 prompt tokens where the estimate was
+    // smaller, so later estimates are scaled up, and a third prompt does not fit in the 200 left.
+    expect(model.requests).toHaveLength(2);
+    expect(model.requests[1]!.maxTokens).toBeLessThanOrEqual(1000 - 400);
     expect(output.status).toBe("failed");
-    expect(output.termination).toMatchObject({ reason: "tokenBudget", iterations: 3 });
-    expect(output.usage.totalTokens).toBe(1200);
+    expect(output.termination).toMatchObject({ reason: "tokenBudget", iterations: 2 });
+    expect(output.termination?.error?.message).toMatch(/^not calling the model: the prompt \(about \d+ tokens\) leaves no room/);
+    expect(output.usage.totalTokens).toBe(800);
   });
 
   it("ends Failed with reason modelError, keeping the error, when the model call fails", async () => {

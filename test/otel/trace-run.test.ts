@@ -137,6 +137,28 @@ describe("runAgent(..., { tracer })", () => {
     });
   });
 
+  it("puts each call's cost and the run's on the spans, cached tokens at the cached price (config.pricing)", async () => {
+    const server = await startOpenAIServer({
+      respond: scriptedTurns([
+        responsesToolCallTurn([{ id: "call_add_1", name: "add", args: { a: 2, b: 3 } }], { promptTokens: 120, completionTokens: 64, reasoningTokens: 50, cachedPromptTokens: 0 }),
+        responsesTextTurn("The sum is 5.", { promptTokens: 200, completionTokens: 6, reasoningTokens: 0, cachedPromptTokens: 128 }),
+      ]).respond,
+    });
+    servers.push(server);
+    const modelClient = ModelClient.resolve({ baseURL: server.baseURL, apiKey: API_KEY, model: "gpt-5-mini", api: "responses" });
+    const tracing = memoryTracing();
+    const pricing = { "gpt-5-mini": { input: 1, output: 10, cachedInput: 0.25 } };
+    const output = await runAgent(createReactMachine({ name: "Adder", modelClient, tools: [addTool], config: { pricing }, configFile: false }), { messages: [human("What is 2 + 3?")] }, { tracer: tracing.tracer });
+    // Reasoning tokens are completion tokens (priced as output); cached prompt tokens at cachedInput.
+    const first = (120 * 1 + 64 * 10) / 1_000_000;
+    const second = (72 * 1 + 128 * 0.25 + 6 * 10) / 1_000_000;
+    expect(output.usage.cost).toBeCloseTo(first + second, 15);
+    const costs = byName(tracing.spans(), "chat gpt-5-mini").map((chat) => chat.attributes["jianmu.usage.cost"] as number);
+    expect(costs[0]).toBeCloseTo(first, 15);
+    expect(costs[1]).toBeCloseTo(second, 15);
+    expect(one(tracing.spans(), "invoke_agent Adder").attributes["jianmu.usage.cost"]).toBeCloseTo(first + second, 15);
+  });
+
   it("records content only when asked to, and never the key", async () => {
     const { modelClient } = await endpoint(
       toolCallTurn([{ id: "call_add_1", name: "add", args: { a: 2, b: 3 } }]),

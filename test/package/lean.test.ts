@@ -112,6 +112,12 @@ describe("import(\"jianmu\") is lean", () => {
     const loaded = await modulesLoadedBy(`${manifest.name}/mcp`, ROOT);
     expect(loaded.map(packageOf)).toContain("@modelcontextprotocol/sdk");
   });
+
+  it("jianmu/ai-sdk loads the AI SDK (ai), and no provider package of its own", async () => {
+    const packages = (await modulesLoadedBy(`${manifest.name}/ai-sdk`, ROOT)).map(packageOf);
+    expect(packages).toContain("ai");
+    expect(packages.filter((name) => name?.startsWith("@ai-sdk/") && name !== "@ai-sdk/provider" && name !== "@ai-sdk/provider-utils" && name !== "@ai-sdk/gateway")).toEqual([]);
+  });
 });
 
 describe("an app without the optional packages", () => {
@@ -165,7 +171,7 @@ describe("an app without the optional packages", () => {
     }
   });
 
-  it("jianmu and jianmu/testing load; mcp, sqlite and inspect each name their package", async () => {
+  it("jianmu and jianmu/testing load; mcp, sqlite, inspect and ai-sdk each name their package", async () => {
     expect(await importIn(manifest.name)).toEqual({ ok: true, message: "loaded" });
     expect(await importIn(`${manifest.name}/testing`)).toEqual({ ok: true, message: "loaded" });
     expect((await importIn(`${manifest.name}/mcp`)).message).toBe(
@@ -175,6 +181,7 @@ describe("an app without the optional packages", () => {
     expect((await importIn(`${manifest.name}/inspect`)).message).toBe(
       "jianmu/inspect needs the optional package @statelyai/inspect, which is not installed: run `npm install @statelyai/inspect`",
     );
+    expect((await importIn(`${manifest.name}/ai-sdk`)).message).toBe("jianmu/ai-sdk needs the optional package ai, which is not installed: run `npm install ai`");
   });
 });
 

@@ -12,15 +12,15 @@ import { approvalFor, awaitingApproval, countingTool, done, waitFor } from "./he
 
 /** A memory store that also remembers every save, in order. */
 class RecordingStore extends MemoryCheckpointStore {
-  readonly history: PersistedAgent[] = [];
+  readonly saves: PersistedAgent[] = [];
   override save(runId: string, record: PersistedAgent): void {
-    this.history.push(record);
+    this.saves.push(record);
     super.save(runId, record);
   }
 }
 
 const moments = (store: RecordingStore) =>
-  store.history.map((r) => {
+  store.saves.map((r) => {
     const decisions = (r.snapshot.context as { loop: { decisions: { callId: string; status: string }[] } }).loop.decisions;
     const leaf = r.state.slice(r.state.lastIndexOf(".") + 1);
     return leaf === "AwaitingApproval" ? `${leaf}#${r.iteration} ${decisions.map((d) => `${d.callId}=${d.status}`).join(" ")}` : `${leaf}#${r.iteration}`;

@@ -11,7 +11,7 @@ import { MemoryCheckpointStore } from "../../machines/persistence/checkpoints/me
 import { SqliteCheckpointStore } from "../../machines/persistence/checkpoints/sqlite-store.js";
 import { CheckpointError, type CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
 import { createReactMachine } from "../../machines/react-machine.js";
-import { persistAgent, SnapshotError, type PersistedAgent } from "../../machines/persistence/persistence.js";
+import { persistAgent, type PersistedAgent } from "../../machines/persistence/persistence.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { approvalFor, awaitingApproval, countingTool, done, waitFor } from "./helpers.js";
 
@@ -131,10 +131,16 @@ describe("SqliteCheckpointStore", () => {
 
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
-    const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
-    expect(tables).toEqual([{ name: "jianmu_blobs" }, { name: "jianmu_checkpoints" }, { name: "jianmu_tool_journal" }]);
-    const row = raw.prepare("SELECT body FROM jianmu_checkpoints").get() as { body: string };
-    expect(JSON.parse(row.body)).toEqual(parked);
+    const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'jianmu_%' ORDER BY name").all();
+    expect(tables.map((t) => (t as { name: string }).name)).toEqual([
+      "jianmu_agents", "jianmu_blobs", "jianmu_checkpoints", "jianmu_inbox", "jianmu_items", "jianmu_journal", "jianmu_queue_meta", "jianmu_runs", "jianmu_streams",
+    ]);
+    // The run's row points at its checkpoint; the checkpoint's arrays are elements of streams, one row each.
+    const run = raw.prepare("SELECT head, state, status FROM jianmu_runs WHERE run_id = 'run-parked'").get() as { head: number; state: string; status: string };
+    expect(run).toMatchObject({ state: parked.state, status: "awaitingApproval" });
+    const messages = (parked.snapshot.context as { state: { messages: unknown[] } }).state.messages;
+    const items = raw.prepare("SELECT body FROM jianmu_items").all().map((r) => (r as { body: string }).body);
+    for (const message of messages) expect(items.filter((text) => text === JSON.stringify(message)).length).toBeLessThanOrEqual(1);
     raw.close();
   });
 
@@ -144,11 +150,13 @@ describe("SqliteCheckpointStore", () => {
     store.save("run-parked", parked);
     store.completed({ runId: "run-parked", iteration: 0, callId: "c1" }, outcome);
     const raw = new Database(path);
-    raw.prepare("UPDATE jianmu_checkpoints SET body = substr(body, 1, 100)").run();
-    raw.prepare("UPDATE jianmu_tool_journal SET outcome = '{\"status\":\"ok\"}'").run();
+    raw.prepare("UPDATE jianmu_checkpoints SET body = substr(body, 1, 10)").run();
+    raw.prepare("UPDATE jianmu_journal SET outcome = '{\"status\":\"ok\"}'").run();
     raw.close();
-    expect(() => store.load("run-parked")).toThrow(SnapshotError);
-    expect(() => store.load("run-parked")).toThrow(/not valid JSON/);
+    const fresh = new SqliteCheckpointStore({ path });
+    expect(() => fresh.load("run-parked")).toThrow(CheckpointError);
+    expect(() => fresh.load("run-parked")).toThrow(/checkpoint \d+ of run run-parked in .*damaged\.db is damaged/);
+    fresh.close();
     expect(() => store.lookup({ runId: "run-parked", iteration: 0, callId: "c1" })).toThrow(/outcome of call c1 \(iteration 0\) is damaged/);
     store.close();
   });
@@ -158,7 +166,7 @@ describe("SqliteCheckpointStore", () => {
     const raw = new Database(path);
     raw.pragma("user_version = 9");
     raw.close();
-    expect(() => new SqliteCheckpointStore({ path })).toThrow(/written by a newer jianmu \(database layout 9, this one knows 1\)/);
+    expect(() => new SqliteCheckpointStore({ path })).toThrow(/written by a newer jianmu \(database layout 9, this one knows 2\)/);
     expect(() => new SqliteCheckpointStore({ path: "" })).toThrow(/options\.path must name the database file/);
     expect(() => new SqliteCheckpointStore({ path: join(dir, "x.db"), busyTimeoutMs: -1 })).toThrow(/options\.busyTimeoutMs/);
     expect(() => new SqliteCheckpointStore({ path: join(dir, "y.db"), extra: 1 } as never)).toThrow(/options/);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from "vitest";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
+import { describeRunLogConformance } from "../persistence/log-conformance.js";
 import { describeRunStoreConformance } from "../queue/conformance.js";
 import { freshDatabase } from "./database.js";
 
@@ -13,3 +14,4 @@ afterAll(async () => {
 });
 
 describeRunStoreConformance("PostgreSQL", (options = {}) => PostgresRunStore.connect({ connectionString: db.url, schema: `conformance_${++schemas}`, pollMs: 100, ...options }));
+describeRunLogConformance("PostgresRunStore", (options) => PostgresRunStore.connect({ connectionString: db.url, schema: `log_${++schemas}`, pollMs: 100, ...options }));

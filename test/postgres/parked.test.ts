@@ -82,7 +82,8 @@ describe("PostgreSQL run queue: 100,000 parked runs", () => {
     expect(empty.reduce((sum, scan) => sum + scan.examined, 0)).toBeLessThanOrEqual(20);
 
     // 100,000 runs waiting for a person (no deadline), 1,000 with a deadline tomorrow, 1,000 finished.
-    await admin.query(`INSERT INTO parked.runs (run_id, agent, input, status, wake_at, pending, checkpoint, created_at, updated_at)
+    // Rows as wide as a parked run's (its state and pending call; its checkpoints live in their own table).
+    await admin.query(`INSERT INTO parked.runs (run_id, agent, input, status, wake_at, pending, state, created_at, updated_at)
       SELECT 'p' || g, 'approver', '{}', 'awaitingApproval', NULL, '[{"callId":"call_0","name":"pay","arguments":"{}"}]', repeat(md5(g::text), 10), g, g
       FROM generate_series(1, 100000) g`);
     await admin.query(`INSERT INTO parked.runs (run_id, agent, input, status, wake_at, created_at, updated_at)

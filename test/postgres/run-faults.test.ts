@@ -36,11 +36,19 @@ describe("PostgreSQL run queue: a run's writes on a real server", () => {
     server = await startScriptServer();
     store = await PostgresRunStore.connect({ connectionString: db.url, schema: "refuse", pollMs: 100 });
     await admin.query(`CREATE FUNCTION refuse.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-      IF NEW.output::json->>'finalAnswer' LIKE '%POISON%' OR NEW.checkpoint LIKE '%CHECKPOINT-POISON%' THEN
+      -- An output is plain JSON or, when it refers to the run's streams, a skeleton (machines/persistence/log/outputs.ts).
+      IF coalesce(NEW.output::json->>'finalAnswer', (NEW.output::json->>'skeleton')::json->>'finalAnswer') LIKE '%POISON%' THEN
         RAISE EXCEPTION 'unsupported Unicode escape sequence' USING ERRCODE = '22P05';
       END IF;
       RETURN NEW; END $$`);
     await admin.query("CREATE TRIGGER refuse BEFORE UPDATE ON refuse.runs FOR EACH ROW EXECUTE FUNCTION refuse.refuse()");
+    // A checkpoint's messages are elements of the run's streams (the items table).
+    await admin.query(`CREATE FUNCTION refuse.refuse_item() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+      IF NEW.body LIKE '%CHECKPOINT-POISON%' THEN
+        RAISE EXCEPTION 'unsupported Unicode escape sequence' USING ERRCODE = '22P05';
+      END IF;
+      RETURN NEW; END $$`);
+    await admin.query("CREATE TRIGGER refuse_item BEFORE INSERT ON refuse.items FOR EACH ROW EXECUTE FUNCTION refuse.refuse_item()");
     const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: () => undefined });
     worker = await startWorker({ store, agents, concurrency: 16, leaseMs: 400, pollMs: 20, onEvent: (e) => events.push(e) });
   });

@@ -1,6 +1,6 @@
 // One worker process of the PostgreSQL semantics tests (workers.test.ts). Plain JavaScript on purpose:
 // it runs under bare `node` on the built package (dist/), as a user's worker would.
-// argv[2] is JSON: { dist, url, schema, baseURL, id, concurrency, leaseMs, pollMs, listen, maxConnections?, sqlite?, effectsFile? }.
+// argv[2] is JSON: { dist, url, schema, baseURL, id, concurrency, leaseMs, pollMs, listen, maxConnections?, sqlite?, effectsFile?, quiet? }.
 // Every worker event goes to stdout as one JSON line. SIGTERM stops the worker gracefully.
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -64,6 +64,8 @@ const worker = await startWorker({
   leaseMs: args.leaseMs ?? 2_000,
   pollMs: args.pollMs ?? 200,
   onEvent: (event) => {
+    // A bench's worker (args.quiet) says only that it started: a line per run would be the bench's cost, not the worker's.
+    if (args.quiet && !event.type.startsWith("worker.")) return;
     if (event.type !== "agent.event") return print(event);
     // Only the agent events the tests look for (text deltas would flood the pipe).
     if (["tool.call.started", "tool.call.completed", "tool.call.failed", "model.call.started"].includes(event.event.type)) {

@@ -9,7 +9,8 @@ import { workerProcessFixture } from "./worker-fixture.js";
 describe("PostgreSQL run queue: worker processes that pause, crash or miss notifications", () => {
   const { sql, newSchema, spawnWorker, input, effectsOf } = workerProcessFixture();
   const runRow = async (schema: string, runId: string) =>
-    (await sql(`SELECT status, token, updated_at, output, checkpoint FROM ${schema}.runs WHERE run_id = $1`, [runId])).rows[0] as { status: string; token: string; updated_at: string; output: unknown; checkpoint: string };
+    (await sql(`SELECT status, token, updated_at, output, head, (SELECT count(*) FROM ${schema}.checkpoints c WHERE c.run_key = r.run_key) AS checkpoints FROM ${schema}.runs r WHERE run_id = $1`, [runId]))
+      .rows[0] as { status: string; token: string; updated_at: string; output: unknown; head: string; checkpoints: string };
 
   it("fences a paused worker: after SIGSTOP past its lease and SIGCONT it cannot overwrite the new owner's progress", async () => {
     const { schema, store } = await newSchema();

@@ -1,3 +1,4 @@
+import { inflateRawSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { WorkerEvent } from "../../queue/worker-events.js";
 import { workerProcessFixture } from "./worker-fixture.js";
@@ -60,9 +61,9 @@ describe("PostgreSQL run queue: worker processes under load and chaos", () => {
     // No side effect ever happened twice...
     expect(Object.values(effects).every((count) => count === 1)).toBe(true);
     // ...and every call the journal holds as completed with a result ran exactly once.
-    const completed = await sql(
-      `SELECT run_id, call_id, outcome::json AS outcome FROM ${schema}.tool_journal WHERE state = 'completed'`,
-    );
+    // Outcomes are stored deflated (machines/persistence/log/journal-packing.ts).
+    const journaled = await sql(`SELECT run_id, call_id, packed FROM ${schema}.tool_journal WHERE state = 'completed'`);
+    const completed = { rows: journaled.rows.map((r) => ({ ...r, outcome: JSON.parse(inflateRawSync(r.packed as Buffer).toString("utf8")) as { status: string; content: string } })) };
     const ran = completed.rows.filter((r) => r.outcome.status === "ok");
     expect(ran.length).toBeGreaterThan(0);
     for (const row of ran) expect(effects[row.outcome.content.replace(/^recorded /, "")]).toBe(1);

@@ -5,6 +5,7 @@ import { defineTool } from "../../tools/tool.js";
 import { requireApproval } from "../../actors/guards/index.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { runAgent } from "../../machines/runner.js";
+import { loadThread } from "../../machines/persistence/log/threads.js";
 import { FencedError, RunQueueError } from "../../queue/errors.js";
 import type { RunStore } from "../../queue/run-store.js";
 import type { UnknownAgents } from "../../queue/schemas.js";
@@ -40,7 +41,8 @@ function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs 
  * The run queue's contract, the same for every store: run it against memory, SQLite and PostgreSQL.
  * Workers run in this process here; the multi-process semantics live in test/postgres/.
  */
-export function describeRunStoreConformance(name: string, open: OpenStore): void {
+/** `signals`: the store tells its workers what became due (`subscribe`); SQLite's workers poll instead. */
+export function describeRunStoreConformance(name: string, open: OpenStore, { signals = true }: { signals?: boolean } = {}): void {
   describe(`run store conformance: ${name}`, () => {
     let server: OpenAIServer;
     let store: RunStore;
@@ -257,6 +259,45 @@ export function describeRunStoreConformance(name: string, open: OpenStore): void
       const output = await store.wait(runId);
       expect(output.finalAnswer).toBe("handed over");
       expect(Object.fromEntries(effects)).toEqual({ g1: 1, g2: 1 });
+    });
+
+    // Registered only where there are signals to be selective about.
+    if (signals) it("reads the inbox only of the run a signal names: new runs queued behind held ones cost the held ones nothing", async () => {
+      // A long lease: no heartbeat reads an inbox during the test.
+      await setup({ concurrency: 2, leaseMs: 60_000 });
+      const held: string[] = [];
+      for (const note of ["h1", "h2"]) {
+        held.push(await store.submit({ agent: "basic", input: input({ calls: [{ name: "record", note, sleepMs: 1_500 }], answer: "done" }) }));
+      }
+      for (const runId of held) {
+        await until(() => events.some((e) => e.type === "agent.event" && e.runId === runId && e.event.type === "tool.call.started"), `${runId}'s tool call`);
+      }
+      const reads: string[] = [];
+      const inbox = store.inbox.bind(store);
+      store.inbox = (runId, afterId) => (reads.push(runId), inbox(runId, afterId));
+      // Six runs wait for a slot: each submit signals, and no held run needs to look at its inbox for them.
+      for (let i = 0; i < 6; i++) await store.submit({ agent: "basic", input: input({ calls: [], answer: `queued ${i}` }) });
+      // A cancel for the first held run: signalled after the submits, so by its read every earlier signal was handled.
+      expect(await store.send(held[0]!, { type: "agent.cancel", reason: "test" })).toBe(true);
+      await until(() => reads.includes(held[0]!), "the cancelled run's inbox read", 5_000);
+      expect(reads.filter((runId) => runId === held[1])).toEqual([]);
+      expect(await store.wait(held[0]!)).toMatchObject({ status: "failed", termination: { reason: "cancelled" } });
+      expect((await store.wait(held[1]!)).status).toBe("succeeded");
+    });
+
+    it("runs a thread's runs one after the other, each from the thread's conversation; a second submit while one runs is refused", async () => {
+      await setup();
+      const first = await store.submit({ agent: "basic", runId: "thread-1", input: { ...input({ calls: [{ name: "record", note: "t1" }], answer: "first answer" }), threadId: "chat" } });
+      await expect(store.submit({ agent: "basic", input: { messages: [{ role: "user", content: "too soon" }], threadId: "chat" } })).rejects.toThrow(/thread chat is busy: its run thread-1/);
+      expect((await store.wait(first)).finalAnswer).toBe("first answer");
+      const second = await store.submit({ agent: "basic", runId: "thread-2", input: { messages: [{ role: "user", content: "and now?" }], threadId: "chat" } });
+      const output = await store.wait(second);
+      // The loopback model answers from the thread's first message (its script, already done): the run saw the whole thread.
+      expect(output.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user", "assistant"]);
+      expect(output.messages[4]).toEqual({ role: "user", content: "and now?" });
+      const thread = await loadThread(store, "chat");
+      expect(thread).toEqual({ threadId: "chat", messages: output.messages, runs: ["thread-1", "thread-2"] });
+      expect(Object.fromEntries(effects)).toEqual({ t1: 1 });
     });
 
     it("keeps NUL and unpaired surrogates exactly, in input, model answers, tool results, call ids and reasons", async () => {

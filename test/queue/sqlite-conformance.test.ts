@@ -9,4 +9,4 @@ const dir = mkdtempSync(join(tmpdir(), "jianmu-sqlite-queue-"));
 let files = 0;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describeRunStoreConformance("SQLite", async (options = {}) => new SqliteRunStore({ path: join(dir, `runs-${++files}.db`), pollMs: 50, ...options }));
+describeRunStoreConformance("SQLite", async (options = {}) => new SqliteRunStore({ path: join(dir, `runs-${++files}.db`), pollMs: 50, ...options }), { signals: false });

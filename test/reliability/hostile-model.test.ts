@@ -181,7 +181,8 @@ describe("usage the server reports", () => {
     const store = new MemoryCheckpointStore();
     const machine = createReactMachine({
       configFile: false,
-      config: { maxBudgetTokens: 100 },
+      // Room for the prompt (with the default system prompt): budgets that hold refuse a call whose prompt alone would cross it.
+      config: { maxBudgetTokens: 2_000 },
       modelClient: {
         description: "hostile",
         complete: async () => ({ content: "ok", toolCalls: [], usage: { promptTokens: Number.NaN, completionTokens: -4, totalTokens: Infinity }, finishReason: "stop", model: "x" }),

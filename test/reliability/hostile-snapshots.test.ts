@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createActor } from "xstate";
 import { z } from "zod";
@@ -80,16 +84,20 @@ describe("snapshots nested too deep", () => {
     expect(() => readPersisted(text)).toThrow(SnapshotError);
   });
 
-  it("a store holding such a row refuses it on load, with the same error", () => {
-    const store = new SqliteCheckpointStore({ path: ":memory:" });
-    const hostile = planted(deep(50_000, "array"), "state");
-    // The row is written as text directly, as a tampering process would.
-    (store as unknown as { db: { prepare(sql: string): { run(...args: unknown[]): void } } }).db
-      .prepare("INSERT INTO jianmu_checkpoints (run_id, machine, state, status, iteration, saved_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .run("run-hostile", "ReActAgent", "x", "running", 0, 0, textWith("[".repeat(50_000) + "]".repeat(50_000)));
+  it("a store holding such a row refuses it on load, with the same limit named", () => {
+    const path = join(mkdtempSync(join(tmpdir(), "jianmu-hostile-")), "runs.db");
+    const writer = new SqliteCheckpointStore({ path });
+    // A list in the host state long enough to be stored element by element.
+    writer.save(parked.runId, planted(Array.from({ length: 40 }, (_, i) => `note ${i}`), "state"));
+    writer.close();
+    // One element rewritten directly, as a tampering process would.
+    const raw = new Database(path);
+    expect(raw.prepare("UPDATE jianmu_items SET body = ? WHERE seq = 0 AND body = '\"note 0\"'").run("[".repeat(50_000) + "]".repeat(50_000)).changes).toBe(1);
+    raw.close();
+    const store = new SqliteCheckpointStore({ path });
     expect(() => store.load("run-hostile")).toThrow(/nested more than 500 levels deep/);
     store.close();
-    expect(hostile).toBeDefined();
+    rmSync(dirname(path), { recursive: true, force: true });
   });
 
   it("nesting within the limit restores, and the run goes on", async () => {

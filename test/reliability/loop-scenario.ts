@@ -181,3 +181,23 @@ export function expectedOutcome(scenario: Scenario): {
     if (iteration + 1 >= scenario.maxIterations) return { status: "failed", reason: "maxIterations", rounds, totalTokens: total };
   }
 }
+
+/**
+ * Where a budget may refuse a call before it is made (issue 33: a call whose prompt alone would cross
+ * the budget is not made): before each model call the prediction makes with a token budget set. The
+ * prompt's estimated size is not known here, so a run may end (tokenBudget) at any of these points.
+ */
+export function budgetRefusalPoints(scenario: Scenario): { rounds: number; totalTokens: number }[] {
+  if (scenario.maxBudgetTokens === undefined) return [];
+  const points: { rounds: number; totalTokens: number }[] = [];
+  let total = 0;
+  for (let iteration = 0; iteration < scenario.turns.length; iteration++) {
+    if (total >= scenario.maxBudgetTokens) break;
+    points.push({ rounds: iteration, totalTokens: total });
+    const next = scenario.turns[iteration]!;
+    if (next.kind === "error") break;
+    total += next.usage.promptTokens + next.usage.completionTokens;
+    if (next.kind === "text" || iteration + 1 >= scenario.maxIterations) break;
+  }
+  return points;
+}

@@ -4,6 +4,7 @@ import { createActor } from "xstate";
 import { z } from "zod";
 import { human } from "../../actors/messages.js";
 import { MemoryCheckpointStore } from "../../machines/persistence/checkpoints/memory-store.js";
+import { CheckpointError } from "../../machines/persistence/checkpoints/store.js";
 import { persistAgent, restoreAgent, SnapshotError, type PersistedAgent } from "../../machines/persistence/persistence.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
@@ -118,9 +119,11 @@ describe("corrupt and foreign snapshots", () => {
   it("a store holding a damaged row refuses it on load and keeps the row as it was", () => {
     const store = new MemoryCheckpointStore();
     store.save(parked.runId, parked);
-    (store as unknown as { records: Map<string, { text: string }> }).records.get(parked.runId)!.text = JSON.stringify(parked).slice(0, 200);
-    expect(() => store.load(parked.runId)).toThrow(SnapshotError);
-    expect(() => store.load(parked.runId)).toThrow(/not valid JSON.*damaged or truncated/);
+    const checkpoints = (store as unknown as { checkpoints: Map<number, { skeleton: string }> }).checkpoints;
+    const [checkpoint] = [...checkpoints.values()];
+    checkpoint!.skeleton = checkpoint!.skeleton.slice(0, 200);
+    expect(() => store.load(parked.runId)).toThrow(CheckpointError);
+    expect(() => store.load(parked.runId)).toThrow(/checkpoint \d+ of run .* is damaged: its skeleton is not JSON/);
     expect(store.list()).toMatchObject([{ runId: parked.runId, status: "awaitingApproval" }]);
   });
 });

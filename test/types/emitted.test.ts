@@ -47,6 +47,8 @@ const EVERY_TYPE = {
   "context.compacted": true,
   "loop.terminated": true,
   "agent.handoff": true,
+  "guardrail.tripped": true,
+  "guardrail.retried": true,
 } as const satisfies Record<AgentEmittedType, true>;
 
 describe("the emitted events' public types", () => {
@@ -126,6 +128,7 @@ describe("the emitted events' public types", () => {
       totalTokens: number;
       reasoningTokens?: number | undefined;
       cachedPromptTokens?: number | undefined;
+      cost?: number | null | undefined;
     }>();
   });
 });

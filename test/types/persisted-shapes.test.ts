@@ -117,9 +117,9 @@ describe("persisted types are their schemas", () => {
       code?: string;
       provider?: string;
     }>();
-    expectTypeOf<Termination>().toEqualTypeOf<{ reason: TerminationReason; iterations: number; error?: ErrorInfo; detail?: string; raw?: string }>();
+    expectTypeOf<Termination>().toEqualTypeOf<{ reason: TerminationReason; iterations: number; error?: ErrorInfo; detail?: string; raw?: string; guardrail?: string }>();
     expectTypeOf<AgentContext>().toEqualTypeOf<{ state: Record<string, unknown>; loop: LoopContext }>();
-    expectTypeOf<AgentInput>().toEqualTypeOf<{ messages?: Message[]; state?: Record<string, unknown>; runId?: string }>();
+    expectTypeOf<AgentInput>().toEqualTypeOf<{ messages?: Message[]; state?: Record<string, unknown>; runId?: string; threadId?: string; limits?: { tokens?: number; cost?: number } }>();
     expectTypeOf<PersistedAgent>().toEqualTypeOf<{
       format: typeof SNAPSHOT_FORMAT;
       version: 1;

@@ -1,9 +1,8 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { fileURLToPath } from "node:url";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createActor } from "xstate";
 import { z } from "zod";
 import { human } from "../../actors/messages.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
@@ -13,8 +12,7 @@ import { startOpenAIServer, type OpenAIServer } from "../../testing/openai-serve
 import { replayRecording } from "../../testing/recordings.js";
 import { defineTool } from "../../tools/tool.js";
 import { analyzeRecording } from "../../visualize/analysis.js";
-import { RunRecorder } from "../../visualize/recorder.js";
-import { writeViewer } from "../../visualize/viewer.js";
+import { recordRun, viewRun } from "./viewer-page.js";
 
 /**
  * The run viewer of a reasoning model's run over the Responses API (a real gpt-5.1-codex-max run
@@ -23,7 +21,6 @@ import { writeViewer } from "../../visualize/viewer.js";
  * cached and reasoning shares. A recording made without prompt text keeps none of the reasoning.
  */
 const OUT = resolve("test-output", "visualize", "reasoning");
-const CHROMIUM = "/usr/bin/chromium";
 const FIXTURE = fileURLToPath(new URL("../fixtures/openai/vercel-ai/openai-responses/openai-reasoning-encrypted-content.1.chunks.txt", import.meta.url));
 const SUMMARY_START = "**Calculating step-by-step using calculator**";
 
@@ -39,16 +36,7 @@ async function recordReasoningRun(path: string, omitText: boolean): Promise<Agen
   try {
     const modelClient = resolveModelClient({ baseURL: server.baseURL, apiKey: "test-key", model: "gpt-5.1-codex-max", api: "responses", reasoning: { effort: "high", summary: "detailed" } });
     const machine = createReactMachine({ modelClient, tools: [calculator], configFile: false });
-    const recorder = new RunRecorder({ path, machine, omitText });
-    const actor = createActor(machine, { input: { messages: [human("Compute (12 + 7) * 3 * 10 step by step.")] }, inspect: (event) => recorder.record(event) });
-    recorder.attach(actor);
-    const output = await new Promise<AgentOutput>((done, fail) => {
-      actor.subscribe({ complete: () => done(actor.getSnapshot().output as AgentOutput), error: fail });
-      actor.start();
-    });
-    await new Promise((settle) => setTimeout(settle, 0));
-    await recorder.close();
-    return output;
+    return await recordRun(machine, { messages: [human("Compute (12 + 7) * 3 * 10 step by step.")] }, path, { omitText });
   } finally {
     await server.close();
   }
@@ -57,21 +45,11 @@ async function recordReasoningRun(path: string, omitText: boolean): Promise<Agen
 describe("the run viewer of a reasoning model's run", () => {
   let browser: Browser;
   let page: Page;
-  const html = join(OUT, "run.html");
 
   beforeAll(async () => {
-    mkdirSync(OUT, { recursive: true });
-    const recording = join(OUT, "run.jsonl");
-    const output = await recordReasoningRun(recording, false);
+    let output;
+    ({ browser, page, output } = await viewRun(OUT, (recording) => recordReasoningRun(recording, false)));
     expect(output.status).toBe("succeeded");
-    await writeViewer(recording, html);
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-    });
-    page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
-    await page.goto(pathToFileURL(html).href);
   });
 
   afterAll(async () => {

@@ -454,3 +454,30 @@ describe("an asynchronous store (as a remote database is)", () => {
     }
   });
 });
+
+describe("threads: POST /runs with threadId", () => {
+  it("continues the thread's conversation in the next run; while a run of the thread has not ended, another is a 409 naming it", async () => {
+    stack = await startStack(join(temp.dir, "threads.db"));
+    const first = await postJson(`${stack.base}/runs`, { agent: "payments", message: TASK, threadId: "chat-7" });
+    const reader = new EventReader(first);
+    const started = await reader.until("run.started");
+    if (started.type !== "run.started") throw new Error("unreachable");
+    await reader.until("approval.requested");
+    const busy = await expectError(await postJson(`${stack.base}/runs`, { agent: "payments", message: "And INV-2001 over EUR 99?", threadId: "chat-7" }), 409, "thread_busy", new RegExp(`thread chat-7 is busy: its run ${started.data.runId}`));
+    expect(busy.error.field).toBe("threadId");
+    await postJson(`${stack.base}/runs/${started.data.runId}/events`, { type: "guard.approve", callId: "call_pay_1" });
+    await reader.until("run.finished");
+
+    const next = await postJson(`${stack.base}/runs`, { agent: "payments", message: "And INV-2001 over EUR 99?", threadId: "chat-7" });
+    const nextReader = new EventReader(next);
+    const nextStarted = await nextReader.until("run.started");
+    if (nextStarted.type !== "run.started") throw new Error("unreachable");
+    await nextReader.until("approval.requested");
+    const view = await status(nextStarted.data.runId);
+    // The first run's conversation, then the new message and the model's answer to it.
+    expect(view.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user", "assistant"]);
+    expect(view.messages[0]!.content).toBe(TASK);
+    expect(view.pendingApprovals).toMatchObject([{ name: "pay_invoice", arguments: JSON.stringify({ invoice: "INV-2001", amountEur: 99 }) }]);
+    await expectError(await postJson(`${stack.base}/runs`, { agent: "payments", message: TASK, threadId: "not a thread id" }), 400, "invalid_body", /threadId/);
+  });
+});

@@ -1,14 +1,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ModelClient } from "../../index.js";
+import { afterAll, beforeAll } from "vitest";
+import { z } from "zod";
+import { createReactMachine, defineTool, ModelClient, requireApproval } from "../../index.js";
+import { loadRecording } from "../../testing/recordings.js";
 import { SqliteCheckpointStore } from "../../sqlite.js";
 import { agentHandler, toNodeListener, type AgentHandler, type AgentHandlerOptions, type IdentifiedRunEvent } from "../../http.js";
 import { parseRunEvent } from "../../web/protocol.js";
 import { readSse } from "../../web/client/sse-reader.js";
-import { startOpenAIServer, type OpenAIServer } from "../../testing.js";
+import { scriptedTurns, startOpenAIServer, textTurn, type OpenAIServer } from "../../testing.js";
 import { AGENT_NAME, createWebAssistant, webAssistantModel, type Payment } from "../../examples/web/agent.js";
 
 /**
@@ -32,13 +35,16 @@ export function tempDir(): { dir: string; remove: () => void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export async function startStack(dbPath: string, extra: Partial<AgentHandlerOptions> = {}): Promise<WebStack> {
+type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** `around` serves more than the handler on the same origin (a page, `handler.aiSdk` at /api/chat); default: the handler alone. */
+export async function startStack(dbPath: string, extra: Partial<AgentHandlerOptions> = {}, around?: (api: NodeListener, handler: AgentHandler) => NodeListener): Promise<WebStack> {
   const model = await startOpenAIServer({ respond: webAssistantModel().respond });
   const store = new SqliteCheckpointStore({ path: dbPath });
   const payments: Payment[] = [];
   const modelClient = ModelClient.resolve({ baseURL: model.baseURL, apiKey: "test", model: "gpt-4o-mini" });
   const machine = createWebAssistant({ modelClient, journal: store, onPayment: (p) => payments.push(p) });
-  const replica = await startReplica({ agents: { [AGENT_NAME]: machine }, store, ...extra });
+  const replica = await startReplica({ agents: { [AGENT_NAME]: machine }, store, ...extra }, around);
   return {
     base: replica.base,
     handler: replica.handler,
@@ -61,10 +67,11 @@ export interface Replica {
   stop(): Promise<void>;
 }
 
-/** agentHandler at `/api` behind Node's http server on a loopback port. */
-export async function startReplica(options: AgentHandlerOptions): Promise<Replica> {
+/** agentHandler at `/api` behind Node's http server on a loopback port (`around`: see startStack). */
+export async function startReplica(options: AgentHandlerOptions, around?: (api: NodeListener, handler: AgentHandler) => NodeListener): Promise<Replica> {
   const handler = agentHandler({ basePath: "/api", ...options });
-  const server: Server = createServer(toNodeListener(handler));
+  const api = toNodeListener(handler);
+  const server: Server = createServer(around ? around(api, handler) : api);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -130,3 +137,45 @@ export function postJson(url: string, body: unknown, headers: Record<string, str
 }
 
 export const TASK = "Please pay invoice INV-1042 from Acme GmbH: EUR 1,250.";
+
+/** One stack for a test file: started before its tests (on a SQLite file in a fresh folder), stopped after. */
+export function stackPerFile(): { stack: WebStack; dir: string } {
+  const shared = {} as { stack: WebStack; dir: string };
+  let temp: ReturnType<typeof tempDir> | undefined;
+  beforeAll(async () => {
+    temp = tempDir();
+    shared.dir = temp.dir;
+    shared.stack = await startStack(join(temp.dir, "runs.db"));
+  });
+  afterAll(async () => {
+    await shared.stack?.stop();
+    temp?.remove();
+  });
+  return shared;
+}
+
+/**
+ * A reasoning model behind an in-memory handler: the agent `weather` (its one tool needs approval)
+ * on a real DeepSeek reasoner turn (vercel-ai's recording: reasoning, then a weather call for San
+ * Francisco, id call_00_ioIn7yN9p1ZOMNpDLwd4MgAF), then a scripted answer.
+ */
+export async function startWeatherHandler(): Promise<{ handler: AgentHandler; close(): Promise<void> }> {
+  const recorded = loadRecording(join(import.meta.dirname, "../fixtures/openai/vercel-ai/deepseek/deepseek-tool-call.chunks.txt")).interactions[0]!.reply;
+  const model = await startOpenAIServer({ respond: scriptedTurns([recorded, textTurn("It is 18 degrees and sunny in San Francisco.")]).respond });
+  const weather = defineTool({ name: "weather", description: "The weather in a city.", parameters: z.object({ location: z.string() }), execute: ({ location }) => `18 degrees and sunny in ${location}` });
+  const machine = createReactMachine({
+    name: "Weather",
+    modelClient: ModelClient.resolve({ baseURL: model.baseURL, apiKey: "test", model: "deepseek-reasoner" }),
+    tools: [weather],
+    configFile: false,
+    constraints: [requireApproval({ tools: ["weather"] })],
+  });
+  const handler = agentHandler({ agents: { weather: machine }, store: false });
+  return {
+    handler,
+    async close() {
+      await handler.close();
+      await model.close();
+    },
+  };
+}

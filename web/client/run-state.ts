@@ -91,6 +91,9 @@ export function applyRunEvent(run: RunState, event: RunEvent): RunState {
       return { ...run, streamingText: "" };
     case "text.delta":
       return { ...run, streamingText: run.streamingText + event.data.delta, deltas: run.deltas + 1 };
+    case "reasoning.delta":
+      // useAgent shows the answer, not the reasoning that led to it (the AI SDK stream carries both).
+      return run;
     case "message": {
       const messages = [...run.messages];
       messages[event.data.index] = event.data.message;

@@ -4,6 +4,9 @@ import type { CheckpointStore } from "../../machines/persistence/checkpoints/sto
 import { DEFAULT_INPUT_LIMITS, inputLimitProblem } from "../../machines/persistence/snapshot-limits.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import { RunCommandSchema, StartRunSchema, type CommandAccepted, type IdentifiedRunEvent, type RunCommand } from "../protocol.js";
+import { agUiResponse } from "./ag-ui.js";
+import { chatResponse } from "./ai-sdk-chat.js";
+import type { ChatRuns } from "./chat-runs.js";
 import { readJsonBody } from "./body.js";
 import { errorResponse, HttpError, jsonResponse } from "./errors.js";
 import type { LiveRun } from "./live-run.js";
@@ -20,7 +23,9 @@ export interface AgentHandlerOptions {
   /**
    * Where runs live. A `RunStore` (`PostgresRunStore`, `SqliteRunStore`, `MemoryRunStore`): a start
    * submits the run to the queue, a worker runs it, its events are written to the store, and any
-   * replica on the same store serves any run (nothing is held only in this process). A plain
+   * replica on the same store serves any run (nothing is held only in this process); the chat routes
+   * (`/agents/:name/chat`, `/agents/:name/ag-ui`) are the exception: their runs execute in the process
+   * that took the request and are checkpointed in the same store (docs/web.md). A plain
    * `CheckpointStore`: runs execute in this process and are checkpointed there, so a run parked for
    * approval outlives it. Default: the embedded SQLite checkpoint store at `storePath`. `false`:
    * runs live in memory only. Give each machine the same store as its `journal` so a restored run
@@ -70,6 +75,11 @@ export interface AgentHandlerOptions {
 /** A fetch-style handler: `(Request) => Promise<Response>`, plus `close()` for shutdown. */
 export interface AgentHandler {
   (request: Request): Promise<Response>;
+  /**
+   * A fetch-style handler for one agent speaking the AI SDK's UI message stream, for `useChat`
+   * where it posts (its default `/api/chat`): the same as `POST /agents/:name/chat`.
+   */
+  aiSdk(agent: string): (request: Request) => Promise<Response>;
   /** Stop the live runs (parked and running ones stay in the store) and close the default store. */
   close(): Promise<void>;
 }
@@ -80,7 +90,9 @@ const DEFAULT_STORE_PATH = ".jianmu/web-runs.db";
  * Serve agents over HTTP: `POST /runs` starts a run and streams it as server-sent events,
  * `POST /runs/:id/events` approves, rejects or cancels, `GET /runs/:id/stream` follows a run again
  * (Last-Event-ID honoured), `GET /runs/:id` tells its status, `GET /agents/:name/chart` draws the
- * agent's statechart (an HTML fragment with inline SVG) for a live view.
+ * agent's statechart (an HTML fragment with inline SVG) for a live view, `POST /agents/:name/chat`
+ * speaks the AI SDK's UI message stream to `useChat` (ai-sdk-chat.ts), `POST /agents/:name/ag-ui`
+ * speaks AG-UI (ag-ui.ts).
  */
 export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   const agents = checkAgents(options.agents);
@@ -89,14 +101,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const onError = options.onError ?? ((error: Error) => console.error(`jianmu/http: ${error.message}`));
 
-  let ownStore: Promise<CheckpointStore & { close?: () => void }> | undefined;
-  const store = async (): Promise<CheckpointStore | undefined> => {
-    if (options.store === false) return undefined;
-    if (options.store) return options.store;
-    // Loaded on first use: an application that brings its own store never loads SQLite.
-    ownStore ??= loadOptionalPeer({ entry: "jianmu/http (its default SQLite store)", packages: ["better-sqlite3"] }, () => import("../../machines/persistence/checkpoints/sqlite-store.js")).then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH }));
-    return ownStore;
-  };
+  const checkpoints = checkpointStore(options);
   const authorize = options.authorize;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
   const readBody = <S extends Parameters<typeof readJsonBody>[1]>(request: Request, schema: S) => readJsonBody(request, schema, maxBodyBytes, bodyTimeoutMs);
@@ -105,7 +110,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     : undefined;
   const runs = new RunRegistry({
     agents,
-    store,
+    store: checkpoints.store,
     retainFinishedMs: options.retainFinishedMs ?? 600_000,
     releaseParkedMs: options.store === false ? undefined : (options.releaseParkedMs ?? 300_000),
     onError,
@@ -117,17 +122,16 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       if (!Object.hasOwn(agents, body.agent)) throw unknownAgent(body.agent);
       await authorized(authorize, { request, action: "start", agent: body.agent });
       checkClientInput(body, options.clientInput?.[body.agent]);
-      // The run queue's limits (deep state would pass here and fail at the run's first restore).
-      const tooBig = inputLimitProblem({ messages: body.messages, state: body.state });
-      if (tooBig) throw new HttpError(400, "invalid_body", `${tooBig.path || "the body"}: ${tooBig.problem} (limits: ${DEFAULT_INPUT_LIMITS.maxDepth} levels, ${DEFAULT_INPUT_LIMITS.maxChars} characters)`, tooBig.path || undefined);
+      checkInputLimits({ messages: body.messages, state: body.state });
       const messages: Message[] = [...(body.messages ?? []), ...(body.message !== undefined ? [human(body.message)] : [])];
+      const input = { messages, ...(body.state ? { state: body.state } : {}), ...(body.threadId !== undefined ? { threadId: body.threadId } : {}) };
+      const located = (runId: string) => ({ location: `${basePath}/runs/${encodeURIComponent(runId)}`, "x-run-id": runId });
       if (queue) {
-        const runId = await queue.start(body.agent, { messages, ...(body.state ? { state: body.state } : {}) });
-        const location = { location: `${basePath}/runs/${encodeURIComponent(runId)}`, "x-run-id": runId };
-        return streamResponse([], queue.follower(runId, null), heartbeatMs, location);
+        const runId = await queue.start(body.agent, input);
+        return streamResponse([], queue.follower(runId, null), heartbeatMs, located(runId));
       }
-      const run = await runs.start(body.agent, { messages, ...(body.state ? { state: body.state } : {}) });
-      return streamResponse(run.log.all(), run.log, heartbeatMs, { location: `${basePath}/runs/${encodeURIComponent(run.runId)}`, "x-run-id": run.runId });
+      const run = await runs.start(body.agent, input);
+      return streamResponse(run.log.all(), run.log, heartbeatMs, located(run.runId));
     },
 
     async runStatus(request: Request, runId: string) {
@@ -175,6 +179,12 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       return jsonResponse(accepted, 202);
     },
 
+    /** `useChat`'s route or AG-UI's: both on this process's runs (chatRuns). */
+    async chat(request: Request, agent: string, respond: typeof chatResponse | typeof agUiResponse) {
+      if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent);
+      return respond(request, agent, { runs: chatRuns(request, runs, authorize), maxBodyBytes, heartbeatMs, bodyTimeoutMs });
+    },
+
     async agentChart(request: Request, agent: string) {
       if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent);
       await authorized(authorize, { request, action: "read", agent });
@@ -201,6 +211,10 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         return routes.runEvents(request, route.runId);
       case "agentChart":
         return routes.agentChart(request, route.agent);
+      case "aiSdkChat":
+        return routes.chat(request, route.agent, chatResponse);
+      case "agUi":
+        return routes.chat(request, route.agent, agUiResponse);
     }
   };
 
@@ -219,12 +233,58 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     }
   }) as AgentHandler;
 
+  handler.aiSdk = (agent: string) => aiSdkRoute(handler, agents, basePath, agent);
+
   handler.close = async () => {
     runs.stopAll();
     await queue?.close();
-    if (ownStore) (await ownStore.catch(() => undefined))?.close?.();
+    await checkpoints.close();
   };
   return handler;
+}
+
+/** The store runs held in this process are checkpointed in: the given one, none (`false`), or the default SQLite file. */
+function checkpointStore(options: AgentHandlerOptions): { store: () => Promise<CheckpointStore | undefined>; close: () => Promise<void> } {
+  let own: Promise<CheckpointStore & { close?: () => void }> | undefined;
+  return {
+    store: async () => {
+      if (options.store === false) return undefined;
+      if (options.store) return options.store;
+      // Loaded on first use: an application that brings its own store never loads SQLite.
+      own ??= loadOptionalPeer({ entry: "jianmu/http (its default SQLite store)", packages: ["better-sqlite3"] }, () => import("../../machines/persistence/checkpoints/sqlite-store.js")).then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH }));
+      return own;
+    },
+    close: async () => {
+      if (own) (await own.catch(() => undefined))?.close?.();
+    },
+  };
+}
+
+/** `handler.aiSdk(agent)`: the chat route, wherever the page posts (useChat's default is /api/chat). */
+function aiSdkRoute(handler: AgentHandler, agents: Readonly<Record<string, ReactMachine>>, basePath: string, agent: string): (request: Request) => Promise<Response> {
+  if (!Object.hasOwn(agents, agent)) throw new TypeError(`agentHandler(...).aiSdk: there is no agent ${JSON.stringify(agent)}; this handler serves ${Object.keys(agents).map((name) => JSON.stringify(name)).join(", ")}`);
+  const route = `${basePath}/agents/${encodeURIComponent(agent)}/chat`;
+  return (request: Request) => handler(new Request(new URL(route, request.url), request));
+}
+
+/**
+ * The chat routes' runs for one request: held in this process (RunRegistry) whatever the store, and
+ * `authorize` is asked before a start, a read of an earlier run and an approval, as on `/runs`.
+ */
+function chatRuns(request: Request, runs: RunRegistry, authorize: Authorize | undefined): ChatRuns {
+  return {
+    start: async (agent, messages) => {
+      await authorized(authorize, { request, action: "start", agent });
+      checkInputLimits({ messages });
+      return runs.start(agent, { messages });
+    },
+    find: async (runId, action) => {
+      const found = await runs.find(runId);
+      if (found) await authorized(authorize, { request, action, agent: agentOfFound(found), runId });
+      return found;
+    },
+    command: apply,
+  };
 }
 
 /**
@@ -279,6 +339,12 @@ function isRunStore(store: AgentHandlerOptions["store"]): store is RunStore {
   return typeof store === "object" && store !== null && typeof (store as Partial<RunStore>).submit === "function" && typeof (store as Partial<RunStore>).claim === "function";
 }
 
+/** The run queue's limits (deep state would pass the body's schema and fail at the run's first restore). */
+function checkInputLimits(input: { messages?: unknown; state?: unknown }): void {
+  const tooBig = inputLimitProblem(input);
+  if (tooBig) throw new HttpError(400, "invalid_body", `${tooBig.path || "the body"}: ${tooBig.problem} (limits: ${DEFAULT_INPUT_LIMITS.maxDepth} levels, ${DEFAULT_INPUT_LIMITS.maxChars} characters)`, tooBig.path || undefined);
+}
+
 function notFound(path: string): HttpError {
-  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /agents/:name/chart`);
+  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /agents/:name/chart, POST /agents/:name/chat, POST /agents/:name/ag-ui`);
 }

@@ -4,6 +4,7 @@ import { RunQueueError, errorText } from "../../queue/errors.js";
 import type { RunInput } from "../../queue/schemas.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import type { CommandAccepted, IdentifiedRunEvent, RunCommand, RunSnapshot } from "../protocol.js";
+import { ThreadBusyError } from "../../machines/persistence/log/thread-busy.js";
 import { HttpError } from "./errors.js";
 import { runSnapshotOf, type SnapshotLike } from "./run-view.js";
 import { StoreFollowers } from "./store-follow.js";
@@ -108,6 +109,7 @@ function unknownRun(runId: string): HttpError {
 
 /** The queue's refusals as the handler's answers; a store failure is a 500 that names no database. */
 function httpErrorOf(error: unknown): Error {
+  if (error instanceof ThreadBusyError) return new HttpError(409, "thread_busy", error.message, "threadId");
   if (!(error instanceof RunQueueError)) return error instanceof Error ? error : new Error(String(error));
   switch (error.problem) {
     case "unknown_run":

@@ -4,7 +4,9 @@ export type Route =
   | { name: "runStatus"; runId: string }
   | { name: "runStream"; runId: string }
   | { name: "runEvents"; runId: string }
-  | { name: "agentChart"; agent: string };
+  | { name: "agentChart"; agent: string }
+  | { name: "aiSdkChat"; agent: string }
+  | { name: "agUi"; agent: string };
 
 const PATTERNS: { pattern: RegExp; method: string; make: (match: string[]) => Route }[] = [
   { pattern: /^\/runs\/?$/, method: "POST", make: () => ({ name: "startRun" }) },
@@ -12,6 +14,8 @@ const PATTERNS: { pattern: RegExp; method: string; make: (match: string[]) => Ro
   { pattern: /^\/runs\/([^/]+)\/stream\/?$/, method: "GET", make: (m) => ({ name: "runStream", runId: m[1]! }) },
   { pattern: /^\/runs\/([^/]+)\/events\/?$/, method: "POST", make: (m) => ({ name: "runEvents", runId: m[1]! }) },
   { pattern: /^\/agents\/([^/]+)\/chart\/?$/, method: "GET", make: (m) => ({ name: "agentChart", agent: m[1]! }) },
+  { pattern: /^\/agents\/([^/]+)\/chat\/?$/, method: "POST", make: (m) => ({ name: "aiSdkChat", agent: m[1]! }) },
+  { pattern: /^\/agents\/([^/]+)\/ag-ui\/?$/, method: "POST", make: (m) => ({ name: "agUi", agent: m[1]! }) },
 ];
 
 export type Matched = { route: Route } | { allow: string } | undefined;

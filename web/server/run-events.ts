@@ -72,6 +72,8 @@ function translate(event: AgentEmitted): RunEvent | undefined {
       return { type: "reply.started", data: { round: event.round } };
     case "text.delta":
       return { type: "text.delta", data: { delta: event.delta } };
+    case "reasoning.delta":
+      return { type: "reasoning.delta", data: { delta: event.delta } };
     case "tool.call.started":
       return { type: "tool.call.started", data: { callId: event.callId, name: event.name, arguments: event.arguments } };
     case "tool.call.completed":

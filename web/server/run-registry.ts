@@ -2,6 +2,7 @@ import { AgentInputError, type AgentInput } from "../../machines/contract/contex
 import { StateError } from "../../machines/contract/state-access.js";
 import type { CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
 import { restoreAgent, type PersistedAgent } from "../../machines/persistence/persistence.js";
+import { abandonThreadRun, startThreadRun, ThreadBusyError } from "../../machines/persistence/log/threads.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import type { RunSnapshot } from "../protocol.js";
 import { HttpError } from "./errors.js";
@@ -44,13 +45,18 @@ export class RunRegistry {
     }
   }
 
-  async start(agent: string, input: AgentInput): Promise<LiveRun> {
+  async start(agent: string, given: AgentInput): Promise<LiveRun> {
     const machine = this.options.agents[agent]!;
     const store = await this.options.store();
     let run: LiveRun;
+    let input = given;
     try {
+      // A thread's next run starts from the thread's conversation (runs of one thread never interleave: a busy thread is a 409).
+      input = await startThreadRun(store, given, machine.id);
       run = new LiveRun({ agent, machine, ...(store ? { store } : {}), start: { input }, onError: this.options.onError });
     } catch (error) {
+      await abandonThreadRun(store, input).catch(() => undefined);
+      if (error instanceof ThreadBusyError) throw new HttpError(409, "thread_busy", error.message, "threadId");
       // The body fit the protocol but not this agent (e.g. a `state` its schema refuses): nothing started.
       if (error instanceof AgentInputError || error instanceof StateError) {
         const field = error instanceof StateError ? `state.${error.field}` : error.field.replace(/^input\./, "");

@@ -35,6 +35,11 @@ export class CheckpointError extends JianmuError {
   }
 }
 
+/** A plain checkpoint write (no fence) for a run the queue's workers hold: refused. */
+export function queueOwned(runId: string): CheckpointError {
+  return new CheckpointError(runId, `run ${runId} belongs to the run queue: only the worker holding it writes its checkpoints; use another runId for runAgent`);
+}
+
 export function summaryOf(record: PersistedAgent): CheckpointSummary {
   return {
     runId: record.runId,

@@ -1,0 +1,156 @@
+import { jsonSchema, Output, streamText, type LanguageModel } from "ai";
+import { z } from "zod";
+import { ModelError, type ModelCallOptions, type ModelClient, type ModelRequest, type ModelTurn } from "../model-client.js";
+import { ResilienceSchema, type Resilience } from "../resilience-config.js";
+import { ModelClientOptionsError } from "../openai/model-client-options.js";
+import { cancellationOf, type Cancellation } from "../cancellation.js";
+import { abortableSleep, callWithResilience, emitSafely, monotonicNow, type ResilienceRuntime } from "../openai/resilience.js";
+import { toModelMessages, toToolChoice, toToolSet } from "./ai-sdk-prompt.js";
+import { readTurn, StreamFailure } from "./ai-sdk-turn.js";
+import { attemptFailureOf, type AbortCause } from "./ai-sdk-failure.js";
+import { callSettingsOf, type ProviderOptions } from "./ai-sdk-settings.js";
+
+/** A model object of the AI SDK (a provider's `LanguageModelV3` or `LanguageModelV2`); not a gateway id string. */
+export type AiSdkLanguageModel = Exclude<LanguageModel, string>;
+
+export const FromAiSdkOptionsSchema = z
+  .object({
+    /** Sent with every call (`{ anthropic: { thinking: ... } }`); a request's `extraParams.providerOptions` adds to it per provider. */
+    providerOptions: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+    /** Retries of one call (jianmu's, not the SDK's: the SDK's own are turned off so events and errors stay jianmu's). */
+    resilience: ResilienceSchema.optional(),
+    /** Time limit of one attempt in milliseconds (default 10 minutes); a request's `timeoutMs` wins. */
+    timeoutMs: z.number().int().positive().optional(),
+  })
+  .strict();
+export type FromAiSdkOptions = z.input<typeof FromAiSdkOptionsSchema>;
+
+const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+const runtime: ResilienceRuntime = { sleep: abortableSleep, random: Math.random, now: monotonicNow };
+
+/**
+ * A jianmu `ModelClient` over any AI SDK language model: Claude, Gemini, Bedrock, Mistral, local
+ * models, through the provider packages their vendors keep. Each call is one `streamText` step
+ * with the agent's tools (never run by the SDK: the agent runs them), streamed as `text.delta` and
+ * `reasoning.delta` events; usage with its reasoning and cache-read details; retries, events and
+ * typed `ModelError`s as with `ModelClient.resolve`.
+ */
+export function fromAiSdk(model: AiSdkLanguageModel, options: FromAiSdkOptions = {}): ModelClient {
+  if (typeof model !== "object" || model === null || typeof (model as { modelId?: unknown }).modelId !== "string") {
+    throw new ModelClientOptionsError(["model: must be an AI SDK language model object, such as anthropic(\"claude-sonnet-4-5\") from @ai-sdk/anthropic (a gateway id string is not one)"]);
+  }
+  const parsed = FromAiSdkOptionsSchema.safeParse(options);
+  if (!parsed.success) throw new ModelClientOptionsError(parsed.error.issues.map((issue) => `${issue.path.join(".") || "options"}: ${issue.message}`));
+  return new AiSdkModelClient(model, parsed.data);
+}
+
+class AiSdkModelClient implements ModelClient {
+  readonly description: string;
+  readonly model: string;
+  private readonly endpoint: string;
+  private readonly policy: Resilience;
+
+  constructor(
+    private readonly languageModel: AiSdkLanguageModel,
+    private readonly options: z.output<typeof FromAiSdkOptionsSchema>,
+  ) {
+    this.model = languageModel.modelId;
+    this.endpoint = `ai-sdk:${languageModel.provider}`;
+    this.policy = options.resilience ?? ResilienceSchema.parse({});
+    this.description = `AI SDK model ${languageModel.provider} ${languageModel.modelId}`;
+  }
+
+  complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelTurn> {
+    if (request.model !== undefined && request.model !== this.model) {
+      return Promise.reject(
+        new ModelError(`model call to ${this.endpoint}: config.model asks for ${request.model}, but this client is bound to ${this.model}: leave config.model unset, or pass fromAiSdk() that model`, {
+          kind: "config",
+          endpoint: this.endpoint,
+          model: request.model,
+        }),
+      );
+    }
+    const policy = request.resilience ?? this.policy;
+    if (policy.fallbacks.length > 0) {
+      return Promise.reject(
+        new ModelError(`model call to ${this.endpoint}: resilience.fallbacks names OpenAI-compatible endpoints, which an AI SDK model cannot fall back to: remove them from config.resilience`, {
+          kind: "config",
+          endpoint: this.endpoint,
+          model: this.model,
+        }),
+      );
+    }
+    const cancellation = options.cancellation ?? (options.signal !== undefined ? cancellationOf(options.signal) : undefined);
+    const onEvent = options.onEvent;
+    const target = { endpoint: this.endpoint, model: this.model };
+    return callWithResilience({
+      targets: [target],
+      policy,
+      runtime,
+      cancellation,
+      onEvent,
+      redact: (text) => text,
+      attempt: () => this.attempt(request, options, cancellation),
+    });
+  }
+
+  /** One `streamText` step under its own AbortController, released when the attempt ends. */
+  private async attempt(request: ModelRequest, options: ModelCallOptions, cancellation: Cancellation | undefined): Promise<ModelTurn> {
+    const controller = new AbortController();
+    let aborted: AbortCause;
+    const stopForCaller = cancellation?.onAbort(() => {
+      aborted ??= "caller";
+      controller.abort();
+    });
+    const timeoutMs = request.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timer = setTimeout(() => {
+      aborted ??= "timeout";
+      controller.abort();
+    }, timeoutMs);
+    const onEvent = options.onEvent;
+    let delivered = false;
+    try {
+      const { settings, responseFormat } = callSettingsOf(request, this.options.providerOptions as ProviderOptions | undefined);
+      const tools = toToolSet(request.tools);
+      const toolChoice = toToolChoice(request.toolChoice);
+      const result = streamText({
+        model: this.languageModel,
+        messages: toModelMessages(request.messages, { endpoint: this.endpoint, model: this.model }),
+        allowSystemInMessages: true,
+        ...(tools !== undefined ? { tools } : {}),
+        ...(toolChoice !== undefined ? { toolChoice } : {}),
+        ...(responseFormat !== undefined ? { output: Output.object({ schema: jsonSchema(responseFormat.schema), ...(responseFormat.name !== undefined ? { name: responseFormat.name } : {}) }) } : {}),
+        ...settings,
+        // jianmu retries (with its events and typed errors); the SDK's own retries would hide attempts.
+        maxRetries: 0,
+        abortSignal: controller.signal,
+        // Failures come back as the stream's error part; the SDK's default would also print them.
+        onError: () => undefined,
+      });
+      const turn = await readTurn(
+        result.fullStream,
+        { endpoint: this.endpoint, model: this.model },
+        {
+          onText: (delta) => {
+            delivered = true;
+            if (onEvent) emitSafely(onEvent, { type: "text.delta", delta });
+          },
+          onReasoning: (delta) => {
+            delivered = true;
+            if (onEvent) emitSafely(onEvent, { type: "reasoning.delta", delta });
+          },
+          onToolArguments: options.onToolArguments,
+        },
+        controller.signal,
+      );
+      // An abort may end the SDK's stream quietly (an `abort` part, no error): it still fails the attempt.
+      if (turn instanceof StreamFailure || aborted !== undefined) throw attemptFailureOf(turn instanceof StreamFailure ? turn.error : new Error("aborted"), { aborted, timeoutMs, delivered });
+      return turn;
+    } catch (error) {
+      throw attemptFailureOf(error, { aborted, timeoutMs, delivered });
+    } finally {
+      clearTimeout(timer);
+      stopForCaller?.();
+    }
+  }
+}

@@ -1,0 +1,179 @@
+import type { LanguageModelUsage, TextStreamPart, Tool } from "ai";
+import type { ToolCall } from "../messages.js";
+import type { ReasoningItem, ReasoningItems } from "../reasoning-items.js";
+import type { ModelTurn, Usage } from "../model-client.js";
+import { tokenCount } from "../model-client.js";
+
+/** What the reader tells the caller as the stream goes (each only when someone listens). */
+export interface TurnListeners {
+  onText(delta: string): void;
+  onReasoning(delta: string): void;
+  onToolArguments?: ((call: { index: number; name: string; arguments: string }) => void) | undefined;
+}
+
+/** A stream that failed, with the SDK's error (the caller knows whether output had gone out: it listened). */
+export class StreamFailure {
+  constructor(readonly error: unknown) {}
+}
+
+type Part = TextStreamPart<Record<string, Tool>>;
+
+/**
+ * Reads one `streamText` call's full stream into a turn. An `error` part (the provider's HTTP
+ * error, a broken stream) comes back as a `StreamFailure` rather than thrown; the caller
+ * decides whether it may try again. The attempt's own `signal` ends the read even when the
+ * provider's stream does not heed it.
+ */
+export async function readTurn(stream: ReadableStream<Part>, source: { endpoint: string; model: string }, listeners: TurnListeners, signal: AbortSignal): Promise<ModelTurn | StreamFailure> {
+  const turn = new TurnBuilder(source, listeners);
+  const reader = stream.getReader();
+  const stop = () => void reader.cancel().catch(() => undefined);
+  signal.addEventListener("abort", stop, { once: true });
+  try {
+    for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      if (next.value.type === "error") {
+        stop();
+        return new StreamFailure(next.value.error);
+      }
+      turn.add(next.value);
+    }
+  } finally {
+    signal.removeEventListener("abort", stop);
+    reader.releaseLock();
+  }
+  return turn.build() ?? new StreamFailure(new Error("the stream ended without a finish part"));
+}
+
+/** The turn as its parts arrive: the answer's text, the reasoning, the tool calls, the finish. */
+class TurnBuilder {
+  private content = "";
+  private reasoning = "";
+  private readonly calls: ToolCall[] = [];
+  /** Each reasoning block with what the provider attached to it (Anthropic's signature), to be sent back. */
+  private readonly blocks = new Map<string, Block>();
+  /** A call's arguments as the model streamed them, by the SDK's id: sent back verbatim, as jianmu keeps them. */
+  private readonly streamed = new Map<string, { index: number; name: string; text: string }>();
+  private finish: Extract<Part, { type: "finish" }> | undefined;
+  private serverModel: string | undefined;
+
+  constructor(
+    private readonly source: { endpoint: string; model: string },
+    private readonly listeners: TurnListeners,
+  ) {}
+
+  add(part: Part): void {
+    switch (part.type) {
+      case "text-delta":
+        if (part.text === "") return;
+        this.content += part.text;
+        this.listeners.onText(part.text);
+        return;
+      case "reasoning-start":
+      case "reasoning-end":
+        this.block(part.id).metadata(part.providerMetadata);
+        return;
+      case "reasoning-delta":
+        this.block(part.id).add(part.text, part.providerMetadata);
+        if (part.text === "") return;
+        this.reasoning += part.text;
+        this.listeners.onReasoning(part.text);
+        return;
+      case "tool-input-start":
+        this.streamed.set(part.id, { index: this.streamed.size, name: part.toolName, text: "" });
+        return;
+      case "tool-input-delta": {
+        const call = this.streamed.get(part.id);
+        if (call === undefined || part.delta === "") return;
+        call.text += part.delta;
+        this.listeners.onToolArguments?.({ index: call.index, name: call.name, arguments: call.text });
+        return;
+      }
+      case "tool-call": {
+        if (part.providerExecuted === true) return;
+        const raw = this.streamed.get(part.toolCallId)?.text;
+        const args = raw !== undefined && raw !== "" ? raw : typeof part.input === "string" ? part.input : JSON.stringify(part.input ?? {});
+        this.calls.push({ id: part.toolCallId, name: part.toolName, arguments: args });
+        return;
+      }
+      case "finish-step":
+        this.serverModel = part.response.modelId;
+        return;
+      case "finish":
+        this.finish = part;
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** The turn, or undefined when the stream never finished. */
+  build(): ModelTurn | undefined {
+    if (this.finish === undefined) return undefined;
+    const { model, endpoint } = this.source;
+    const { usage, missing } = usageOf(this.finish.totalUsage);
+    const turn: ModelTurn = { content: this.content, toolCalls: this.calls, usage, finishReason: finishReasonOf(this.finish.finishReason), model };
+    if (this.reasoning !== "") turn.reasoning = this.reasoning;
+    if (missing) turn.usageMissing = true;
+    if (this.serverModel !== undefined && this.serverModel !== model) turn.serverModel = this.serverModel;
+    const items = [...this.blocks.values()].flatMap((block) => block.item());
+    if (items.length > 0) turn.reasoningItems = { api: "ai-sdk", endpoint, model, items } satisfies ReasoningItems;
+    return turn;
+  }
+
+  private block(id: string): Block {
+    let block = this.blocks.get(id);
+    if (block === undefined) {
+      // Where it stood among the answer's items (its text, then each call), as the Responses items say.
+      block = new Block(id === "" ? `reasoning-${this.blocks.size}` : id, this.calls.length + (this.content === "" ? 0 : 1));
+      this.blocks.set(id, block);
+    }
+    return block;
+  }
+}
+
+type ProviderMetadata = Record<string, Record<string, unknown>>;
+
+/** One reasoning block as it streams: its text and the provider's metadata, merged provider by provider. */
+class Block {
+  private text = "";
+  private provider: ProviderMetadata | undefined;
+  constructor(
+    private readonly id: string,
+    private readonly after: number,
+  ) {}
+  add(text: string, metadata: ProviderMetadata | undefined): void {
+    this.text += text;
+    this.metadata(metadata);
+  }
+  metadata(metadata: ProviderMetadata | undefined): void {
+    if (metadata === undefined) return;
+    this.provider ??= {};
+    for (const [name, values] of Object.entries(metadata)) this.provider[name] = { ...this.provider[name], ...values };
+  }
+  /** Kept only when the provider attached something: plain reasoning text is the turn's `reasoning`, nothing to send back. */
+  item(): ReasoningItem[] {
+    if (this.provider === undefined) return [];
+    return [{ id: this.id, summary: [], content: [this.text], providerMetadata: this.provider, after: this.after }];
+  }
+}
+
+/** The SDK's usage in jianmu's terms; its details (reasoning, cache reads) when the provider reported them. */
+function usageOf(reported: LanguageModelUsage): { usage: Usage; missing: boolean } {
+  const promptTokens = tokenCount(reported.inputTokens);
+  const completionTokens = tokenCount(reported.outputTokens);
+  const usage: Usage = {
+    promptTokens: promptTokens ?? 0,
+    completionTokens: completionTokens ?? 0,
+    totalTokens: tokenCount(reported.totalTokens) ?? (promptTokens ?? 0) + (completionTokens ?? 0),
+  };
+  const reasoningTokens = tokenCount(reported.outputTokenDetails?.reasoningTokens ?? reported.reasoningTokens);
+  const cached = tokenCount(reported.inputTokenDetails?.cacheReadTokens ?? reported.cachedInputTokens);
+  if (reasoningTokens !== undefined) usage.reasoningTokens = reasoningTokens;
+  if (cached !== undefined) usage.cachedPromptTokens = cached;
+  return { usage, missing: promptTokens === undefined && completionTokens === undefined };
+}
+
+/** The SDK's finish reasons (`tool-calls`, `content-filter`) as the Chat Completions words the loop reads (`tool_calls`, ...). */
+function finishReasonOf(reason: string): string {
+  return reason.replace("-", "_");
+}
