@@ -62,7 +62,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const parsed = WorkerOptionsSchema.safeParse(options);
   if (!parsed.success) throw new RunQueueError("invalid_input", `startWorker: ${firstIssue(parsed.error, "options")}`);
   const { store, agents, concurrency, leaseMs, pollMs } = parsed.data;
-  const onEvent = parsed.data.onEvent;
+  const { onEvent, observe } = parsed.data;
   const id = parsed.data.id ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   const names = Object.keys(agents);
   const executions = new Map<string, Execution>();
@@ -131,16 +131,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       await store.release(claimed.runId, claimed.token).catch(() => undefined);
       return;
     }
-    const execution = executeRun({
-      store,
-      machine: agents[run.agent]!,
-      run,
-      worker: id,
-      leaseMs,
-      emit,
-      ...(problem !== undefined ? { blobProblem: problem } : {}),
-      ...(parsed.data.observe ? { observe: parsed.data.observe } : {}),
-    });
+    const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, ...(problem !== undefined ? { blobProblem: problem } : {}), ...(observe ? { observe } : {}) });
     executions.set(run.runId, execution);
     void execution.done.then(() => {
       if (executions.get(run.runId) === execution) executions.delete(run.runId);
