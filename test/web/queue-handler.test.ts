@@ -234,3 +234,70 @@ describe("clients that are slow, many or gone", () => {
     expect(payments).toHaveLength(1);
   }, 60_000);
 });
+
+describe("threads and the chat routes on a run store", () => {
+  it("a thread's next run is queued with the thread's conversation; while one of its runs has not ended, another is a 409 naming it", async () => {
+    const { replica } = await queueStack(new SqliteRunStore({ path: join(temp.dir, "threads.db") }));
+    const first = await postJson(`${replica.base}/runs`, { agent: "payments", message: TASK, threadId: "chat-7" });
+    const runId = first.headers.get("x-run-id")!;
+    const reader = new EventReader(first);
+    await reader.until("approval.requested");
+    const busy = await postJson(`${replica.base}/runs`, { agent: "payments", message: "And INV-2001 over EUR 99?", threadId: "chat-7" });
+    const error = ErrorBodySchema.parse(await busy.json()).error;
+    expect({ status: busy.status, code: error.code, field: error.field }).toEqual({ status: 409, code: "thread_busy", field: "threadId" });
+    expect(error.message).toContain(`thread chat-7 is busy: its run ${runId}`);
+    await postJson(`${replica.base}/runs/${runId}/events`, { type: "guard.approve", callId: "call_pay_1" });
+    await reader.until("run.finished");
+
+    const next = await postJson(`${replica.base}/runs`, { agent: "payments", message: "And INV-2001 over EUR 99?", threadId: "chat-7" });
+    const nextId = next.headers.get("x-run-id")!;
+    await new EventReader(next).until("approval.requested");
+    const view = RunSnapshotSchema.parse(await (await fetch(`${replica.base}/runs/${nextId}`)).json());
+    // The first run's conversation (given to the queued run when a worker claimed it), then the new turn.
+    expect(view.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user", "assistant"]);
+    expect(view.messages[0]!.content).toBe(TASK);
+  });
+
+  it("the chat routes (their runs held in this process) ask authorize for a start, a read of the earlier run and an approval", async () => {
+    const asked: string[] = [];
+    const authorize: AgentHandlerOptions["authorize"] = ({ request, action, runId }) => {
+      const user = /(?:^|;\s*)session=(\w+)/.exec(request.headers.get("cookie") ?? "")?.[1];
+      asked.push(`${user ?? "anonymous"}:${action}${runId ? ":run" : ""}`);
+      if (user === undefined) return false;
+      if (action === "approve") return user === "approver";
+      return action === "start" || user === "alice" || user === "approver";
+    };
+    const { replica, payments } = await queueStack(new SqliteRunStore({ path: join(temp.dir, "chat.db") }), { authorize });
+    const chat = `${replica.base}/agents/payments/chat`;
+    const question = { id: "u1", role: "user", parts: [{ type: "text", text: TASK }] };
+    expect((await postJson(chat, { messages: [question] })).status).toBe(403);
+
+    const first = await postJson(chat, { messages: [question] }, { cookie: "session=alice" });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("x-vercel-ai-ui-message-stream")).toBe("v1");
+    // The assistant message's id is its run's.
+    const runId = /"messageId":"([^"]+)"/.exec(await first.text())?.[1];
+    expect(runId).toBeDefined();
+    const answered = { id: runId, role: "assistant", parts: [{ type: "tool-pay_invoice", toolCallId: "call_pay_1", state: "approval-responded", approval: { id: "call_pay_1", approved: true } }] };
+    for (const cookie of ["session=mallory", "session=alice"]) {
+      const denied = await postJson(chat, { messages: [question, answered] }, { cookie });
+      expect(denied.status).toBe(403);
+      expect(await denied.text()).not.toContain(runId!);
+    }
+    expect(payments).toEqual([]);
+    // Mallory may start runs, but not go on from Alice's.
+    expect((await postJson(chat, { messages: [question, answered, { id: "u2", role: "user", parts: [{ type: "text", text: "And INV-2001?" }] }] }, { cookie: "session=mallory" })).status).toBe(403);
+    const approved = await postJson(chat, { messages: [question, answered] }, { cookie: "session=approver" });
+    expect(approved.status).toBe(200);
+    expect(await approved.text()).toContain("transfer of EUR 1250 for INV-1042 sent");
+    expect(payments).toEqual([{ invoice: "INV-1042", amountEur: 1250 }]);
+    expect(asked).toEqual([
+      "anonymous:start",
+      "alice:start",
+      "mallory:approve:run",
+      "alice:approve:run",
+      "mallory:read:run",
+      "approver:approve:run",
+    ]);
+  });
+});
