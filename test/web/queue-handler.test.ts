@@ -69,6 +69,10 @@ describe("agentHandler on a run store: one process, the embedded worker", () => 
       // A finished run takes no more commands.
       const late = await postJson(`${replica.base}/runs/${runId}/events`, { type: "agent.cancel" });
       expect(late.status).toBe(409);
+      // Its events are kept until retainFinishedMs has passed, and go when the run is deleted.
+      expect(await store.pruneRunEvents(0)).toBe(0);
+      expect(await store.delete(runId)).toBe(true);
+      expect(await store.runEventsAfter(runId, 0, 1_000)).toEqual([]);
     });
   }
 
