@@ -2,12 +2,14 @@ import { EventEmitter } from "node:events";
 import type { CheckpointSummary } from "../machines/persistence/checkpoints/store.js";
 import type { AgentOutput } from "../machines/contract/context.js";
 import { MemoryRunLog, type MemoryRunRow, type WriteFence } from "../machines/persistence/log/memory-log.js";
+import { isFinal } from "../machines/persistence/log/records.js";
 import { RunQueueError } from "./errors.js";
 import { Fences } from "./fences.js";
 import type { QueueSignal, RunStore } from "./run-store.js";
 import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "./requests.js";
 import { dedupeKeyOf, type ClaimedRun, type InboxEvent, type ListOptions, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest, type UnknownAgents } from "./schemas.js";
 import { Waiters } from "./wait.js";
+import { MemoryRunEvents, type RunEventInput, type StoredRunEvent } from "./run-events.js";
 
 /**
  * The run queue in one process's memory: the reference the conformance suite holds the durable
@@ -17,6 +19,7 @@ import { Waiters } from "./wait.js";
  */
 export class MemoryRunStore extends MemoryRunLog implements RunStore {
   private readonly inboxes = new Map<string, { id: number; key: string; command: string; applied: boolean }[]>();
+  private readonly events = new MemoryRunEvents();
   private readonly fences = new Fences();
   private readonly agents = new Set<string>();
   private readonly signals = new EventEmitter();
@@ -135,6 +138,7 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
 
   override delete(runId: string): boolean {
     this.inboxes.delete(runId);
+    this.events.prune([runId]);
     return super.delete(runId);
   }
 
@@ -242,5 +246,23 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
   subscribe(listener: (signal: QueueSignal) => void): () => void {
     this.signals.on("signal", listener);
     return () => this.signals.off("signal", listener);
+  }
+
+  async appendRunEvents(runId: string, token: number, events: readonly RunEventInput[]): Promise<boolean> {
+    this.open();
+    if (this.runs.get(runId)?.token !== token) return false;
+    this.events.append(runId, events);
+    this.signal({ kind: "events", runId });
+    return true;
+  }
+
+  async runEventsAfter(runId: string, afterSeq: number, limit: number): Promise<StoredRunEvent[]> {
+    this.open();
+    return this.events.after(runId, afterSeq, limit);
+  }
+
+  async pruneRunEvents(finishedBefore: number): Promise<number> {
+    const finished = [...this.runs.values()].filter((run) => isFinal(run.status) && run.updatedAt < finishedBefore);
+    return this.events.prune(finished.map((run) => run.runId));
   }
 }

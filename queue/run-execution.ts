@@ -12,6 +12,7 @@ import { errorText, FencedError, RunQueueError } from "./errors.js";
 import { failedOutput, type RunStore } from "./run-store.js";
 import type { ClaimedRun, InboxEvent } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
+import type { RunObservation, RunObserver } from "./run-events.js";
 
 export interface ExecutionOptions {
   store: RunStore;
@@ -22,6 +23,8 @@ export interface ExecutionOptions {
   emit: (event: WorkerEvent) => void;
   /** Why the checkpoint's stored images and files could not be read back (`withStoredBlobs`): the run cannot start. */
   blobProblem?: string;
+  /** Watches the run's actor (queue/run-events.ts); flushed before the output is written. */
+  observe?: RunObserver;
 }
 
 export interface Execution {
@@ -65,6 +68,7 @@ class RunExecution implements Execution {
   private lastRenewal = Date.now();
   private actor: AgentActor | undefined;
   private checkpoints: CheckpointHandle | undefined;
+  private observation: RunObservation | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private parking = false;
   /** The output is being written: the lease ends with it, so a renewal that finds no owner is no takeover. */
@@ -92,6 +96,8 @@ class RunExecution implements Execution {
       return;
     }
     this.actor = live;
+    // Before the execution's own subscription, so what the observer makes of the end is flushed before the output.
+    this.observation = this.options.observe?.({ runId: this.runId, agent: run.agent, token: this.token, actor: live, machine: this.options.machine, resumed: run.checkpoint !== undefined });
     this.checkpoints = checkpointAgent(live, this.checkpointSink(), {
       onError: (error) => this.lose(error.cause instanceof FencedError ? error.cause : error),
     });
@@ -180,6 +186,7 @@ class RunExecution implements Execution {
     this.ended = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.checkpoints?.stop();
+    this.observation?.close();
     this.options.store.unfence(this.runId);
     const stopped = this.actor;
     // Stopped outside the store call that found the other token (it may run inside the actor's own notification).
@@ -340,6 +347,7 @@ class RunExecution implements Execution {
       // Closing providers is best effort; the output stands.
     }
     if (!(await this.flushCheckpoints())) return;
+    await this.observation?.flush().catch(() => undefined);
     if (this.ended) return;
     if (await this.writeOutput(output)) this.end();
   }

@@ -2,16 +2,18 @@ import type { CheckpointSummary } from "../machines/persistence/checkpoints/stor
 import type { RunLogStore } from "../machines/persistence/log/log-store.js";
 import type { AgentOutput } from "../machines/contract/context.js";
 import type { ClaimedRun, InboxEvent, ListOptions, RunCommand, RunStatusInfo, RunSummary, SubmitRequest } from "./schemas.js";
+import type { RunEventLog } from "./run-events.js";
 
 type MaybePromise<T> = T | Promise<T>;
 
 /**
- * A store notices that something may be claimable, or that a run finished (used to skip a poll).
+ * A store notices that something may be claimable, that a run finished, or that a run has new events
+ * (`RunEventLog`, queue/run-events.ts); used to skip a poll.
  * `runnable` names the run that became due when the store knows it (a submit, a send to its inbox, a
  * release), so a worker looks at that run's inbox only, not at every run it holds; without `runId`
  * (an older writer) every held run looks.
  */
-export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finished"; runId: string };
+export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finished"; runId: string } | { kind: "events"; runId: string };
 
 /**
  * A durable run queue: the public half (submit, send, wait, status, list) any process may call, and
@@ -21,11 +23,12 @@ export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finish
  * checkpoint and journal write of that run carries the token; a write that finds another token throws `FencedError` (after telling the fence's `onLost`).
  *
  * Large images and files of a run's checkpoints are kept apart once (`BlobStore`, machines/persistence/blobs.ts).
+ * A run's stream of events is kept beside it for followers in any process (`RunEventLog`, queue/run-events.ts).
  *
  * Implementations: `MemoryRunStore` (tests, one process), `SqliteRunStore` (one machine, several
  * processes), `PostgresRunStore` (several machines).
  */
-export interface RunStore extends RunLogStore {
+export interface RunStore extends RunLogStore, RunEventLog {
   /** Queue a run for an agent some worker knows; the same runId twice is one run. Resolves with the run id. */
   submit(request: SubmitRequest): Promise<string>;
   /** Record an approval, a rejection or a cancel for the run; true when recorded, false when the same decision was already recorded. */

@@ -9,6 +9,7 @@ import { withStoredBlobs } from "./run-blobs.js";
 import type { RunStore } from "./run-store.js";
 import { AgentNameSchema, firstIssue, type ClaimedRun } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
+import type { RunObserver } from "./run-events.js";
 
 const WorkerOptionsSchema = z
   .object({
@@ -26,6 +27,8 @@ const WorkerOptionsSchema = z
     /** How often to look for work when no notification came (notifications are a shortcut, polling the guarantee). */
     pollMs: z.number().int().min(10).default(1_000),
     onEvent: z.custom<(event: WorkerEvent) => void>((value) => typeof value === "function", "must be a function").optional(),
+    /** Watches each claimed run's actor, e.g. to stream its events (jianmu/http's `storeRunEvents`). */
+    observe: z.custom<RunObserver>((value) => typeof value === "function", "must be a function").optional(),
     /** Names this worker in leases and `status().owner` (default: host:pid:random). */
     id: z.string().min(1).max(200).optional(),
   })
@@ -59,7 +62,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const parsed = WorkerOptionsSchema.safeParse(options);
   if (!parsed.success) throw new RunQueueError("invalid_input", `startWorker: ${firstIssue(parsed.error, "options")}`);
   const { store, agents, concurrency, leaseMs, pollMs } = parsed.data;
-  const onEvent = parsed.data.onEvent;
+  const { onEvent, observe } = parsed.data;
   const id = parsed.data.id ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   const names = Object.keys(agents);
   const executions = new Map<string, Execution>();
@@ -128,7 +131,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       await store.release(claimed.runId, claimed.token).catch(() => undefined);
       return;
     }
-    const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, ...(problem !== undefined ? { blobProblem: problem } : {}) });
+    const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, ...(problem !== undefined ? { blobProblem: problem } : {}), ...(observe ? { observe } : {}) });
     executions.set(run.runId, execution);
     void execution.done.then(() => {
       if (executions.get(run.runId) === execution) executions.delete(run.runId);

@@ -133,12 +133,14 @@ export function parseRunEvent(type: string, data: unknown): RunEvent | undefined
 
 export const ERROR_CODES = [
   "not_found",
+  "forbidden",
   "method_not_allowed",
   "unknown_agent",
   "unknown_run",
   "malformed_json",
   "invalid_body",
   "body_too_large",
+  "body_timeout",
   "unsupported_media_type",
   "run_finished",
   "run_active",

@@ -3,6 +3,7 @@
 // as examples/run.mjs does), then serve both on http://127.0.0.1:5178/.
 //
 //   node examples/web/start.mjs [--port 5178] [--db .jianmu/web-example.db] [--ledger file] [--no-build] [--build-only]
+//     [--role single|replica|worker]   (replica and worker share the run queue in --db; see cluster.mjs)
 import { spawnSync } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     "delay-ms": { type: "string" },
     "no-build": { type: "boolean", default: false },
     "build-only": { type: "boolean", default: false },
+    role: { type: "string", default: "single" },
   },
 });
 
@@ -40,6 +42,7 @@ const server = await main({
   pageDir,
   ...(values.ledger ? { ledgerPath: resolve(values.ledger) } : {}),
   ...(values["delay-ms"] ? { delayMs: Number(values["delay-ms"]) } : {}),
+  role: values.role,
 });
 const stop = () => server.close().then(() => process.exit(0));
 process.once("SIGINT", stop);

@@ -100,9 +100,10 @@ export class NotificationListener {
   }
 }
 
-/** A notification's payload: `finished:<runId>`, `runnable:<runId>`, or a bare `runnable` (older writers, or none). */
+/** A notification's payload: `finished:<runId>`, `events:<runId>`, `runnable:<runId>`, or a bare `runnable` (older writers, or none). */
 function signalOf(payload: string | undefined): QueueSignal {
   if (payload?.startsWith("finished:")) return { kind: "finished", runId: payload.slice("finished:".length) };
+  if (payload?.startsWith("events:")) return { kind: "events", runId: payload.slice("events:".length) };
   if (payload?.startsWith("runnable:")) return { kind: "runnable", runId: payload.slice("runnable:".length) };
   return { kind: "runnable" };
 }

@@ -159,6 +159,18 @@ CREATE TABLE ${s}.items (
       await client.query(`ALTER TABLE ${s}.runs DROP COLUMN checkpoint`);
     },
   },
+  {
+    // A run's stream of events for followers in any process (queue/run-events.ts); pruned after the run ends.
+    version: 5,
+    sql: (s) => `
+CREATE TABLE ${s}.run_events (
+  run_id text NOT NULL,
+  seq    integer NOT NULL,
+  type   text NOT NULL,
+  data   text NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

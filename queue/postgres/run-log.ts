@@ -242,6 +242,7 @@ export class PostgresRunLog implements RunLogStore {
       await this.handJournalToForks(query, runId);
       await query(`DELETE FROM ${this.t("tool_journal")} WHERE run_id = $1`, [runId]);
       await query(`DELETE FROM ${this.t("blobs")} WHERE run_id = $1`, [runId]);
+      await query(`DELETE FROM ${this.t("run_events")} WHERE run_id = $1`, [runId]);
       const gone = await query<{ run_key: number }>(`DELETE FROM ${this.t("runs")} WHERE run_id = $1 RETURNING run_key`, [runId]);
       const runKey = gone.rows[0]?.run_key;
       if (runKey === undefined) return false;

@@ -9,6 +9,7 @@ import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmi
 import { dedupeKeyOf, type ClaimedRun, type InboxEvent, type ListOptions, type QueueStatus, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest } from "../schemas.js";
 import { storableKey } from "../storable.js";
 import { Waiters } from "../wait.js";
+import type { RunEventInput, StoredRunEvent } from "../run-events.js";
 import { retryWithin } from "../retry.js";
 import { explainPgError, isTransientPgFault, type ServerNaming } from "./errors.js";
 import { NotificationListener } from "./listener.js";
@@ -321,6 +322,41 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
 
   release(runId: string, token: number): Promise<boolean> {
     return this.handBack(runId, token, `wake_at = ${NOW}`, [], { notify: `runnable:${runId}`, where: "release" });
+  }
+
+  async appendRunEvents(runId: string, token: number, events: readonly RunEventInput[]): Promise<boolean> {
+    // Numbered after the run's last in the same statement; a worker that lost the run writes nothing.
+    const { rows } = await this.query<{ held: number }>(
+      `WITH held AS (SELECT run_id FROM ${this.t("runs")} WHERE run_id = $1 AND token = $2),
+       base AS (SELECT coalesce(max(seq), 0) AS n FROM ${this.t("run_events")} WHERE run_id = $1),
+       ins AS (INSERT INTO ${this.t("run_events")} (run_id, seq, type, data)
+         SELECT $1, base.n + e.ord, e.type, e.data FROM held, base, unnest($3::text[], $4::text[]) WITH ORDINALITY AS e(type, data, ord) RETURNING 1),
+       n AS (SELECT pg_notify($5, 'events:' || $1) FROM held WHERE EXISTS (SELECT 1 FROM ins))
+       SELECT (SELECT count(*) FROM held)::int AS held, (SELECT count(*) FROM n)::int AS notified`,
+      [runId, token, events.map((event) => event.type), events.map((event) => JSON.stringify(event.data)), this.channel],
+      "appendRunEvents",
+    );
+    return rows[0]!.held === 1;
+  }
+
+  async runEventsAfter(runId: string, afterSeq: number, limit: number): Promise<StoredRunEvent[]> {
+    const { rows } = await this.query<{ seq: number; type: string; data: string }>(
+      `SELECT seq, type, data FROM ${this.t("run_events")} WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      [runId, afterSeq, limit],
+      "runEventsAfter",
+    );
+    return rows.map((row) => ({ seq: row.seq, type: row.type, data: JSON.parse(row.data) as unknown }));
+  }
+
+  async pruneRunEvents(finishedBefore: number): Promise<number> {
+    const { rows } = await this.query<{ runs: number }>(
+      `WITH d AS (DELETE FROM ${this.t("run_events")} e USING ${this.t("runs")} r
+         WHERE e.run_id = r.run_id AND r.status IN ('succeeded', 'failed') AND r.updated_at < $1 RETURNING e.run_id)
+       SELECT count(DISTINCT run_id)::int AS runs FROM d`,
+      [finishedBefore],
+      "pruneRunEvents",
+    );
+    return rows[0]!.runs;
   }
 
   subscribe(listener: (signal: QueueSignal) => void): () => void {

@@ -9,6 +9,7 @@ import type { QueueSignal, RunStore } from "../run-store.js";
 import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
 import { dedupeKeyOf, firstIssue, UnknownAgentsSchema, type ClaimedRun, type InboxEvent, type ListOptions, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest, type UnknownAgents } from "../schemas.js";
 import { Waiters } from "../wait.js";
+import type { RunEventInput, StoredRunEvent } from "../run-events.js";
 
 const OptionsSchema = z
   .object({
@@ -41,6 +42,12 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
   private readonly fences = new Fences();
   private readonly pollMs: number;
   private readonly unknownAgents: UnknownAgents;
+  /** This process's subscribers (see `subscribe`). */
+  private readonly local = new Set<(signal: QueueSignal) => void>();
+
+  private tell(signal: QueueSignal): void {
+    for (const listener of [...this.local]) listener(signal);
+  }
 
   constructor(options: SqliteRunStoreOptions) {
     const { path, busyTimeoutMs, pollMs, keepCheckpoints, unknownAgents } = parse(options);
@@ -99,6 +106,7 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     }
     const row = this.runRow(runId)!;
     if (row.agent !== agent) throw new RunQueueError("invalid_input", `submit: run ${runId} already exists for agent "${row.agent}", not "${agent}"; submit under another runId`);
+    this.tell({ kind: "runnable", runId });
     return runId;
   }
 
@@ -108,7 +116,9 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     const row = this.runRow(id);
     const problem = sendProblem(id, checked, row ? { status: row.status, pending: JSON.parse(row.pending) as RunStatusInfo["pendingApprovals"] } : undefined);
     if (problem) throw problem;
-    return this.sql(`INSERT INTO jianmu_inbox (run_id, dedupe_key, command, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, dedupe_key) DO NOTHING`).run(id, dedupeKeyOf(checked), JSON.stringify(checked), Date.now()).changes === 1;
+    const sent = this.sql(`INSERT INTO jianmu_inbox (run_id, dedupe_key, command, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, dedupe_key) DO NOTHING`).run(id, dedupeKeyOf(checked), JSON.stringify(checked), Date.now()).changes === 1;
+    if (sent) this.tell({ kind: "runnable", runId: id });
+    return sent;
   }
 
   /** Every wait of this store polls together: one statement per `pollMs` however many wait (queue/wait.ts). */
@@ -243,8 +253,42 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     return this.handBack(runId, token, `wake_at = ?`, [Date.now()]);
   }
 
-  /** SQLite tells no other process anything: workers and waiters poll. */
-  subscribe(_listener: (signal: QueueSignal) => void): () => void {
-    return () => undefined;
+  /**
+   * SQLite tells no other process anything: workers and waiters poll. Within this process (a handler
+   * and its embedded worker share the store), a submit, a send and an append are told at once.
+   */
+  subscribe(listener: (signal: QueueSignal) => void): () => void {
+    this.local.add(listener);
+    return () => this.local.delete(listener);
+  }
+
+  async appendRunEvents(runId: string, token: number, events: readonly RunEventInput[]): Promise<boolean> {
+    const appended = this.db
+      .transaction(() => {
+        if (this.runRow(runId)?.token !== token) return false;
+        const last = (this.sql(`SELECT max(seq) AS n FROM jianmu_events WHERE run_id = ?`).get(runId) as { n: number | null }).n ?? 0;
+        const insert = this.sql(`INSERT INTO jianmu_events (run_id, seq, type, data) VALUES (?, ?, ?, ?)`);
+        events.forEach((event, i) => insert.run(runId, last + i + 1, event.type, JSON.stringify(event.data)));
+        return true;
+      })
+      .immediate();
+    if (appended) this.tell({ kind: "events", runId });
+    return appended;
+  }
+
+  async runEventsAfter(runId: string, afterSeq: number, limit: number): Promise<StoredRunEvent[]> {
+    const rows = this.sql(`SELECT seq, type, data FROM jianmu_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`).all(runId, afterSeq, limit) as { seq: number; type: string; data: string }[];
+    return rows.map((row) => ({ seq: row.seq, type: row.type, data: JSON.parse(row.data) as unknown }));
+  }
+
+  async pruneRunEvents(finishedBefore: number): Promise<number> {
+    const finished = `SELECT run_id FROM jianmu_runs WHERE status IN ('succeeded', 'failed') AND updated_at < ?`;
+    return this.db
+      .transaction(() => {
+        const runs = (this.sql(`SELECT count(DISTINCT run_id) AS n FROM jianmu_events WHERE run_id IN (${finished})`).get(finishedBefore) as { n: number }).n;
+        this.sql(`DELETE FROM jianmu_events WHERE run_id IN (${finished})`).run(finishedBefore);
+        return runs;
+      })
+      .immediate();
   }
 }

@@ -51,8 +51,10 @@ describe("the jianmu/otel entry point", () => {
     }
     const dir = mkdtempSync(join(tmpdir(), "jianmu-otel-hook-"));
     try {
-      // A loader hook that reports every module Node resolves.
-      writeFileSync(join(dir, "hooks.mjs"), "export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write('RESOLVED ' + r.url + '\\n'); return r; }\n");
+      // A loader hook that reports every module Node resolves, appended synchronously to a file: the
+      // hooks run on their own thread, whose stderr writes can be lost when the process exits.
+      const log = join(dir, "resolved.log");
+      writeFileSync(join(dir, "hooks.mjs"), `import { appendFileSync } from "node:fs"; export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(${JSON.stringify(log)}, 'RESOLVED ' + r.url + '\\n'); return r; }\n`);
       writeFileSync(join(dir, "register.mjs"), `import { register } from "node:module"; register(${JSON.stringify(pathToFileURL(join(dir, "hooks.mjs")).href)});\n`);
       const resolvedBy = (entry: string): string => {
         const url = pathToFileURL(join(ROOT, "dist", entry)).href;
@@ -61,8 +63,10 @@ describe("the jianmu/otel entry point", () => {
           encoding: "utf8",
         });
         expect(child.status, child.stderr).toBe(0);
+        const resolved = readFileSync(log, "utf8");
+        rmSync(log);
         // dist/ is bundled: each resolved chunk also counts as the modules it holds.
-        const urls = child.stderr.split("\n").filter((line) => line.startsWith("RESOLVED ")).map((line) => line.slice("RESOLVED ".length));
+        const urls = resolved.split("\n").filter((line) => line.startsWith("RESOLVED ")).map((line) => line.slice("RESOLVED ".length));
         return withBundledModules(urls).join("\n");
       };
       const index = resolvedBy("index.js");

@@ -26,7 +26,9 @@ const pay = defineTool({
   parameters: z.object({ invoice: z.string() }),
   execute: async ({ invoice }) => {
     appendFileSync(args.ledger, `paid ${invoice} in pid ${process.pid}\n`);
-    if (args.phase === "inside-tool") await new Promise(() => undefined);
+    // Hang, with a timer keeping the process alive: a bare pending promise lets Node exit on its own
+    // (SQLite leaves no socket open) before the parent's kill arrives.
+    if (args.phase === "inside-tool") await new Promise(() => setInterval(() => undefined, 1_000));
     return `paid ${invoice}`;
   },
 });

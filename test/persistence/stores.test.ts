@@ -133,7 +133,7 @@ describe("SqliteCheckpointStore", () => {
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'jianmu_%' ORDER BY name").all();
     expect(tables.map((t) => (t as { name: string }).name)).toEqual([
-      "jianmu_agents", "jianmu_blobs", "jianmu_checkpoints", "jianmu_inbox", "jianmu_items", "jianmu_journal", "jianmu_queue_meta", "jianmu_runs", "jianmu_streams",
+      "jianmu_agents", "jianmu_blobs", "jianmu_checkpoints", "jianmu_events", "jianmu_inbox", "jianmu_items", "jianmu_journal", "jianmu_queue_meta", "jianmu_runs", "jianmu_streams",
     ]);
     // The run's row points at its checkpoint; the checkpoint's arrays are elements of streams, one row each.
     const run = raw.prepare("SELECT head, state, status FROM jianmu_runs WHERE run_id = 'run-parked'").get() as { head: number; state: string; status: string };

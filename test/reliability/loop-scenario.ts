@@ -193,11 +193,12 @@ export function budgetRefusalPoints(scenario: Scenario): { rounds: number; total
   if (scenario.maxBudgetTokens === undefined) return [];
   const points: { rounds: number; totalTokens: number }[] = [];
   let total = 0;
-  for (let iteration = 0; iteration < scenario.turns.length; iteration++) {
+  // Up to one past the script: a call with no scripted turn left is still made (and fails), so a budget may refuse it too.
+  for (let iteration = 0; iteration <= scenario.turns.length; iteration++) {
     if (total >= scenario.maxBudgetTokens) break;
     points.push({ rounds: iteration, totalTokens: total });
-    const next = scenario.turns[iteration]!;
-    if (next.kind === "error") break;
+    const next = scenario.turns[iteration];
+    if (!next || next.kind === "error") break;
     total += next.usage.promptTokens + next.usage.completionTokens;
     if (next.kind === "text" || iteration + 1 >= scenario.maxIterations) break;
   }

@@ -1,9 +1,10 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { buildWebExample, openExample } from "./browser.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { tempDir } from "./helpers.js";
 
@@ -13,7 +14,6 @@ import { tempDir } from "./helpers.js";
  * and started again while a run waits for approval. Screenshots of every step: test/artifacts/web/.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = join(root, "test", "artifacts", "web");
 const AWAITING = "PaymentsAssistant.Evaluating.ChildRunning.ToolExecutor.AwaitingApproval";
 
@@ -87,17 +87,9 @@ function ledger(): { invoice: string; amountEur: number; pid: number }[] {
 beforeAll(async () => {
   temp = tempDir();
   mkdirSync(SHOTS, { recursive: true });
-  const built = spawnSync(process.execPath, [join(root, "examples/web/start.mjs"), "--build-only"], { cwd: root, encoding: "utf8" });
-  if (built.status !== 0) throw new Error(`building the web example failed:\n${built.stdout}\n${built.stderr}`);
+  buildWebExample(root);
   url = await startServer();
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-  });
-  page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
-  await page.goto(url);
-  await page.locator('[data-testid="statechart"] svg').waitFor();
+  ({ browser, page } = await openExample(url));
 }, 120_000);
 
 afterAll(async () => {

@@ -222,10 +222,12 @@ describe("POST /runs/:id/events", () => {
 
 describe("bad requests get a 4xx JSON error naming the problem, and nothing is applied", () => {
   it("POST /runs: unknown agent, malformed JSON, invalid body, wrong content type, too-large body (declared and streamed)", async () => {
-    stack = await startStack(join(temp.dir, "bad-start.db"), { maxBodyBytes: 2_000 });
+    stack = await startStack(join(temp.dir, "bad-start.db"), { maxBodyBytes: 2_000, clientInput: { payments: { state: true } } });
     const runs = `${stack.base}/runs`;
-    const body = await expectError(await postJson(runs, { agent: "nobody", message: TASK }), 404, "unknown_agent", /"nobody".*"payments"/);
+    const body = await expectError(await postJson(runs, { agent: "nobody", message: TASK }), 404, "unknown_agent", /"nobody"/);
     expect(body.error.field).toBe("agent");
+    // An anonymous client is not told which agents there are.
+    expect(body.error.message).not.toMatch(/payments/);
     await expectError(await fetch(runs, { method: "POST", headers: { "content-type": "application/json" }, body: '{"agent": "payments", ' }), 400, "malformed_json", /not valid JSON/);
     const missing = await expectError(await postJson(runs, { agent: "payments" }), 400, "invalid_body", /^message: give the task as message/);
     expect(missing.error.field).toBe("message");
@@ -267,7 +269,7 @@ describe("bad requests get a 4xx JSON error naming the problem, and nothing is a
   });
 
   it("POST /runs: state past the run queue's input limits is a 400 naming the field and the limit, not a 500 or a run that cannot be restored", async () => {
-    stack = await startStack(join(temp.dir, "deep-start.db"), { maxBodyBytes: 200_000 });
+    stack = await startStack(join(temp.dir, "deep-start.db"), { maxBodyBytes: 200_000, clientInput: { payments: { state: true } } });
     const runs = `${stack.base}/runs`;
     // JSON text written by hand: JSON.stringify itself overflows at this depth.
     const nested = (depth: number) => `${'{"a":'.repeat(depth)}"leaf"${"}".repeat(depth)}`;
@@ -309,7 +311,9 @@ describe("bad requests get a 4xx JSON error naming the problem, and nothing is a
     await expectError(await fetch(`${stack.base}/runs/nope/stream`), 404, "unknown_run", /"nope"/);
     await expectError(await fetch(`${stack.base}/nothing-here`), 404, "not_found", /POST \/runs/);
     const wrong = await fetch(`${stack.base}/runs`);
-    await expectError(wrong, 405, "method_not_allowed", /GET is not allowed.*use POST/);
+    const refused = await expectError(wrong, 405, "method_not_allowed", /GET is not allowed.*use POST/);
+    expect(refused.error.field).toBeUndefined();
+    expect(wrong.headers.get("allow")).toBe("POST");
     await expectError(await fetch(`${stack.base}/agents/nobody/chart`), 404, "unknown_agent", /"nobody"/);
   });
 });

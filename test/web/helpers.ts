@@ -44,7 +44,32 @@ export async function startStack(dbPath: string, extra: Partial<AgentHandlerOpti
   const payments: Payment[] = [];
   const modelClient = ModelClient.resolve({ baseURL: model.baseURL, apiKey: "test", model: "gpt-4o-mini" });
   const machine = createWebAssistant({ modelClient, journal: store, onPayment: (p) => payments.push(p) });
-  const handler = agentHandler({ agents: { [AGENT_NAME]: machine }, store, basePath: "/api", ...extra });
+  const replica = await startReplica({ agents: { [AGENT_NAME]: machine }, store, ...extra }, around);
+  return {
+    base: replica.base,
+    handler: replica.handler,
+    store,
+    dbPath,
+    payments,
+    model,
+    async stop() {
+      await replica.stop();
+      store.close();
+      await model.close();
+    },
+  };
+}
+
+export interface Replica {
+  base: string;
+  handler: AgentHandler;
+  /** Close the handler (its runs stay in the store), then the http server. */
+  stop(): Promise<void>;
+}
+
+/** agentHandler at `/api` behind Node's http server on a loopback port (`around`: see startStack). */
+export async function startReplica(options: AgentHandlerOptions, around?: (api: NodeListener, handler: AgentHandler) => NodeListener): Promise<Replica> {
+  const handler = agentHandler({ basePath: "/api", ...options });
   const api = toNodeListener(handler);
   const server: Server = createServer(around ? around(api, handler) : api);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -52,16 +77,10 @@ export async function startStack(dbPath: string, extra: Partial<AgentHandlerOpti
   return {
     base: `http://127.0.0.1:${port}/api`,
     handler,
-    store,
-    dbPath,
-    payments,
-    model,
     async stop() {
       await handler.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      store.close();
-      await model.close();
     },
   };
 }

@@ -19,6 +19,8 @@ import { translatedStream } from "./translated-stream.js";
 export interface AgUiRouteOptions {
   runs: ChatRuns;
   maxBodyBytes: number;
+  /** A body must arrive within this long (408 otherwise). */
+  bodyTimeoutMs: number;
   heartbeatMs: number;
 }
 
@@ -49,7 +51,7 @@ const AgUiPartSchema = z.discriminatedUnion("type", [
 
 /** `POST /agents/:name/ag-ui`: one AG-UI run. */
 export async function agUiResponse(request: Request, agent: string, options: AgUiRouteOptions): Promise<Response> {
-  const input = await readJsonBody(request, RunAgentInputSchema, options.maxBodyBytes);
+  const input = await readJsonBody(request, RunAgentInputSchema, options.maxBodyBytes, options.bodyTimeoutMs);
   const agUi = { threadId: input.threadId, runId: input.runId };
   if (input.resume && input.resume.length > 0) {
     const { runId, answers } = answersOf(input.resume);

@@ -23,6 +23,8 @@ import { UIChunkTranslator } from "./ui-message-chunks.js";
 export interface ChatRouteOptions {
   runs: ChatRuns;
   maxBodyBytes: number;
+  /** A body must arrive within this long (408 otherwise). */
+  bodyTimeoutMs: number;
   heartbeatMs: number;
 }
 
@@ -48,7 +50,7 @@ const ApprovalAnswerSchema = z.looseObject({
 
 /** `POST /agents/:name/chat` (or `handler.aiSdk(name)`): one turn of a `useChat` conversation. */
 export async function chatResponse(request: Request, agent: string, options: ChatRouteOptions): Promise<Response> {
-  const { messages } = await readJsonBody(request, ChatRequestSchema, options.maxBodyBytes);
+  const { messages } = await readJsonBody(request, ChatRequestSchema, options.maxBodyBytes, options.bodyTimeoutMs);
   const lastAssistant = messages.findLastIndex((message) => message.role === "assistant");
   const after = messages.slice(lastAssistant + 1);
   if (after.length === 0) return answerApprovals(messages[lastAssistant]!, lastAssistant, agent, options);

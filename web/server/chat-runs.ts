@@ -10,12 +10,15 @@ import type { FoundRun } from "./run-registry.js";
  * conversation of the run the page names; answers to waiting calls are checked, then applied.
  */
 
-/** What a chat route needs from the handler: its runs, and its checked ways to start and command them. */
+/**
+ * What a chat route needs from the handler: its runs, and its checked ways to start and command them.
+ * The handler makes one per request, so `start` and `find` ask its `authorize` about that request.
+ */
 export interface ChatRuns {
-  /** Start a run of `agent` from these messages, checked as `POST /runs` checks them. */
+  /** Start a run of `agent` from these messages, checked (and authorized) as `POST /runs` checks them. */
   start(agent: string, messages: Message[]): Promise<LiveRun>;
-  /** A run by id, live or stored; undefined when there is none. */
-  find(runId: string): Promise<FoundRun | undefined>;
+  /** A run by id, live or stored, if the request may `read` it or `approve` its calls; undefined when there is none. */
+  find(runId: string, action: "read" | "approve"): Promise<FoundRun | undefined>;
   /** Approve or reject a waiting call, checked as `POST /runs/:id/events` checks it. */
   command(run: LiveRun, command: RunCommand): void;
 }
@@ -30,8 +33,8 @@ export interface CallAnswer {
 }
 
 /** The run behind an id the page sent (a message's or an interrupt's), if it is one of this agent's. */
-export async function chatRunOf(runId: string, agent: string, runs: ChatRuns, where: string): Promise<FoundRun> {
-  const found = await runs.find(runId);
+export async function chatRunOf(runId: string, agent: string, runs: ChatRuns, where: string, action: "read" | "approve"): Promise<FoundRun> {
+  const found = await runs.find(runId, action);
   const owner = found?.kind === "live" ? found.run.agent : found?.view.agent;
   if (!found || owner !== agent) {
     throw new HttpError(404, "unknown_run", `${where} names run ${JSON.stringify(runId)}, which is no run of ${JSON.stringify(agent)} here (was the chat started on another server, or its checkpoint deleted?)`, "messages");
@@ -41,7 +44,7 @@ export async function chatRunOf(runId: string, agent: string, runs: ChatRuns, wh
 
 /** The conversation a finished run holds, to go on from with the next user turn. */
 export async function conversationOf(runId: string, agent: string, runs: ChatRuns, where: string): Promise<Message[]> {
-  const found = await chatRunOf(runId, agent, runs, where);
+  const found = await chatRunOf(runId, agent, runs, where, "read");
   const view = found.kind === "live" ? found.run.view() : found.view;
   if (view.status === "awaitingApproval") {
     const calls = view.pendingApprovals.map((call) => call.callId).join(", ");
@@ -56,7 +59,7 @@ export async function conversationOf(runId: string, agent: string, runs: ChatRun
  * none is applied. Returns where in the run's log the consequences start.
  */
 export async function answerCalls(runId: string, answers: readonly CallAnswer[], agent: string, runs: ChatRuns, where: string): Promise<AnsweredRun> {
-  const found = await chatRunOf(runId, agent, runs, where);
+  const found = await chatRunOf(runId, agent, runs, where, "approve");
   if (found.kind === "stored" || !found.run.active) {
     const status = found.kind === "stored" ? found.view.status : found.run.view().status;
     throw new HttpError(409, "run_finished", `run ${runId} has finished (${status}); it takes no more approvals`);

@@ -10,6 +10,8 @@ export class HttpError extends JianmuError {
     readonly code: ErrorCode,
     message: string,
     readonly field?: string,
+    /** 405: the methods the path takes (the `allow` header). */
+    readonly allow?: string,
   ) {
     super(message);
   }
@@ -21,5 +23,5 @@ export function jsonResponse(body: unknown, status = 200, headers: Record<string
 
 export function errorResponse(error: HttpError): Response {
   const body: ErrorBody = { error: { code: error.code, message: error.message, ...(error.field !== undefined ? { field: error.field } : {}) } };
-  return jsonResponse(body, error.status, error.status === 405 ? { allow: error.field ?? "" } : {});
+  return jsonResponse(body, error.status, error.allow !== undefined ? { allow: error.allow } : {});
 }

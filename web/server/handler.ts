@@ -13,16 +13,46 @@ import type { LiveRun } from "./live-run.js";
 import { RunRegistry } from "./run-registry.js";
 import { matchRoute, type Route } from "./routes.js";
 import { streamResponse } from "./stream-response.js";
+import { authorized, checkClientInput, type Authorize, type AuthorizeAction, type ClientInputPolicy } from "./access.js";
+import { QueueRuns } from "./queue-runs.js";
+import type { RunStore } from "../../queue/run-store.js";
 
 export interface AgentHandlerOptions {
   /** The agents a page may start, by the name it uses (`POST /runs { agent }`). */
   agents: Readonly<Record<string, ReactMachine>>;
   /**
-   * Where runs are checkpointed, so a run parked for approval outlives the process. Default: the
-   * embedded SQLite store at `storePath`. `false`: runs live in memory only. Give each machine the
-   * same store as its `journal` so a restored run never repeats a tool call.
+   * Where runs live. A `RunStore` (`PostgresRunStore`, `SqliteRunStore`, `MemoryRunStore`): a start
+   * submits the run to the queue, a worker runs it, its events are written to the store, and any
+   * replica on the same store serves any run (nothing is held only in this process); the chat routes
+   * (`/agents/:name/chat`, `/agents/:name/ag-ui`) are the exception: their runs execute in the process
+   * that took the request and are checkpointed in the same store (docs/web.md). A plain
+   * `CheckpointStore`: runs execute in this process and are checkpointed there, so a run parked for
+   * approval outlives it. Default: the embedded SQLite checkpoint store at `storePath`. `false`:
+   * runs live in memory only. Give each machine the same store as its `journal` so a restored run
+   * never repeats a tool call.
    */
-  store?: CheckpointStore | false;
+  store?: RunStore | CheckpointStore | false;
+  /**
+   * With a `RunStore`: run an embedded worker in this process (default true, so one process and
+   * SQLite work with no other setup). `false`: this process only serves HTTP, and `startWorker({
+   * store, agents, observe: storeRunEvents(store) })` processes run the agents.
+   */
+  worker?: boolean;
+  /**
+   * Asked before every action (`start`, `read`, `approve`, `cancel`) with the request, the agent and
+   * the run id; anything but `true` answers 403 without a word about the run. Default: everyone may
+   * do everything, which only suits a server nobody else can reach.
+   */
+  authorize?: Authorize;
+  /**
+   * By agent, what a page may send beyond user messages: `{ support: { history: true, state: true } }`.
+   * Default: user messages only (no system prompts, assistant turns, tool results or host state).
+   */
+  clientInput?: Readonly<Record<string, ClientInputPolicy>>;
+  /** A request body must arrive within this long (default 10 s); a slower client gets 408. */
+  bodyTimeoutMs?: number;
+  /** With a `RunStore`: how often a followed run is read when no notification came (default 250 ms; PostgreSQL notifies at once). */
+  streamPollMs?: number;
   /** The default store's file (default `.jianmu/web-runs.db`). */
   storePath?: string;
   /** The path the handler is mounted at, e.g. "/api" (default ""). */
@@ -71,17 +101,16 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const onError = options.onError ?? ((error: Error) => console.error(`jianmu/http: ${error.message}`));
 
-  // An application that brings its own store never loads SQLite.
-  const ownStore = options.store === undefined ? defaultStore(options.storePath ?? DEFAULT_STORE_PATH) : undefined;
-  let opened: Promise<CheckpointStore & { close(): void }> | undefined;
-  const store = async (): Promise<CheckpointStore | undefined> => {
-    if (options.store === false) return undefined;
-    if (options.store) return options.store;
-    return (opened = ownStore!());
-  };
+  const checkpoints = checkpointStore(options);
+  const authorize = options.authorize;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
+  const readBody = <S extends Parameters<typeof readJsonBody>[1]>(request: Request, schema: S) => readJsonBody(request, schema, maxBodyBytes, bodyTimeoutMs);
+  const queue = isRunStore(options.store)
+    ? new QueueRuns({ store: options.store, agents, worker: options.worker ?? true, pollMs: options.streamPollMs ?? 250, retainEventsMs: options.retainFinishedMs ?? 600_000, onError })
+    : undefined;
   const runs = new RunRegistry({
     agents,
-    store,
+    store: checkpoints.store,
     retainFinishedMs: options.retainFinishedMs ?? 600_000,
     releaseParkedMs: options.store === false ? undefined : (options.releaseParkedMs ?? 300_000),
     onError,
@@ -89,22 +118,40 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
 
   const routes = {
     async startRun(request: Request) {
-      const body = await readJsonBody(request, StartRunSchema, maxBodyBytes);
-      if (!Object.hasOwn(agents, body.agent)) throw unknownAgent(body.agent, agents);
+      const body = await readBody(request, StartRunSchema);
+      if (!Object.hasOwn(agents, body.agent)) throw unknownAgent(body.agent);
+      await authorized(authorize, { request, action: "start", agent: body.agent });
+      checkClientInput(body, options.clientInput?.[body.agent]);
       checkInputLimits({ messages: body.messages, state: body.state });
       const messages: Message[] = [...(body.messages ?? []), ...(body.message !== undefined ? [human(body.message)] : [])];
-      const run = await runs.start(body.agent, { messages, ...(body.state ? { state: body.state } : {}), ...(body.threadId !== undefined ? { threadId: body.threadId } : {}) });
-      return streamResponse(run.log.all(), run.log, heartbeatMs, { location: `${basePath}/runs/${encodeURIComponent(run.runId)}`, "x-run-id": run.runId });
+      const input = { messages, ...(body.state ? { state: body.state } : {}), ...(body.threadId !== undefined ? { threadId: body.threadId } : {}) };
+      const located = (runId: string) => ({ location: `${basePath}/runs/${encodeURIComponent(runId)}`, "x-run-id": runId });
+      if (queue) {
+        const runId = await queue.start(body.agent, input);
+        return streamResponse([], queue.follower(runId, null), heartbeatMs, located(runId));
+      }
+      const run = await runs.start(body.agent, input);
+      return streamResponse(run.log.all(), run.log, heartbeatMs, located(run.runId));
     },
 
-    async runStatus(_request: Request, runId: string) {
+    async runStatus(request: Request, runId: string) {
+      if (queue) {
+        await authorized(authorize, { request, action: "read", agent: await queue.agentOf(runId), runId });
+        return jsonResponse(await queue.view(runId));
+      }
       const found = await findRun(runId);
+      await authorized(authorize, { request, action: "read", agent: agentOfFound(found), runId });
       return jsonResponse(found.kind === "live" ? found.run.view() : found.view);
     },
 
     async runStream(request: Request, runId: string) {
-      const found = await findRun(runId);
       const lastEventId = request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("lastEventId");
+      if (queue) {
+        await authorized(authorize, { request, action: "read", agent: await queue.agentOf(runId), runId });
+        return streamResponse([], queue.follower(runId, lastEventId), heartbeatMs);
+      }
+      const found = await findRun(runId);
+      await authorized(authorize, { request, action: "read", agent: agentOfFound(found), runId });
       if (found.kind === "stored") return streamResponse([{ type: "run.snapshot", data: found.view, id: "stored.0" }], undefined, heartbeatMs);
       const log = found.run.log;
       const missed = lastEventId ? log.after(lastEventId) : undefined;
@@ -114,8 +161,14 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     },
 
     async runEvents(request: Request, runId: string) {
-      const command = await readJsonBody(request, RunCommandSchema, maxBodyBytes);
+      const command = await readBody(request, RunCommandSchema);
+      const action: AuthorizeAction = command.type === "agent.cancel" ? "cancel" : "approve";
+      if (queue) {
+        await authorized(authorize, { request, action, agent: await queue.agentOf(runId), runId });
+        return jsonResponse(await queue.command(runId, command), 202);
+      }
       const found = await findRun(runId);
+      await authorized(authorize, { request, action, agent: agentOfFound(found), runId });
       if (found.kind === "stored" || !found.run.active) {
         const status = found.kind === "stored" ? found.view.status : found.run.view().status;
         throw new HttpError(409, "run_finished", `run ${runId} has finished (${status}); it takes no more events`);
@@ -126,30 +179,18 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       return jsonResponse(accepted, 202);
     },
 
-    async aiSdkChat(request: Request, agent: string) {
-      if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent, agents);
-      return chatResponse(request, agent, { runs: chatRuns, maxBodyBytes, heartbeatMs });
+    /** `useChat`'s route or AG-UI's: both on this process's runs (chatRuns). */
+    async chat(request: Request, agent: string, respond: typeof chatResponse | typeof agUiResponse) {
+      if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent);
+      return respond(request, agent, { runs: chatRuns(request, runs, authorize), maxBodyBytes, heartbeatMs, bodyTimeoutMs });
     },
 
-    async agUi(request: Request, agent: string) {
-      if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent, agents);
-      return agUiResponse(request, agent, { runs: chatRuns, maxBodyBytes, heartbeatMs });
-    },
-
-    async agentChart(_request: Request, agent: string) {
-      if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent, agents);
+    async agentChart(request: Request, agent: string) {
+      if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent);
+      await authorized(authorize, { request, action: "read", agent });
       const { renderLiveChart } = await import("../../visualize/live-chart.js");
       return new Response(renderLiveChart(agents[agent]!), { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
     },
-  };
-
-  const chatRuns: ChatRuns = {
-    start: (agent, messages) => {
-      checkInputLimits({ messages });
-      return runs.start(agent, { messages });
-    },
-    find: (runId) => runs.find(runId),
-    command: apply,
   };
 
   async function findRun(runId: string) {
@@ -171,9 +212,9 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       case "agentChart":
         return routes.agentChart(request, route.agent);
       case "aiSdkChat":
-        return routes.aiSdkChat(request, route.agent);
+        return routes.chat(request, route.agent, chatResponse);
       case "agUi":
-        return routes.agUi(request, route.agent);
+        return routes.chat(request, route.agent, agUiResponse);
     }
   };
 
@@ -183,7 +224,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       if (basePath !== "" && path !== basePath && !path.startsWith(`${basePath}/`)) throw notFound(path);
       const matched = matchRoute(request.method, path.slice(basePath.length) || "/");
       if (!matched) throw notFound(path);
-      if ("allow" in matched) throw new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}; use ${matched.allow}`, matched.allow);
+      if ("allow" in matched) throw new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}; use ${matched.allow}`, undefined, matched.allow);
       return await dispatch(matched.route, request);
     } catch (error) {
       if (error instanceof HttpError) return errorResponse(error);
@@ -192,18 +233,59 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     }
   }) as AgentHandler;
 
-  handler.aiSdk = (agent: string) => {
-    if (!Object.hasOwn(agents, agent)) throw new TypeError(`agentHandler(...).aiSdk: ${unknownAgent(agent, agents).message}`);
-    const route = `${basePath}/agents/${encodeURIComponent(agent)}/chat`;
-    // The chat route, wherever the page posts (useChat's default is /api/chat).
-    return (request: Request) => handler(new Request(new URL(route, request.url), request));
-  };
+  handler.aiSdk = (agent: string) => aiSdkRoute(handler, agents, basePath, agent);
 
   handler.close = async () => {
     runs.stopAll();
-    if (opened) (await opened.catch(() => undefined))?.close();
+    await queue?.close();
+    await checkpoints.close();
   };
   return handler;
+}
+
+/** The store runs held in this process are checkpointed in: the given one, none (`false`), or the default SQLite file. */
+function checkpointStore(options: AgentHandlerOptions): { store: () => Promise<CheckpointStore | undefined>; close: () => Promise<void> } {
+  // Checked now (a missing better-sqlite3 fails here, with the fix), opened on first use: an
+  // application that brings its own store never loads SQLite.
+  const own = options.store === undefined ? defaultStore(options.storePath ?? DEFAULT_STORE_PATH) : undefined;
+  let opened: Promise<CheckpointStore & { close(): void }> | undefined;
+  return {
+    store: async () => {
+      if (options.store === false) return undefined;
+      if (options.store) return options.store;
+      return (opened = own!());
+    },
+    close: async () => {
+      if (opened) (await opened.catch(() => undefined))?.close();
+    },
+  };
+}
+
+/** `handler.aiSdk(agent)`: the chat route, wherever the page posts (useChat's default is /api/chat). */
+function aiSdkRoute(handler: AgentHandler, agents: Readonly<Record<string, ReactMachine>>, basePath: string, agent: string): (request: Request) => Promise<Response> {
+  if (!Object.hasOwn(agents, agent)) throw new TypeError(`agentHandler(...).aiSdk: there is no agent ${JSON.stringify(agent)}; this handler serves ${Object.keys(agents).map((name) => JSON.stringify(name)).join(", ")}`);
+  const route = `${basePath}/agents/${encodeURIComponent(agent)}/chat`;
+  return (request: Request) => handler(new Request(new URL(route, request.url), request));
+}
+
+/**
+ * The chat routes' runs for one request: held in this process (RunRegistry) whatever the store, and
+ * `authorize` is asked before a start, a read of an earlier run and an approval, as on `/runs`.
+ */
+function chatRuns(request: Request, runs: RunRegistry, authorize: Authorize | undefined): ChatRuns {
+  return {
+    start: async (agent, messages) => {
+      await authorized(authorize, { request, action: "start", agent });
+      checkInputLimits({ messages });
+      return runs.start(agent, { messages });
+    },
+    find: async (runId, action) => {
+      const found = await runs.find(runId);
+      if (found) await authorized(authorize, { request, action, agent: agentOfFound(found), runId });
+      return found;
+    },
+    command: apply,
+  };
 }
 
 /**
@@ -245,14 +327,23 @@ function checkAgents(agents: AgentHandlerOptions["agents"]): Readonly<Record<str
   return agents;
 }
 
+/** Named without listing the others: an anonymous client learns nothing about what else is served. */
+function unknownAgent(agent: string): HttpError {
+  return new HttpError(404, "unknown_agent", `there is no agent ${JSON.stringify(agent.slice(0, 64))} here`, "agent");
+}
+
+function agentOfFound(found: { kind: "live"; run: LiveRun } | { kind: "stored"; view: { agent: string } }): string {
+  return found.kind === "live" ? found.run.agent : found.view.agent;
+}
+
+function isRunStore(store: AgentHandlerOptions["store"]): store is RunStore {
+  return typeof store === "object" && store !== null && typeof (store as Partial<RunStore>).submit === "function" && typeof (store as Partial<RunStore>).claim === "function";
+}
+
 /** The run queue's limits (deep state would pass the body's schema and fail at the run's first restore). */
 function checkInputLimits(input: { messages?: unknown; state?: unknown }): void {
   const tooBig = inputLimitProblem(input);
   if (tooBig) throw new HttpError(400, "invalid_body", `${tooBig.path || "the body"}: ${tooBig.problem} (limits: ${DEFAULT_INPUT_LIMITS.maxDepth} levels, ${DEFAULT_INPUT_LIMITS.maxChars} characters)`, tooBig.path || undefined);
-}
-
-function unknownAgent(agent: string, agents: Readonly<Record<string, ReactMachine>>): HttpError {
-  return new HttpError(404, "unknown_agent", `there is no agent ${JSON.stringify(agent)}; this handler serves ${Object.keys(agents).map((name) => JSON.stringify(name)).join(", ")}`, "agent");
 }
 
 function notFound(path: string): HttpError {

@@ -124,7 +124,9 @@ export class RunRegistry {
     try {
       record = await loadCheckpoint(store, runId);
     } catch (error) {
-      throw new HttpError(500, "store_failed", `run ${runId} could not be read from the store: ${error instanceof Error ? error.message : String(error)}`);
+      // The store's message may name the database (host, user, password in a URL): logged, not answered.
+      this.options.onError(error instanceof Error ? error : new Error(String(error)));
+      throw new HttpError(500, "store_failed", `run ${runId} could not be read from the store; the server's log says why`);
     }
     if (!record) return undefined;
     const agent = Object.keys(this.options.agents).find((name) => this.options.agents[name]!.id === record.machine);
@@ -139,7 +141,8 @@ export class RunRegistry {
     try {
       snapshot = restoreAgent(machine, record);
     } catch (error) {
-      throw new HttpError(500, "store_failed", `run ${runId} cannot be restored: ${error instanceof Error ? error.message : String(error)}`);
+      this.options.onError(error instanceof Error ? error : new Error(String(error)));
+      throw new HttpError(500, "store_failed", `run ${runId} cannot be restored; the server's log says why`);
     }
     const run = new LiveRun({ agent, machine, store, start: { snapshot }, onError: this.options.onError });
     this.hold(run);

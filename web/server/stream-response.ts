@@ -1,12 +1,17 @@
 import type { IdentifiedRunEvent } from "../protocol.js";
-import type { RunLog } from "./run-log.js";
 import { encodeEvent, HEARTBEAT, RETRY_PREAMBLE, SSE_HEADERS } from "./sse.js";
+
+/** Where new events come from: a run held here (RunLog) or one read from a run store (store-follow.ts). */
+export interface EventFeed {
+  /** Call `listener` with each new event until the run ends, then `onClose`; returns the unfollow. */
+  follow(listener: (event: IdentifiedRunEvent) => void, onClose: () => void): () => void;
+}
 
 /**
  * An SSE response: `backlog` first, then (with a log) every new event until the run ends. A
  * follower that goes away only stops following: the run goes on.
  */
-export function streamResponse(backlog: readonly IdentifiedRunEvent[], log: RunLog | undefined, heartbeatMs: number, headers: Record<string, string> = {}): Response {
+export function streamResponse(backlog: readonly IdentifiedRunEvent[], log: EventFeed | undefined, heartbeatMs: number, headers: Record<string, string> = {}): Response {
   const encoder = new TextEncoder();
   let stop = (): void => undefined;
   const body = new ReadableStream<Uint8Array>({

@@ -15,6 +15,7 @@
  *   jianmu_items        one element per row (a message, a call-log entry...), as JSON text
  *   jianmu_journal      the tool journal, one row per call
  *   jianmu_inbox, jianmu_agents   the queue's approvals, rejections and cancels; the agents workers run
+ *   jianmu_events       a queued run's stream of events for followers in any process (queue/run-events.ts)
  *   jianmu_blobs        large images and files, once per run and content (machines/persistence/blobs.ts;
  *                       created by its table class, sqlite-blobs.ts)
  *
@@ -56,6 +57,7 @@ CREATE TABLE jianmu_inbox (
   created_at INTEGER NOT NULL, applied_at INTEGER, UNIQUE (run_id, dedupe_key)
 );
 CREATE TABLE jianmu_agents (name TEXT PRIMARY KEY, last_seen INTEGER NOT NULL);
+CREATE TABLE jianmu_events (run_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS jianmu_queue_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT INTO jianmu_queue_meta (key, value) VALUES ('layout', '${LAYOUT_VERSION}') ON CONFLICT (key) DO UPDATE SET value = excluded.value;`;
 

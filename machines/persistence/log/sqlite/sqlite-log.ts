@@ -196,6 +196,7 @@ export class SqliteRunLog implements RunLogStore {
       this.handJournalToForks(runId);
       this.sql(`DELETE FROM jianmu_journal WHERE run_id = ?`).run(runId);
       this.sql(`DELETE FROM jianmu_inbox WHERE run_id = ?`).run(runId);
+      this.sql(`DELETE FROM jianmu_events WHERE run_id = ?`).run(runId);
       this.blobs.forget(runId);
       const row = this.runRow(runId);
       if (!row) return false;
