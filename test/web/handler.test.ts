@@ -53,9 +53,9 @@ describe("POST /runs streams the run as server-sent events", () => {
   it("text deltas, state changes, the approval with tool, arguments and reason; then approve → tool result, usage, output", async () => {
     stack = await startStack(join(temp.dir, "stream.db"));
     const { reader, runId } = await startRun();
-    // The state first, then the question asked in it.
-    await reader.until("state.changed", (e) => e.type === "state.changed" && e.data.path === AWAITING);
+    // The guard's question first, then the waiting state it leads to.
     const approval = await reader.until("approval.requested");
+    await reader.until("state.changed", (e) => e.type === "state.changed" && e.data.path === AWAITING);
     expect(approval.data).toEqual({
       callId: "call_pay_1",
       name: "pay_invoice",
@@ -141,13 +141,14 @@ describe("GET /runs/:id/stream follows a run again", () => {
   it("replays exactly what came after Last-Event-ID; without one (or with a foreign one) starts from a snapshot", async () => {
     stack = await startStack(join(temp.dir, "follow.db"));
     const { reader, runId } = await startRun();
-    // The last event before the run parks: the question asked in AwaitingApproval.
-    await reader.until("approval.requested");
+    // The last event before the run parks: the state it waits in, after the question that led there.
+    const parked = (e: IdentifiedRunEvent) => e.type === "state.changed" && e.data.path === AWAITING;
+    await reader.until("state.changed", parked);
     const seen = [...reader.events];
     const cut = seen[2]!;
 
     const replay = new EventReader(await fetch(`${stack.base}/runs/${runId}/stream`, { headers: { "last-event-id": cut.id } }));
-    const replayedPark = await replay.until("approval.requested");
+    const replayedPark = await replay.until("state.changed", parked);
     expect(replay.events.map((e) => e.id)).toEqual(seen.slice(3).map((e) => e.id));
     expect(replay.events).toEqual(seen.slice(3));
     expect(replayedPark).toEqual(seen[seen.length - 1]);

@@ -81,8 +81,13 @@ export function translateRunEvents(actor: Actor<ReactMachine>, options: RunEvent
   if (!restored) append({ type: "run.started", data: { runId: (first.context as { loop: { runId: string } }).loop.runId, agent } });
 }
 
-/** Telemetry that begins something in the state a macrostep ends in (the rest reports what ended on the way there). */
-const BEGINNINGS: ReadonlySet<RunEvent["type"]> = new Set(["reply.started", "tool.call.started", "approval.requested"]);
+/**
+ * Telemetry that begins something in the state a macrostep ends in (the rest reports what ended on the
+ * way there). `approval.requested` is not one: the guard's verdict that a person must decide is what
+ * leads the run into its waiting state, so it is told before that state (the chat protocols end a
+ * message when the run waits, and must have every question by then).
+ */
+const BEGINNINGS: ReadonlySet<RunEvent["type"]> = new Set(["reply.started", "tool.call.started"]);
 
 /** The agent's telemetry a page shows; the rest (model attempts, timings) stays on the server. */
 function translate(event: AgentEmitted): RunEvent | undefined {
