@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createServer } from "node:net";
 import { dirname, join, relative, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -102,7 +103,9 @@ interface App {
  * A stand-in the block uses without declaring it: read as a value (not a property name `name:`, not
  * a member `.name`), and declared by no `const`/`let`/`function`/`class`/`import` of the block.
  */
-function standInsUsed(code: string): string[] {
+function standInsUsed(source: string): string[] {
+  // Names in strings and comments are words, not uses.
+  const code = source.replace(/"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`/g, '""').replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, "");
   return Object.keys(STAND_INS).filter((name) => {
     const used = new RegExp(`(?<![.\\w$])${name}(?![\\w$])(?!\\s*:(?!:))`).test(code);
     const declared = new RegExp(`\\b(?:const|let|var|function|class)\\s+(?:\\{[^}]*\\b${name}\\b[^}]*\\}|\\[[^\\]]*\\b${name}\\b[^\\]]*\\]|${name}\\b)|\\bimport\\s+(?:type\\s+)?(?:${name}\\b|\\{[^}]*\\b${name}\\b[^}]*\\})`).test(code);
@@ -139,11 +142,36 @@ async function tsc(dir: string, project: string): Promise<string> {
   );
 }
 
-/** One app per install line: the page's blocks in it, typechecked (and compiled) with the stand-ins declared. */
-async function buildApp(tarball: string, blocks: Block[]): Promise<App> {
+/**
+ * Every install line's packages, installed once (one `npm install` is most of this test's time): the
+ * union app. Each install line's app links only its own packages from there, so a block importing a
+ * package its page does not install fails to resolve, as it would in the reader's app.
+ */
+async function installUnion(tarball: string, installs: Block["install"][]): Promise<string> {
+  const dependencies = [...new Set(installs.flatMap((install) => install.dependencies))];
+  const devDependencies = [...new Set(installs.flatMap((install) => install.devDependencies))].filter((name) => !dependencies.includes(name));
+  // Install scripts skipped: better-sqlite3's would compile it from source for minutes (no prebuilt
+  // binary is reachable here); it gets the checkout's own build of the same version instead.
+  const union = await installByCommands("docs-all", tarball, [["install", ...dependencies], ...(devDependencies.length > 0 ? [["install", "-D", ...devDependencies]] : [])], ["--ignore-scripts"]);
+  const sqlite = join(union, "node_modules", "better-sqlite3");
+  if (existsSync(sqlite)) {
+    const version = (dir: string) => (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string }).version;
+    const ours = join(ROOT, "node_modules", "better-sqlite3");
+    if (version(sqlite) === version(ours)) cpSync(join(ours, "build"), join(sqlite, "build"), { recursive: true });
+    else await run("npm", ["rebuild", "better-sqlite3"], { cwd: union, timeout: 900_000 });
+  }
+  return union;
+}
+
+/** One app per install line: its packages linked from the union app, the page's blocks in it, typechecked (and compiled) with the stand-ins declared. */
+async function buildApp(union: string, blocks: Block[]): Promise<App> {
   const { dependencies, devDependencies } = blocks[0]!.install;
-  const label = `docs-${[...dependencies, ...devDependencies].filter((name) => name !== "jianmu").join("-")}`;
-  const dir = await installByCommands(label, tarball, [["install", ...dependencies], ...(devDependencies.length > 0 ? [["install", "-D", ...devDependencies]] : [])]);
+  const dir = mkdtempSync(join(tmpdir(), "jianmu-docs-app-"));
+  writeFileSync(join(dir, "package.json"), `${JSON.stringify({ name: "docs-app", private: true, type: "module" }, null, 2)}\n`);
+  for (const name of [...dependencies, ...devDependencies]) {
+    mkdirSync(dirname(join(dir, "node_modules", name)), { recursive: true });
+    symlinkSync(join(union, "node_modules", name), join(dir, "node_modules", name), "dir");
+  }
   for (const block of blocks) writeFileSync(join(dir, block.file), block.code);
   writeFileSync(join(dir, "stand-ins.d.ts"), `${Object.entries(STAND_INS).map(([name, type]) => `declare const ${name}: ${type};`).join("\n")}\n`);
   // TypeScript 6+ loads no @types package unless named: the app names the ones its install line added.
@@ -170,12 +198,8 @@ beforeAll(async () => {
   }
   const bySet = new Map<string, Block[]>();
   for (const block of BLOCKS) bySet.set(setKey(block.install), [...(bySet.get(setKey(block.install)) ?? []), block]);
-  // Two at a time: npm installs wait on the network more than on the cores.
-  const sets = [...bySet.entries()];
-  for (let i = 0; i < sets.length; i += 2) {
-    const built = await Promise.all(sets.slice(i, i + 2).map(([, blocks]) => buildApp(tarball, blocks)));
-    sets.slice(i, i + 2).forEach(([key], k) => apps.set(key, built[k]!));
-  }
+  const union = await installUnion(tarball, [...bySet.values()].map((blocks) => blocks[0]!.install));
+  for (const [key, blocks] of bySet) apps.set(key, await buildApp(union, blocks));
   // jianmu serve, from the tarball as installed.
   packageDir = realpathSync(join([...apps.values()][0]!.dir, "node_modules", "jianmu"));
   serve = spawn(process.execPath, [join(packageDir, "dist", "cli", "main.js"), "serve"], { stdio: ["ignore", "pipe", "pipe"] });

@@ -59,11 +59,11 @@ export async function installApp(label: string, tarball: string, options: AppOpt
  * A new app folder made with a user's own npm commands (each the words after `npm`, e.g. `install
  * jianmu xstate zod openai`), `jianmu` meaning the tarball: what a page's install line does.
  */
-export async function installByCommands(label: string, tarball: string, commands: string[][]): Promise<string> {
+export async function installByCommands(label: string, tarball: string, commands: string[][], flags: string[] = []): Promise<string> {
   const app = newApp(label);
   for (const command of commands) {
     const words = command.map((word) => (word === "jianmu" ? tarball : word));
-    await run("npm", [...words, "--no-audit", "--no-fund", "--loglevel=error"], { cwd: app, timeout: 600_000 });
+    await run("npm", [...words, "--no-audit", "--no-fund", "--loglevel=error", ...flags], { cwd: app, timeout: 600_000 });
   }
   return app;
 }
