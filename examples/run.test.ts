@@ -119,9 +119,11 @@ describe("node examples/run.mjs", () => {
 
 describe("every example whose run fails", () => {
   it.each(EXAMPLES)("%s prints why and exits 1, leaving nothing behind", async (name) => {
-    const { code, output, temp } = await runExample(name, { OPENAI_BASE_URL: failing.baseURL });
+    // Every provider's endpoint is the failing one (the Claude example reads ANTHROPIC_*).
+    const { code, output, temp } = await runExample(name, { OPENAI_BASE_URL: failing.baseURL, ANTHROPIC_BASE_URL: failing.baseURL, ANTHROPIC_API_KEY: "failing-endpoint" });
     expect(code, output).toBe(1);
-    expect(output).toMatch(/the run failed \(modelError\): .*HTTP 404: this endpoint has no models/);
+    // The OpenAI client quotes the endpoint's body; the AI SDK's Anthropic provider gives the status text.
+    expect(output).toMatch(/the run failed \(modelError\): .*HTTP 404: (this endpoint has no models|Not Found)/);
     // Said once, with no stack.
     expect(output.split("the run failed").length - 1, output).toBe(1);
     expect(output).not.toMatch(/\n\s+at /);
