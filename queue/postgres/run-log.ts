@@ -33,6 +33,18 @@ export interface PgWriteFence {
   delivered: number;
 }
 
+/**
+ * What a finished run's last checkpoint also writes, in the save's statement (the queue's `finish`):
+ * the final status, the output (encoded against the streams this save stores) and the lease's end,
+ * with a notification. One statement and one commit instead of a save and then a hand-back.
+ */
+export interface LastSave {
+  status: string;
+  output: (context: RunContext) => string;
+  channel: string;
+  notify: string;
+}
+
 /** An encoded save with its stream ids and packed skeleton, ready to write. */
 interface Planned {
   stored: Encoded;
@@ -140,11 +152,17 @@ export class PostgresRunLog implements RunLogStore {
     await (fence ? this.held(runId, fence.token, () => this.saveOnce(runId, record, fence)) : this.saveOnce(runId, record, undefined));
   }
 
-  private async saveOnce(runId: string, record: PersistedAgent, fence: PgWriteFence | undefined): Promise<void> {
+  /** A held run's last checkpoint with its output and the end of its lease (LastSave), retried like a hand-back. */
+  protected saveLast(runId: string, record: PersistedAgent, fence: PgWriteFence, last: LastSave): Promise<void> {
+    checkRecordId(runId, record);
+    return this.held(runId, fence.token, () => this.saveOnce(runId, record, fence, last), false);
+  }
+
+  private async saveOnce(runId: string, record: PersistedAgent, fence: PgWriteFence | undefined, last?: LastSave): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       const context = this.cache.peek(runId) ?? (await this.readContext(runId));
       const planned = await this.plan(record, context);
-      const result = await this.writeSave(runId, record, planned, fence);
+      const result = await this.writeSave(runId, record, planned, fence, last);
       if (result.written) {
         this.cache.set(contextAfter(context, planned.stored, result.id, keyframesAfter(planned.packed, result.id, context.keyframe)));
         if (this.options.keepCheckpoints !== undefined) await this.prune(runId);
@@ -167,14 +185,16 @@ export class PostgresRunLog implements RunLogStore {
   }
 
   /** The save in one statement: the run's row moves its head to the new checkpoint only if it still is where this writer read it (and carries the fence). */
-  private async writeSave(runId: string, record: PersistedAgent, { stored, packed, context }: Planned, fence: PgWriteFence | undefined) {
+  private async writeSave(runId: string, record: PersistedAgent, { stored, packed, context }: Planned, fence: PgWriteFence | undefined, last?: LastSave) {
     const runs = this.t("runs");
     // $1 run, $2-$7 streams and elements, $8 machine, $9 state, $10 iteration, $11 savedAt, $12 pending, $13 the head it was read at,
-    // $14 keyframe, $15 body, $16 a keyframe's predecessor; then $17 status (a plain save) or $17 token, $18 inbox events delivered (a claimed run's).
+    // $14 keyframe, $15 body, $16 a keyframe's predecessor; then $17 status (a plain save) or $17 token, $18 inbox events delivered (a claimed run's);
+    // a last save's $19 status, $20 output, $21 channel, $22 notification.
     const columns = `head = k.id, machine = $8::text, state = $9::text, iteration = $10::int, saved_at = $11::bigint, pending = $12::text, updated_at = ${NOW}`;
+    const ends = last ? `, status = $19::text, output = $20::text, wake_at = NULL, owner = NULL, lease_until = NULL` : "";
     const ok = fence
-      ? // The queue's status is the worker's to move (claim, park, finish), never a checkpoint's.
-        `UPDATE ${runs} SET ${columns}
+      ? // The queue's status is the worker's to move (claim, park, finish), never a checkpoint's; a last save is the finish.
+        `UPDATE ${runs} SET ${columns}${ends}
            FROM k WHERE run_id = $1::text AND head IS NOT DISTINCT FROM $13::bigint AND token = $17::bigint RETURNING run_key`
       : `INSERT INTO ${runs} AS r (run_id, agent, status, head, machine, state, iteration, saved_at, pending, created_at, updated_at)
            SELECT $1::text, $8::text, $17::text, k.id, $8::text, $9::text, $10::int, $11::bigint, $12::text, ${NOW}, ${NOW} FROM k
@@ -184,17 +204,20 @@ export class PostgresRunLog implements RunLogStore {
     const applied = fence
       ? `, a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1::text AND id <= $18::bigint AND applied_at IS NULL AND EXISTS (SELECT 1 FROM ok) RETURNING id)`
       : "";
+    const notified = last ? `, n AS (SELECT pg_notify($21::text, $22::text) FROM ok)` : "";
     const { rows } = await this.query<{ written: number; id: string; token: string | null }>(
       `WITH k AS (SELECT nextval('${this.t("checkpoints_id_seq")}') AS id), ok AS (${ok}),
        ${insertStreamsSql(this.schema, "(SELECT run_key FROM ok)", "EXISTS (SELECT 1 FROM ok)")},
        c AS (INSERT INTO ${this.t("checkpoints")} (id, run_key, key_id, prev_key, body)
-         SELECT k.id, ok.run_key, $14::bigint, $16::bigint, $15::bytea FROM k, ok)${applied}
-       SELECT (SELECT count(*) FROM ok)::int AS written, (SELECT id FROM k) AS id, (SELECT token FROM ${runs} WHERE run_id = $1::text) AS token`,
+         SELECT k.id, ok.run_key, $14::bigint, $16::bigint, $15::bytea FROM k, ok)${applied}${notified}
+       SELECT (SELECT count(*) FROM ok)::int AS written, (SELECT id FROM k) AS id, (SELECT token FROM ${runs} WHERE run_id = $1::text) AS token${last ? ", (SELECT count(*) FROM n)::int AS notified" : ""}`,
       [
-        runId, ...streamParams(stored), record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)),
-        context.head ?? null, packed.keyId ?? null, packed.body, PgCheckpointRows.prevKeyOf(packed, context.keyframe?.id), ...(fence ? [fence.token, fence.delivered] : [record.status]),
+        runId, ...streamParams(stored), record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(last ? [] : pendingFromSnapshot(record.snapshot)),
+        context.head ?? null, packed.keyId ?? null, packed.body, PgCheckpointRows.prevKeyOf(packed, context.keyframe?.id),
+        ...(fence ? [fence.token, last ? Number.MAX_SAFE_INTEGER : fence.delivered] : [record.status]),
+        ...(last ? [last.status, last.output(contextAfter(context, stored, context.head ?? 0, undefined)), last.channel, last.notify] : []),
       ],
-      "save: checkpoint",
+      last ? "finish: output" : "save: checkpoint",
     );
     const row = rows[0]!;
     return { written: row.written === 1, id: Number(row.id), token: Number(row.token ?? 0) };

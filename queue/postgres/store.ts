@@ -2,7 +2,9 @@ import pg from "pg";
 import type { CheckpointSummary } from "../../machines/persistence/checkpoints/store.js";
 import type { AgentOutput } from "../../machines/contract/context.js";
 import { emptyContext } from "../../machines/persistence/log/streams.js";
-import { RunQueueError } from "../errors.js";
+import { FencedError, RunQueueError } from "../errors.js";
+import type { PersistedAgent } from "../../machines/persistence/persistence.js";
+import { encodeOutput } from "../../machines/persistence/log/outputs.js";
 import { Fences } from "../fences.js";
 import type { QueueSignal, RunStore } from "../run-store.js";
 import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
@@ -307,7 +309,20 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     return this.handBack(runId, token, `status = 'awaitingApproval', wake_at = CASE WHEN ${due} THEN ${NOW} ELSE $6::bigint END`, [wakeAt ?? null], { where: "park" });
   }
 
-  async finish(runId: string, token: number, output: AgentOutput): Promise<boolean> {
+  async finish(runId: string, token: number, output: AgentOutput, lastCheckpoint?: PersistedAgent): Promise<boolean> {
+    const fence = this.fences.get(runId);
+    if (lastCheckpoint && fence?.token === token) {
+      // The last checkpoint, the output and the lease's end in one statement (one commit).
+      try {
+        await this.saveLast(runId, lastCheckpoint, fence, { status: output.status, output: (context) => encodeOutput(output, context), channel: this.channel, notify: `finished:${runId}` });
+      } catch (error) {
+        if (error instanceof FencedError) return false;
+        throw error;
+      }
+      this.fences.handedBack(runId, token);
+      return true;
+    }
+    if (lastCheckpoint) await this.save(runId, lastCheckpoint);
     const stored = await this.encodeOutput(runId, output);
     return this.handBack(runId, token, `status = $6, output = $7, wake_at = NULL, pending = '[]'`, [output.status, stored], {
       notify: `finished:${runId}`,

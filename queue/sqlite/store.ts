@@ -3,7 +3,8 @@ import type { CheckpointSummary } from "../../machines/persistence/checkpoints/s
 import type { AgentOutput } from "../../machines/contract/context.js";
 import { SqliteRunLog, type SqliteWriteFence } from "../../machines/persistence/log/sqlite/sqlite-log.js";
 import type { SqliteRunRow } from "../../machines/persistence/log/sqlite/schema.js";
-import { errorText, RunQueueError } from "../errors.js";
+import { errorText, FencedError, RunQueueError } from "../errors.js";
+import type { PersistedAgent } from "../../machines/persistence/persistence.js";
 import { Fences } from "../fences.js";
 import type { QueueSignal, RunStore } from "../run-store.js";
 import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
@@ -239,14 +240,24 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     return this.handBack(runId, token, `status = 'awaitingApproval', wake_at = ?`, [wakeAt ?? null]);
   }
 
-  async finish(runId: string, token: number, output: AgentOutput): Promise<boolean> {
-    let stored: string;
+  async finish(runId: string, token: number, output: AgentOutput, lastCheckpoint?: PersistedAgent): Promise<boolean> {
+    const write = () => {
+      let stored: string;
+      try {
+        stored = this.encodeOutput(runId, output);
+      } catch (error) {
+        throw new RunQueueError("damaged", `finish: the output of run ${runId} could not be stored: ${errorText(error)}`, { cause: error });
+      }
+      return this.handBack(runId, token, `status = ?, output = ?, wake_at = NULL, pending = '[]'`, [output.status, stored], true);
+    };
+    if (!lastCheckpoint) return write();
+    // The last checkpoint, the output and the lease's end in one transaction (one commit).
     try {
-      stored = this.encodeOutput(runId, output);
+      return this.holding(runId, () => this.db.transaction(() => (this.save(runId, lastCheckpoint), write())).immediate());
     } catch (error) {
-      throw new RunQueueError("damaged", `finish: the output of run ${runId} could not be stored: ${errorText(error)}`, { cause: error });
+      if (error instanceof FencedError) return false;
+      throw error;
     }
-    return this.handBack(runId, token, `status = ?, output = ?, wake_at = NULL, pending = '[]'`, [output.status, stored], true);
   }
 
   async release(runId: string, token: number): Promise<boolean> {
