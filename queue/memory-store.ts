@@ -222,6 +222,7 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
 
   async finish(runId: string, token: number, output: AgentOutput, lastCheckpoint?: PersistedAgent): Promise<boolean> {
     if (lastCheckpoint) {
+      if (this.fences.heldOtherwise(runId, token)) return false;
       // Nothing between the two in one process: the save's fence check is the finish's.
       try {
         this.save(runId, lastCheckpoint);

@@ -310,19 +310,23 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
   }
 
   async finish(runId: string, token: number, output: AgentOutput, lastCheckpoint?: PersistedAgent): Promise<boolean> {
-    const fence = this.fences.get(runId);
-    if (lastCheckpoint && fence?.token === token) {
-      // The last checkpoint, the output and the lease's end in one statement (one commit).
+    if (lastCheckpoint) {
+      if (this.fences.heldOtherwise(runId, token)) return false;
+      const fence = this.fences.get(runId);
       try {
-        await this.saveLast(runId, lastCheckpoint, fence, { status: output.status, output: (context) => encodeOutput(output, context), channel: this.channel, notify: `finished:${runId}` });
+        // Not fenced here (a caller that claimed without fence()): the checkpoint first, as any save.
+        if (!fence) await this.save(runId, lastCheckpoint);
+        else {
+          // The last checkpoint, the output and the lease's end in one statement (one commit).
+          await this.saveLast(runId, lastCheckpoint, fence, { status: output.status, output: (context) => encodeOutput(output, context), channel: this.channel, notify: `finished:${runId}` });
+          this.fences.handedBack(runId, token);
+          return true;
+        }
       } catch (error) {
         if (error instanceof FencedError) return false;
         throw error;
       }
-      this.fences.handedBack(runId, token);
-      return true;
     }
-    if (lastCheckpoint) await this.save(runId, lastCheckpoint);
     const stored = await this.encodeOutput(runId, output);
     return this.handBack(runId, token, `status = $6, output = $7, wake_at = NULL, pending = '[]'`, [output.status, stored], {
       notify: `finished:${runId}`,

@@ -251,6 +251,7 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
       return this.handBack(runId, token, `status = ?, output = ?, wake_at = NULL, pending = '[]'`, [output.status, stored], true);
     };
     if (!lastCheckpoint) return write();
+    if (this.fences.heldOtherwise(runId, token)) return false;
     // The last checkpoint, the output and the lease's end in one transaction (one commit).
     try {
       return this.holding(runId, () => this.db.transaction(() => (this.save(runId, lastCheckpoint), write())).immediate());
