@@ -171,7 +171,8 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
       r.status = "running";
       r.updatedAt = now;
       const checkpoint = this.load(r.runId);
-      return { runId: r.runId, agent: r.agent, token: r.token, input: structuredClone(r.input) as RunInput, ...(checkpoint ? { checkpoint } : {}) };
+      const inboxEmpty = !(this.inboxes.get(r.runId) ?? []).some((e) => !e.applied);
+      return { runId: r.runId, agent: r.agent, token: r.token, input: structuredClone(r.input) as RunInput, ...(checkpoint ? { checkpoint } : {}), inboxEmpty };
     });
   }
 

@@ -115,7 +115,8 @@ class RunExecution implements Execution {
     this.heartbeat.unref();
     emit({ type: "run.claimed", worker, runId: this.runId, agent: run.agent, token: this.token, resumed: run.checkpoint !== undefined });
     live.start();
-    void this.checkInbox();
+    // The claim saw an empty inbox (and nothing was signalled for the run since): no read needed.
+    if (!run.inboxEmpty) void this.checkInbox();
   }
 
   stopGracefully(): void {

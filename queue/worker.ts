@@ -81,13 +81,24 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     wake = undefined;
     resolve?.();
   };
+  /**
+   * Runs signalled since the last claim was sent (undefined: every run): an event sent after the
+   * claim read the inbox may be told before the run's execution exists here to be poked, so for
+   * those runs the claim's "inbox empty" no longer holds. Runs start before the next claim is sent.
+   */
+  let signalledSinceClaim = new Set<string | undefined>();
   const unsubscribe = store.subscribe((signal) => {
     if (signal.kind !== "runnable") return;
+    signalledSinceClaim.add(signal.runId);
     // Only the run the signal names has something new in its inbox (a new run is not held yet).
     if (signal.runId !== undefined) executions.get(signal.runId)?.poke();
     else for (const execution of executions.values()) execution.poke();
     nudge();
   });
+  const claim = (limit: number): Promise<ClaimedRun[]> => {
+    signalledSinceClaim = new Set();
+    return store.claim({ owner: id, agents: names, limit, leaseMs });
+  };
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -117,7 +128,8 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   }
   emit({ type: "worker.started", worker: id, agents: names });
 
-  const start = async (claimed: ClaimedRun) => {
+  /** `late`: started after the claim's successor may have been sent (a stale execution stopped first): read the inbox. */
+  const start = async (claimed: ClaimedRun, late = false) => {
     let run: ClaimedRun;
     let problem: string | undefined;
     try {
@@ -131,6 +143,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       await store.release(claimed.runId, claimed.token).catch(() => undefined);
       return;
     }
+    if (run.inboxEmpty && (late || signalledSinceClaim.has(run.runId) || signalledSinceClaim.has(undefined))) run = { ...run, inboxEmpty: false };
     const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, ...(problem !== undefined ? { blobProblem: problem } : {}), ...(observe ? { observe } : {}) });
     executions.set(run.runId, execution);
     void execution.done.then(() => {
@@ -145,7 +158,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       try {
         const free = concurrency - executions.size;
         if (free > 0) {
-          const claimed = await store.claim({ owner: id, agents: names, limit: free, leaseMs });
+          const claimed = await claim(free);
           backoff = 100;
           for (const run of claimed) {
             const previous = executions.get(run.runId);
@@ -157,7 +170,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
             // (a long pause). That execution is stale; stop it and run the new claim once it has stopped.
             previous.abandon("its lease ran out before this worker renewed it, and this worker claimed it again");
             // A worker stopping meanwhile hands the new claim back instead of starting it.
-            void previous.done.then(() => (stopping ? store.release(run.runId, run.token).then(() => undefined, () => undefined) : start(run)));
+            void previous.done.then(() => (stopping ? store.release(run.runId, run.token).then(() => undefined, () => undefined) : start(run, true)));
           }
           // A full batch: there may be more waiting.
           if (claimed.length === free && free > 0) {

@@ -45,6 +45,12 @@ export interface LastSave {
   notify: string;
 }
 
+/** A run's fork columns. */
+interface OriginRow {
+  fork_of: string | null;
+  inherit: string | null;
+}
+
 /** An encoded save with its stream ids and packed skeleton, ready to write. */
 interface Planned {
   stored: Encoded;
@@ -92,6 +98,11 @@ export class PostgresRunLog implements RunLogStore {
 
   /** The queue's hook: the server refused this store a connection. */
   protected refusedConnection(): void {}
+
+  /** The run has no checkpoint and no seed (the queue's claim read so): its next save builds on nothing. */
+  protected knownFresh(runId: string): void {
+    this.cache.set(emptyContext(runId));
+  }
 
   /** The queue's hook around a statement of a run it holds (retried while the lease lasts, see PostgresRunStore). */
   protected held<T>(_runId: string, _token: number, statement: (attempt: number) => Promise<T>, _giveUp = true): Promise<T> {
@@ -488,18 +499,16 @@ export class PostgresRunLog implements RunLogStore {
     const select = `SELECT name, state, outcome, packed FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3`;
     type Row = { name: string; state: "started" | "completed"; outcome: unknown; packed: Buffer | null };
     const entryOf = (row: Row, at: JournalKey) => journalEntryOf({ ...row, outcome: row.packed !== null ? storedOutcome(row.packed) : row.outcome }, at, `schema ${this.schema}`);
-    let own: Row | undefined;
-    if (!fence) {
-      own = (await this.query<Row>(select, [key.runId, key.iteration, storableKey(key.callId)])).rows[0];
-    } else {
-      const { rows } = await this.query<Row & { token: string | null; found: boolean }>(
-        `SELECT (SELECT token FROM ${this.t("runs")} WHERE run_id = $1) AS token, e.name IS NOT NULL AS found, e.* FROM (SELECT 1) x LEFT JOIN (${select}) e ON true`,
-        [key.runId, key.iteration, storableKey(key.callId)],
-      );
-      if (Number(rows[0]!.token) !== fence.token) throw this.lost(key.runId);
-      own = rows[0]!.found ? rows[0] : undefined;
-    }
-    if (own) return entryOf(own, key);
+    // The entry with the run's token (fenced) and what it was forked from (read once per run, for an entry it inherits).
+    const { rows } = await this.query<Row & OriginRow & { token: string | null; run: boolean; found: boolean }>(
+      `SELECT r.run_id IS NOT NULL AS run, r.token, r.fork_of, r.inherit, e.name IS NOT NULL AS found, e.*
+       FROM (SELECT 1) x LEFT JOIN ${this.t("runs")} r ON r.run_id = $1 LEFT JOIN (${select}) e ON true`,
+      [key.runId, key.iteration, storableKey(key.callId)],
+    );
+    const row = rows[0]!;
+    if (fence && Number(row.token) !== fence.token) throw this.lost(key.runId);
+    if (row.run) this.rememberOrigin(key.runId, row);
+    if (row.found) return entryOf(row, key);
     for (let at = inheritedKey(key, await this.originOf(key.runId)), depth = 0; at && depth < 1_000; depth++) {
       const row = (await this.query<Row>(select, [at.runId, at.iteration, storableKey(at.callId)])).rows[0];
       if (row) return entryOf(row, at);
@@ -516,10 +525,15 @@ export class PostgresRunLog implements RunLogStore {
 
   private async originOf(runId: string, query: Query = this.run): Promise<ForkOrigin | undefined> {
     if (this.origins.has(runId)) return this.origins.get(runId) ?? undefined;
-    const { rows } = await query<{ fork_of: string | null; inherit: string | null }>(`SELECT fork_of, inherit FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
-    const inherit = readInheritance(rows[0]?.inherit);
-    const origin = rows[0]?.fork_of && inherit ? { runId: rows[0].fork_of, inherit } : undefined;
-    if (rows[0]) this.origins.set(runId, origin ?? null);
+    const { rows } = await query<OriginRow>(`SELECT fork_of, inherit FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
+    return rows[0] ? this.rememberOrigin(runId, rows[0]) : undefined;
+  }
+
+  /** What run `runId` was forked from, as its row says; remembered (it never changes but for a deleted origin, which clears it). */
+  private rememberOrigin(runId: string, row: OriginRow): ForkOrigin | undefined {
+    const inherit = readInheritance(row.inherit);
+    const origin = row.fork_of && inherit ? { runId: row.fork_of, inherit } : undefined;
+    this.origins.set(runId, origin ?? null);
     return origin;
   }
 

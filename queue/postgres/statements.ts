@@ -15,6 +15,8 @@ const STATEMENT_NOW = `(extract(epoch from now()) * 1000)::bigint`;
  * fencing token. Due means `wake_at <= now` (an index range of `runs_due`): a parked run has no
  * wake_at, or a future deadline, until `send` or its deadline makes it due, so however many runs are
  * parked, a claim never looks at them. `SKIP LOCKED`: workers claiming at once take different runs.
+ * It also says whether each run's inbox is empty, and whether it has a seed (a thread's earlier run),
+ * so that a fresh run costs no inbox read and no read of its head before its first save.
  */
 export function claimStatement(schema: string): string {
   return `WITH c AS (
@@ -27,5 +29,6 @@ export function claimStatement(schema: string): string {
      UPDATE ${schema}.runs r SET owner = $3, token = r.token + 1, lease_until = ${NOW} + $4, wake_at = ${NOW},
        status = 'running', updated_at = ${NOW}
      FROM c WHERE r.run_id = c.run_id
-     RETURNING r.run_id, r.agent, r.token, r.input, r.head`;
+     RETURNING r.run_id, r.agent, r.token, r.input, r.head, r.seed,
+       NOT EXISTS (SELECT 1 FROM ${schema}.inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL) AS inbox_empty`;
 }

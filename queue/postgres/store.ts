@@ -238,7 +238,7 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
 
   async claim(request: { owner: string; agents: readonly string[]; limit: number; leaseMs: number }): Promise<ClaimedRun[]> {
     const sent = Date.now();
-    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: string; head: string | null }>(claimStatement(this.schema), [
+    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: string; head: string | null; seed: string | null; inbox_empty: boolean }>(claimStatement(this.schema), [
       request.agents,
       request.limit,
       request.owner,
@@ -248,7 +248,9 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     return Promise.all(
       rows.map(async (row) => {
         const checkpoint = row.head !== null ? await this.load(row.run_id) : undefined;
-        return { runId: row.run_id, agent: row.agent, token: Number(row.token), input: JSON.parse(row.input) as RunInput, ...(checkpoint ? { checkpoint } : {}) };
+        // Nothing saved yet and no thread to build on: its first save builds on nothing, without reading the row again.
+        if (row.head === null && row.seed === null) this.knownFresh(row.run_id);
+        return { runId: row.run_id, agent: row.agent, token: Number(row.token), input: JSON.parse(row.input) as RunInput, ...(checkpoint ? { checkpoint } : {}), inboxEmpty: row.inbox_empty };
       }),
     );
   }

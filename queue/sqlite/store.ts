@@ -185,12 +185,12 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     const claimed = this.db.transaction(() => {
       const now = Date.now();
       const rows = this.sql(
-        `SELECT * FROM jianmu_runs r
+        `SELECT r.*, NOT EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL) AS inbox_empty FROM jianmu_runs r
          WHERE r.agent IN (SELECT value FROM json_each(?)) AND r.status IN ('queued', 'running', 'awaitingApproval')
            AND (r.owner IS NULL OR r.lease_until < ?)
            AND (r.wake_at <= ? OR EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL))
          ORDER BY r.wake_at IS NULL, r.wake_at, r.created_at LIMIT ?`,
-      ).all(JSON.stringify(request.agents), now, now, request.limit) as SqliteRunRow[];
+      ).all(JSON.stringify(request.agents), now, now, request.limit) as (SqliteRunRow & { inbox_empty: number })[];
       const update = this.sql(
         `UPDATE jianmu_runs SET owner = ?, token = token + 1, lease_until = ?, wake_at = ?, status = 'running', updated_at = ? WHERE run_id = ?`,
       );
@@ -199,7 +199,7 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     }).immediate();
     return claimed.map((row) => {
       const checkpoint = this.load(row.run_id);
-      return { runId: row.run_id, agent: row.agent, token: row.token + 1, input: JSON.parse(row.input) as RunInput, ...(checkpoint ? { checkpoint } : {}) };
+      return { runId: row.run_id, agent: row.agent, token: row.token + 1, input: JSON.parse(row.input) as RunInput, ...(checkpoint ? { checkpoint } : {}), inboxEmpty: row.inbox_empty === 1 };
     });
   }
 
