@@ -443,6 +443,13 @@ export class PostgresRunLog implements RunLogStore {
 
   // ---- ToolJournal ----
 
+  /*
+   * A held run's journal writes lock its row FOR KEY SHARE until they commit: a claim (which moves
+   * the token) locks it FOR UPDATE, so it waits for them or skips the run; the run's own checkpoint
+   * saves and lease renewals (updates of no key column) go on beside them instead of waiting for
+   * their commit, as they would behind FOR SHARE.
+   */
+
   /** The atomic claim: true when this caller wrote the `started` entry; never overwrites. */
   async started(key: JournalKey, name: string): Promise<boolean> {
     const fence = this.fenceFor(key.runId, false);
@@ -453,7 +460,7 @@ export class PostgresRunLog implements RunLogStore {
     }
     const { won, token } = await this.held(key.runId, fence.token, async (attempt) => {
       const { rows } = await this.query<{ token: string | null; written: number; found: string | null }>(
-        `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
+        `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR KEY SHARE),
          ins AS (${insert} SELECT $1, $2, $3, $4, 'started', ${NOW} FROM owner WHERE owner.token = $5 ON CONFLICT DO NOTHING RETURNING 1)
          SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written,
                 (SELECT state FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3) AS found`,
@@ -479,7 +486,7 @@ export class PostgresRunLog implements RunLogStore {
     }
     const { rows } = await this.held(key.runId, fence.token, () =>
       this.query<{ token: string | null }>(
-        `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
+        `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR KEY SHARE),
          ins AS (${upsert} SELECT $1, $2, $3, $4, 'completed', $5, ${NOW} FROM owner WHERE owner.token = $6 ${conflict} RETURNING 1)
          SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
         [...values, fence.token],
