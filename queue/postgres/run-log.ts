@@ -24,7 +24,7 @@ import type { StoredBlob } from "../../machines/persistence/blobs.js";
 import { isStorableText, storableKey } from "../storable.js";
 import { explainPgError, pgFaultOf, type ServerNaming } from "./errors.js";
 import { insertCheckpoint, insertStreamsSql, nextStreamIds, readStreams, streamParams, type Query } from "./log-rows.js";
-import { NOW } from "./statements.js";
+import { NOW, preparedName } from "./statements.js";
 import type { ResolvedOptions } from "./options.js";
 
 /** What a write of a run must carry when the run queue holds it (its fencing token). */
@@ -89,7 +89,8 @@ export class PostgresRunLog implements RunLogStore {
   protected async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = [], where?: string): Promise<pg.QueryResult<R>> {
     if (this.closed) throw new RunQueueError("closed", "this PostgresRunStore is closed; connect a new one");
     try {
-      return await this.pool.query<R>(text, values);
+      const name = this.options.prepare ? preparedName(text) : undefined;
+      return await this.pool.query<R>(name ? { name, text, values } : { text, values });
     } catch (error) {
       if (pgFaultOf(error) === "tooManyClients") this.refusedConnection();
       throw explainPgError(error, this.server, where);
@@ -508,7 +509,7 @@ export class PostgresRunLog implements RunLogStore {
     const entryOf = (row: Row, at: JournalKey) => journalEntryOf({ ...row, outcome: row.packed !== null ? storedOutcome(row.packed) : row.outcome }, at, `schema ${this.schema}`);
     // The entry with the run's token (fenced) and what it was forked from (read once per run, for an entry it inherits).
     const { rows } = await this.query<Row & OriginRow & { token: string | null; run: boolean; found: boolean }>(
-      `SELECT r.run_id IS NOT NULL AS run, r.token, r.fork_of, r.inherit, e.name IS NOT NULL AS found, e.*
+      `SELECT r.run_id IS NOT NULL AS run, r.token, r.fork_of, r.inherit, e.name IS NOT NULL AS found, e.name, e.state, e.outcome, e.packed
        FROM (SELECT 1) x LEFT JOIN ${this.t("runs")} r ON r.run_id = $1 LEFT JOIN (${select}) e ON true`,
       [key.runId, key.iteration, storableKey(key.callId)],
     );

@@ -1,5 +1,22 @@
 /** SQL the store runs that tests also look at (the claim's plan): written once, here. */
 
+const preparedNames = new Map<string, string | undefined>();
+/** Statements named at most (the store's texts are a few dozen; anything past this goes unnamed). */
+const MAX_PREPARED = 500;
+
+/**
+ * The name a statement is prepared under on every connection of this process (the same text, the
+ * same name, whichever store sends it), or undefined to send it unnamed: a statement returning `*`
+ * would fail once a migration adds a column (a cached plan must not change its result type).
+ */
+export function preparedName(text: string): string | undefined {
+  if (preparedNames.has(text)) return preparedNames.get(text);
+  if (preparedNames.size >= MAX_PREPARED) return undefined;
+  const name = /SELECT\s+\*|\w\.\*|RETURNING\s+\*/i.test(text) ? undefined : `jianmu_${preparedNames.size + 1}`;
+  preparedNames.set(text, name);
+  return name;
+}
+
 /** The database's clock in epoch ms: leases are judged by one clock, whichever machine writes. */
 export const NOW = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
