@@ -1,9 +1,10 @@
-// `node bench/queue/statements.mjs [--runs N] [--json FILE]`: what one run costs the database, counted
+// `node bench/queue/statements.mjs [--runs N] [--json FILE] [--root DIR]`: what one run costs the database, counted
 // (never timed): statements by kind (pg_stat_statements), commits (pg_stat_database) and WAL flushes
 // (pg_stat_wal, each an fsync with fsync on) per run, for runAgent in process with the store as its
 // checkpoints and journal, and for the same runs through a worker process (submit and wait included).
 // The runs are bench:queue's (bench/queue/run.mjs): a model turn with a tool call, the tool, the answer.
 // Starts its own cluster with pg_stat_statements loaded (DATABASE_URL is not used). Needs dist/ (npm run build).
+// --root DIR counts another checkout instead (built, with node_modules), e.g. main before a change.
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -12,14 +13,15 @@ import pg from "pg";
 import { startCluster } from "./cluster.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, "../..");
-const DIST = join(ROOT, "dist");
-const args = { runs: 100, json: undefined };
+const args = { runs: 100, json: undefined, root: resolve(HERE, "../..") };
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--runs") args.runs = Number(process.argv[++i]);
   else if (process.argv[i] === "--json") args.json = resolve(process.argv[++i]);
-  else throw new Error(`unknown argument ${process.argv[i]}; use --runs N, --json FILE`);
+  else if (process.argv[i] === "--root") args.root = resolve(process.argv[++i]);
+  else throw new Error(`unknown argument ${process.argv[i]}; use --runs N, --json FILE, --root DIR`);
 }
+const ROOT = args.root;
+const DIST = join(ROOT, "dist");
 
 const load = (file) => import(pathToFileURL(join(DIST, file)).href);
 const jianmu = await load("index.js");
