@@ -50,6 +50,21 @@ export interface Worker {
 const MAX_BACKOFF_MS = 5_000;
 
 /**
+ * Runs signalled since the last claim was sent (undefined: every run). An event sent after the claim
+ * read the inbox may be told before the run's execution exists here to be poked: for those runs the
+ * claim's "inbox empty" no longer holds. A claim's runs start before the next claim is sent.
+ */
+function signalsSinceClaim() {
+  let seen = new Set<string | undefined>();
+  return {
+    note: (runId: string | undefined) => void seen.add(runId),
+    claimSent: () => void (seen = new Set()),
+    /** `late`: started after the claim's successor may have been sent (a stale execution stopped first). */
+    stillEmpty: (runId: string, late: boolean) => !late && !seen.has(runId) && !seen.has(undefined),
+  };
+}
+
+/**
  * A worker: claims runnable runs of the agents it knows, executes them with their machines, and
  * checkpoints them in the store at every stable state. Several workers (processes, machines) share one
  * store; leases and fencing tokens keep one owner per run.
@@ -81,24 +96,15 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     wake = undefined;
     resolve?.();
   };
-  /**
-   * Runs signalled since the last claim was sent (undefined: every run): an event sent after the
-   * claim read the inbox may be told before the run's execution exists here to be poked, so for
-   * those runs the claim's "inbox empty" no longer holds. Runs start before the next claim is sent.
-   */
-  let signalledSinceClaim = new Set<string | undefined>();
+  const signalled = signalsSinceClaim();
   const unsubscribe = store.subscribe((signal) => {
     if (signal.kind !== "runnable") return;
-    signalledSinceClaim.add(signal.runId);
+    signalled.note(signal.runId);
     // Only the run the signal names has something new in its inbox (a new run is not held yet).
     if (signal.runId !== undefined) executions.get(signal.runId)?.poke();
     else for (const execution of executions.values()) execution.poke();
     nudge();
   });
-  const claim = (limit: number): Promise<ClaimedRun[]> => {
-    signalledSinceClaim = new Set();
-    return store.claim({ owner: id, agents: names, limit, leaseMs });
-  };
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -128,7 +134,6 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   }
   emit({ type: "worker.started", worker: id, agents: names });
 
-  /** `late`: started after the claim's successor may have been sent (a stale execution stopped first): read the inbox. */
   const start = async (claimed: ClaimedRun, late = false) => {
     let run: ClaimedRun;
     let problem: string | undefined;
@@ -143,7 +148,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       await store.release(claimed.runId, claimed.token).catch(() => undefined);
       return;
     }
-    if (run.inboxEmpty && (late || signalledSinceClaim.has(run.runId) || signalledSinceClaim.has(undefined))) run = { ...run, inboxEmpty: false };
+    if (run.inboxEmpty && !signalled.stillEmpty(run.runId, late)) run = { ...run, inboxEmpty: false };
     const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, ...(problem !== undefined ? { blobProblem: problem } : {}), ...(observe ? { observe } : {}) });
     executions.set(run.runId, execution);
     void execution.done.then(() => {
@@ -158,7 +163,8 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       try {
         const free = concurrency - executions.size;
         if (free > 0) {
-          const claimed = await claim(free);
+          signalled.claimSent();
+          const claimed = await store.claim({ owner: id, agents: names, limit: free, leaseMs });
           backoff = 100;
           for (const run of claimed) {
             const previous = executions.get(run.runId);
