@@ -17,6 +17,8 @@ export {
   RUN_EVENT_TYPES,
   ErrorBodySchema,
   CommandAcceptedSchema,
+  ThreadViewSchema,
+  ThreadRunViewSchema,
   parseRunEvent,
 } from "./web/protocol.js";
 export type {
@@ -31,6 +33,8 @@ export type {
   ErrorBody,
   ErrorCode,
   CommandAccepted,
+  ThreadView,
+  ThreadRunView,
   ChartPosition,
   PendingApprovalView,
   RunStatus,

@@ -15,6 +15,7 @@ import { matchRoute, type Route } from "./routes.js";
 import { streamResponse } from "./stream-response.js";
 import { authorized, checkClientInput, type Authorize, type AuthorizeAction, type ClientInputPolicy } from "./access.js";
 import { QueueRuns } from "./queue-runs.js";
+import { findThread } from "./threads.js";
 import type { RunStore } from "../../queue/run-store.js";
 
 export interface AgentHandlerOptions {
@@ -89,7 +90,8 @@ const DEFAULT_STORE_PATH = ".jianmu/web-runs.db";
 /**
  * Serve agents over HTTP: `POST /runs` starts a run and streams it as server-sent events,
  * `POST /runs/:id/events` approves, rejects or cancels, `GET /runs/:id/stream` follows a run again
- * (Last-Event-ID honoured), `GET /runs/:id` tells its status, `GET /agents/:name/chart` draws the
+ * (Last-Event-ID honoured), `GET /runs/:id` tells its status, `GET /threads/:threadId` lists a
+ * thread's runs and its conversation, `GET /agents/:name/chart` draws the
  * agent's statechart (an HTML fragment with inline SVG) for a live view, `POST /agents/:name/chat`
  * speaks the AI SDK's UI message stream to `useChat` (ai-sdk-chat.ts), `POST /agents/:name/ag-ui`
  * speaks AG-UI (ag-ui.ts).
@@ -120,7 +122,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     async startRun(request: Request) {
       const body = await readBody(request, StartRunSchema);
       if (!Object.hasOwn(agents, body.agent)) throw unknownAgent(body.agent);
-      await authorized(authorize, { request, action: "start", agent: body.agent });
+      await authorized(authorize, { request, action: "start", agent: body.agent, ...(body.threadId !== undefined ? { threadId: body.threadId } : {}) });
       checkClientInput(body, options.clientInput?.[body.agent]);
       checkInputLimits({ messages: body.messages, state: body.state });
       const messages: Message[] = [...(body.messages ?? []), ...(body.message !== undefined ? [human(body.message)] : [])];
@@ -179,6 +181,13 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       return jsonResponse(accepted, 202);
     },
 
+    /** `GET /threads/:threadId`: the thread's runs and conversation, from the store (threads.ts). */
+    async thread(request: Request, threadId: string) {
+      const found = await findThread(await checkpoints.store(), threadId, agents);
+      await authorized(authorize, { request, action: "read", agent: found.agent, threadId: found.view.threadId });
+      return jsonResponse(found.view);
+    },
+
     /** `useChat`'s route or AG-UI's: both on this process's runs (chatRuns). */
     async chat(request: Request, agent: string, respond: typeof chatResponse | typeof agUiResponse) {
       if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent);
@@ -209,6 +218,8 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         return routes.runStream(request, route.runId);
       case "runEvents":
         return routes.runEvents(request, route.runId);
+      case "thread":
+        return routes.thread(request, route.threadId);
       case "agentChart":
         return routes.agentChart(request, route.agent);
       case "aiSdkChat":
@@ -346,5 +357,5 @@ function checkInputLimits(input: { messages?: unknown; state?: unknown }): void 
 }
 
 function notFound(path: string): HttpError {
-  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /agents/:name/chart, POST /agents/:name/chat, POST /agents/:name/ag-ui`);
+  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /threads/:threadId, GET /agents/:name/chart, POST /agents/:name/chat, POST /agents/:name/ag-ui`);
 }
