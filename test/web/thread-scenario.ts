@@ -46,6 +46,8 @@ export async function twoRunsOnOneThread(a: string, b: string, payments: readonl
   await first.reader.until("run.finished");
 
   const second = await startOnThread(a, threadId, SECOND_TASK);
+  // The approval request is streamed before the checkpoint that parks the run is written.
+  await expect.poll(async () => (await readThread(b, threadId)).runs.at(-1)?.status).toBe("awaitingApproval");
   const waiting = await readThread(b, threadId);
   expect(waiting.runs).toEqual([
     { runId: first.runId, agent: "payments", status: "succeeded" },
