@@ -16,6 +16,7 @@ import { streamResponse } from "./stream-response.js";
 import { authorized, checkClientInput, type Authorize, type AuthorizeAction, type ClientInputPolicy } from "./access.js";
 import { QueueRuns } from "./queue-runs.js";
 import { findThread } from "./threads.js";
+import { registerHandlerStats, StreamCount } from "./handler-stats.js";
 import type { RunStore } from "../../queue/run-store.js";
 
 export interface AgentHandlerOptions {
@@ -118,6 +119,8 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     onError,
   });
 
+  const streams = new StreamCount();
+
   const routes = {
     async startRun(request: Request) {
       const body = await readBody(request, StartRunSchema);
@@ -130,10 +133,10 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       const located = (runId: string) => ({ location: `${basePath}/runs/${encodeURIComponent(runId)}`, "x-run-id": runId });
       if (queue) {
         const runId = await queue.start(body.agent, input);
-        return streamResponse([], queue.follower(runId, null), heartbeatMs, located(runId));
+        return streamResponse([], streams.counted(queue.follower(runId, null)), heartbeatMs, located(runId));
       }
       const run = await runs.start(body.agent, input);
-      return streamResponse(run.log.all(), run.log, heartbeatMs, located(run.runId));
+      return streamResponse(run.log.all(), streams.counted(run.log), heartbeatMs, located(run.runId));
     },
 
     async runStatus(request: Request, runId: string) {
@@ -150,7 +153,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       const lastEventId = request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("lastEventId");
       if (queue) {
         await authorized(authorize, { request, action: "read", agent: await queue.agentOf(runId), runId });
-        return streamResponse([], queue.follower(runId, lastEventId), heartbeatMs);
+        return streamResponse([], streams.counted(queue.follower(runId, lastEventId)), heartbeatMs);
       }
       const found = await findRun(runId);
       await authorized(authorize, { request, action: "read", agent: agentOfFound(found), runId });
@@ -159,7 +162,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       const missed = lastEventId ? log.after(lastEventId) : undefined;
       // Replay what the follower missed; when its id is from another process (or absent), start from a snapshot.
       const backlog: readonly IdentifiedRunEvent[] = missed ?? [{ type: "run.snapshot", data: found.run.view(), id: log.lastId ?? `${log.epoch}.0` }];
-      return streamResponse(backlog, log, heartbeatMs);
+      return streamResponse(backlog, streams.counted(log), heartbeatMs);
     },
 
     async runEvents(request: Request, runId: string) {
@@ -245,6 +248,14 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   }) as AgentHandler;
 
   handler.aiSdk = (agent: string) => aiSdkRoute(handler, agents, basePath, agent);
+
+  registerHandlerStats(handler, () => ({
+    streams: streams.open,
+    logFollowers: runs.followers(),
+    followedRuns: queue?.followers.runs ?? 0,
+    storeFollowers: queue?.followers.followers ?? 0,
+    storeListening: queue?.followers.listening ?? false,
+  }));
 
   handler.close = async () => {
     runs.stopAll();

@@ -78,6 +78,13 @@ export class RunRegistry {
     return lookup;
   }
 
+  /** Listeners on the logs of the runs held here (for tests and metrics). */
+  followers(): number {
+    let count = 0;
+    for (const run of this.live.values()) count += run.log.followers;
+    return count;
+  }
+
   /** Stop every live run; parked and running runs stay in the store for the next process. */
   stopAll(): void {
     if (this.sweeper !== undefined) clearInterval(this.sweeper);
