@@ -1,3 +1,5 @@
+import type { RunRegistry } from "./run-registry.js";
+import type { StoreFollowers } from "./store-follow.js";
 import type { EventFeed } from "./stream-response.js";
 
 /** What one handler holds open for its streams right now: for tests and metrics, never for behaviour. */
@@ -19,8 +21,15 @@ export function handlerStats(handler: object): HandlerStats | undefined {
   return statsOf.get(handler)?.();
 }
 
-export function registerHandlerStats(handler: object, read: () => HandlerStats): void {
-  statsOf.set(handler, read);
+/** Count a handler's streams (`streams`), the log listeners of its runs and its store followers (with a run store). */
+export function registerHandlerStats(handler: object, streams: StreamCount, runs: RunRegistry, followers: StoreFollowers | undefined): void {
+  statsOf.set(handler, () => ({
+    streams: streams.open,
+    logFollowers: runs.followers(),
+    followedRuns: followers?.runs ?? 0,
+    storeFollowers: followers?.followers ?? 0,
+    storeListening: followers?.listening ?? false,
+  }));
 }
 
 /** Counts the streams following a feed: one from `follow` until it is unfollowed or the feed closes it, whichever comes first. */

@@ -15,7 +15,7 @@ import { matchRoute, type Route } from "./routes.js";
 import { streamResponse } from "./stream-response.js";
 import { authorized, checkClientInput, type Authorize, type AuthorizeAction, type ClientInputPolicy } from "./access.js";
 import { QueueRuns } from "./queue-runs.js";
-import { findThread } from "./threads.js";
+import { threadResponse } from "./threads.js";
 import { registerHandlerStats, StreamCount } from "./handler-stats.js";
 import type { RunStore } from "../../queue/run-store.js";
 
@@ -118,7 +118,6 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     releaseParkedMs: options.store === false ? undefined : (options.releaseParkedMs ?? 300_000),
     onError,
   });
-
   const streams = new StreamCount();
 
   const routes = {
@@ -144,7 +143,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         await authorized(authorize, { request, action: "read", agent: await queue.agentOf(runId), runId });
         return jsonResponse(await queue.view(runId));
       }
-      const found = await findRun(runId);
+      const found = await runs.findOr404(runId);
       await authorized(authorize, { request, action: "read", agent: agentOfFound(found), runId });
       return jsonResponse(found.kind === "live" ? found.run.view() : found.view);
     },
@@ -155,7 +154,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         await authorized(authorize, { request, action: "read", agent: await queue.agentOf(runId), runId });
         return streamResponse([], streams.counted(queue.follower(runId, lastEventId)), heartbeatMs);
       }
-      const found = await findRun(runId);
+      const found = await runs.findOr404(runId);
       await authorized(authorize, { request, action: "read", agent: agentOfFound(found), runId });
       if (found.kind === "stored") return streamResponse([{ type: "run.snapshot", data: found.view, id: "stored.0" }], undefined, heartbeatMs);
       const log = found.run.log;
@@ -172,7 +171,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         await authorized(authorize, { request, action, agent: await queue.agentOf(runId), runId });
         return jsonResponse(await queue.command(runId, command), 202);
       }
-      const found = await findRun(runId);
+      const found = await runs.findOr404(runId);
       await authorized(authorize, { request, action, agent: agentOfFound(found), runId });
       if (found.kind === "stored" || !found.run.active) {
         const status = found.kind === "stored" ? found.view.status : found.run.view().status;
@@ -182,13 +181,6 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       const view = found.run.view();
       const accepted: CommandAccepted = { runId, status: view.status, state: view.state };
       return jsonResponse(accepted, 202);
-    },
-
-    /** `GET /threads/:threadId`: the thread's runs and conversation, from the store (threads.ts). */
-    async thread(request: Request, threadId: string) {
-      const found = await findThread(await checkpoints.store(), threadId, agents);
-      await authorized(authorize, { request, action: "read", agent: found.agent, threadId: found.view.threadId });
-      return jsonResponse(found.view);
     },
 
     /** `useChat`'s route or AG-UI's: both on this process's runs (chatRuns). */
@@ -205,12 +197,6 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     },
   };
 
-  async function findRun(runId: string) {
-    const found = await runs.find(runId);
-    if (!found) throw new HttpError(404, "unknown_run", `there is no run ${JSON.stringify(runId)} (it never started here, or its checkpoint was deleted)`);
-    return found;
-  }
-
   const dispatch = (route: Route, request: Request): Promise<Response> => {
     switch (route.name) {
       case "startRun":
@@ -222,7 +208,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       case "runEvents":
         return routes.runEvents(request, route.runId);
       case "thread":
-        return routes.thread(request, route.threadId);
+        return threadResponse(request, route.threadId, { store: checkpoints.store, agents, authorize });
       case "agentChart":
         return routes.agentChart(request, route.agent);
       case "aiSdkChat":
@@ -249,13 +235,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
 
   handler.aiSdk = (agent: string) => aiSdkRoute(handler, agents, basePath, agent);
 
-  registerHandlerStats(handler, () => ({
-    streams: streams.open,
-    logFollowers: runs.followers(),
-    followedRuns: queue?.followers.runs ?? 0,
-    storeFollowers: queue?.followers.followers ?? 0,
-    storeListening: queue?.followers.listening ?? false,
-  }));
+  registerHandlerStats(handler, streams, runs, queue?.followers);
 
   handler.close = async () => {
     runs.stopAll();

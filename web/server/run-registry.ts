@@ -78,6 +78,13 @@ export class RunRegistry {
     return lookup;
   }
 
+  /** `find`, or the handler's 404 for a run it does not know. */
+  async findOr404(runId: string): Promise<FoundRun> {
+    const found = await this.find(runId);
+    if (!found) throw new HttpError(404, "unknown_run", `there is no run ${JSON.stringify(runId)} (it never started here, or its checkpoint was deleted)`);
+    return found;
+  }
+
   /** Listeners on the logs of the runs held here (for tests and metrics). */
   followers(): number {
     let count = 0;

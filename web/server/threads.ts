@@ -4,7 +4,8 @@ import { isRunLogStore } from "../../machines/persistence/log/log-store.js";
 import { threadConversation } from "../../machines/persistence/log/threads.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import type { ThreadView } from "../protocol.js";
-import { HttpError } from "./errors.js";
+import { authorized, type Authorize } from "./access.js";
+import { HttpError, jsonResponse } from "./errors.js";
 
 /** A thread as `GET /threads/:threadId` answers it, and the agent `authorize` is asked about (its latest run's). */
 export interface FoundThread {
@@ -40,6 +41,13 @@ export async function findThread(store: CheckpointStore | undefined, threadId: s
     }),
   };
   return { agent, view };
+}
+
+/** `GET /threads/:threadId`: the thread, once `authorize` said the request may `read` it. */
+export async function threadResponse(request: Request, threadId: string, handler: { store: () => Promise<CheckpointStore | undefined>; agents: Readonly<Record<string, ReactMachine>>; authorize: Authorize | undefined }): Promise<Response> {
+  const { agent, view } = await findThread(await handler.store(), threadId, handler.agents);
+  await authorized(handler.authorize, { request, action: "read", agent, threadId: view.threadId });
+  return jsonResponse(view);
 }
 
 function shown(threadId: string): string {
