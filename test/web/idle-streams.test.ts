@@ -1,20 +1,12 @@
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SqliteRunStore } from "../../sqlite.js";
 import type { AgentHandler } from "../../http.js";
 import { handlerStats } from "../../web/server/handler-stats.js";
-import { EventReader, postJson, startReplica, startStack, TASK, tempDir } from "./helpers.js";
+import { EventReader, postJson, startReplica, startStack, TASK, scratchPerTest } from "./helpers.js";
 import { paymentsAgent } from "./queue-helpers.js";
 
-let temp: ReturnType<typeof tempDir>;
-const cleanups: (() => Promise<void> | void)[] = [];
-beforeEach(() => {
-  temp = tempDir();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  temp.remove();
-});
+const { temp, cleanups } = scratchPerTest();
 
 const IDLE = 1_000;
 

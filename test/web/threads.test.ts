@@ -1,22 +1,14 @@
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RunStore } from "../../queue/run-store.js";
 import { MemoryRunStore } from "../../queue/memory-store.js";
 import { SqliteRunStore } from "../../sqlite.js";
 import { ErrorBodySchema } from "../../web/protocol.js";
-import { postJson, startReplica, startStack, TASK, tempDir } from "./helpers.js";
+import { postJson, startReplica, startStack, TASK, scratchPerTest } from "./helpers.js";
 import { paymentsAgent } from "./queue-helpers.js";
 import { threadAuthorize, threadRefusals, twoRunsOnOneThread } from "./thread-scenario.js";
 
-let temp: ReturnType<typeof tempDir>;
-const cleanups: (() => Promise<void> | void)[] = [];
-beforeEach(() => {
-  temp = tempDir();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  temp.remove();
-});
+const { temp, cleanups } = scratchPerTest();
 
 /** Replica a runs the embedded worker; replica b only serves HTTP, on its own connection to the same store. */
 async function twoReplicas(storeA: RunStore, storeB: RunStore, asked: string[]) {
