@@ -46,6 +46,8 @@ describe("agentClientMachine", () => {
       const done = await waitFor(client, is("done"));
       runIds.push(done.context.run.runId!);
       client.stop();
+      // The thread takes its next run once this one's final checkpoint is stored.
+      await expect.poll(async () => (await readThread({ url: stack.base, threadId: "page-thread" })).runs.at(-1)?.status).toBe("succeeded");
     }
     const thread = await readThread({ url: stack.base, threadId: "page-thread" });
     expect(thread.runs).toEqual(runIds.map((runId) => ({ runId, agent: "payments", status: "succeeded" })));
