@@ -64,6 +64,11 @@ export interface AgentHandlerOptions {
   /** How long a finished run stays in memory for late followers (default 10 min). */
   retainFinishedMs?: number;
   /**
+   * At most this many finished runs stay in memory (default 1,000); past it the longest finished is
+   * let go first. A run let go is read from the store when there is one; otherwise it answers 410 `run_expired`.
+   */
+  maxFinishedRuns?: number;
+  /**
    * With a store: a run waiting for approval that no page follows is let go from memory after this
    * long (default 5 min) and restored from its checkpoint when someone asks for it again.
    */
@@ -82,6 +87,8 @@ export interface AgentHandler {
   aiSdk(agent: string): (request: Request) => Promise<Response>;
   /** Stop the live runs (parked and running ones stay in the store) and close the default store. */
   close(): Promise<void>;
+  /** How many runs this process holds in memory: live (running or parked) and finished ones kept for late followers. */
+  held(): { live: number; finished: number };
 }
 
 const DEFAULT_STORE_PATH = ".jianmu/web-runs.db";
@@ -112,6 +119,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     agents,
     store: checkpoints.store,
     retainFinishedMs: options.retainFinishedMs ?? 600_000,
+    maxFinishedRuns: options.maxFinishedRuns ?? 1_000,
     releaseParkedMs: options.store === false ? undefined : (options.releaseParkedMs ?? 300_000),
     onError,
   });
@@ -234,6 +242,8 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   }) as AgentHandler;
 
   handler.aiSdk = (agent: string) => aiSdkRoute(handler, agents, basePath, agent);
+
+  handler.held = () => runs.held();
 
   handler.close = async () => {
     runs.stopAll();
