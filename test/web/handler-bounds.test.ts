@@ -1,6 +1,8 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createReactMachine, ModelClient } from "../../index.js";
-import { agentHandler, ErrorBodySchema, RunSnapshotSchema, type AgentHandler, type AgentHandlerOptions } from "../../http.js";
+import { agentHandler, toNodeListener, ErrorBodySchema, RunSnapshotSchema, type AgentHandler, type AgentHandlerOptions } from "../../http.js";
 import { MemoryCheckpointStore } from "../../machines/persistence/checkpoints/memory-store.js";
 import { startOpenAIServer, textTurn, type OpenAIServer } from "../../testing.js";
 
@@ -94,5 +96,76 @@ describe("finished runs held in memory are capped (maxFinishedRuns)", () => {
     await new Promise((resolve) => setTimeout(resolve, 120));
     expect(h.held().finished).toBe(0);
     expect((await get(h, id)).status).toBe(410);
+  });
+});
+
+describe("rateLimit: an optional budget of requests per client", () => {
+  const ask = (h: AgentHandler, who?: string) => h(new Request("http://app.local/runs/nothing-here", who ? { headers: { "x-user": who } } : {}));
+
+  it("is off by default: a burst of requests is answered as usual", async () => {
+    const h = await start({ store: false });
+    const answers = await Promise.all(Array.from({ length: 200 }, () => ask(h)));
+    expect(new Set(answers.map((r) => r.status))).toEqual(new Set([404]));
+  });
+
+  it("past max in a window: 429 rate_limited with Retry-After; other clients keep their budget; a new window starts afresh", async () => {
+    const h = await start({ store: false, rateLimit: { windowMs: 300, max: 3, key: (request) => request.headers.get("x-user") ?? "anonymous" } });
+    for (let i = 0; i < 3; i++) expect((await ask(h, "alice")).status).toBe(404);
+    const limited = await ask(h, "alice");
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBe(1);
+    const body = ErrorBodySchema.parse(await limited.json());
+    expect(body.error).toMatchObject({ code: "rate_limited", message: expect.stringMatching(/at most 3 every 300 ms/) });
+    // A start is refused before its body is read: no run is made.
+    const refused = await h(new Request("http://app.local/runs", { method: "POST", headers: { "content-type": "application/json", "x-user": "alice" }, body: JSON.stringify({ agent: "short", message: "hi" }) }));
+    expect(refused.status).toBe(429);
+    expect(h.held()).toEqual({ live: 0, finished: 0 });
+    expect((await ask(h, "bob")).status).toBe(404);
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect((await ask(h, "alice")).status).toBe(404);
+  });
+
+  it("counts at most maxClients clients: past it the oldest window is forgotten", async () => {
+    const h = await start({ store: false, rateLimit: { windowMs: 60_000, max: 1, maxClients: 2, key: (request) => request.headers.get("x-user")! } });
+    expect((await ask(h, "a")).status).toBe(404);
+    expect((await ask(h, "a")).status).toBe(429);
+    expect((await ask(h, "b")).status).toBe(404);
+    expect((await ask(h, "c")).status).toBe(404);
+    expect((await ask(h, "a")).status).toBe(404);
+    expect((await ask(h, "c")).status).toBe(429);
+  });
+
+  it("by default tells clients apart by the peer address toNodeListener saw (X-Forwarded-For is not trusted)", async () => {
+    const h = await start({ store: false, rateLimit: { windowMs: 60_000, max: 2 } });
+    const server = createServer(toNodeListener(h));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await fetch(`http://127.0.0.1:${port}/runs/x`, { headers: { "x-forwarded-for": `10.0.0.${i}` } })).status);
+      expect(statuses).toEqual([404, 404, 429]);
+      // Through handler.aiSdk the request is made anew and keeps its peer: still over the budget.
+      const chat = await new Promise<number>((resolve) => {
+        const forward = createServer((req, res) => toNodeListener(h.aiSdk("short"))(req, res));
+        forward.listen(0, "127.0.0.1", () => {
+          const { port: p } = forward.address() as AddressInfo;
+          void fetch(`http://127.0.0.1:${p}/api/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }).then((r) => {
+            forward.closeAllConnections();
+            forward.close(() => resolve(r.status));
+          });
+        });
+      });
+      expect(chat).toBe(429);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it("refuses bad options, naming the field", async () => {
+    model = await startOpenAIServer({ respond: () => textTurn("done") });
+    const agent = createReactMachine({ name: "Short", modelClient: ModelClient.resolve({ baseURL: model.baseURL, apiKey: "test", model: "gpt-4o-mini" }), configFile: false });
+    expect(() => agentHandler({ agents: { short: agent }, store: false, rateLimit: { windowMs: 0, max: 5 } })).toThrow(/rateLimit\.windowMs must be a positive integer/);
+    expect(() => agentHandler({ agents: { short: agent }, store: false, rateLimit: { windowMs: 1000, max: 1.5 } })).toThrow(/rateLimit\.max must be a positive integer/);
   });
 });

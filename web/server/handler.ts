@@ -15,6 +15,8 @@ import { matchRoute, type Route } from "./routes.js";
 import { streamResponse } from "./stream-response.js";
 import { authorized, checkClientInput, type Authorize, type AuthorizeAction, type ClientInputPolicy } from "./access.js";
 import { QueueRuns } from "./queue-runs.js";
+import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
+import { withPeerOf } from "./node-adapter.js";
 import type { RunStore } from "../../queue/run-store.js";
 
 export interface AgentHandlerOptions {
@@ -73,6 +75,11 @@ export interface AgentHandlerOptions {
    * long (default 5 min) and restored from its checkpoint when someone asks for it again.
    */
   releaseParkedMs?: number;
+  /**
+   * Off by default. `{ windowMs, max, key? }`: at most `max` requests per client in each `windowMs`;
+   * past it the answer is 429 `rate_limited` with `Retry-After` (rate-limit.ts says how clients are told apart).
+   */
+  rateLimit?: RateLimitOptions;
   /** Failed checkpoint saves and other trouble that is not a request's fault (default: console.error). */
   onError?: (error: Error) => void;
 }
@@ -109,6 +116,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   const onError = options.onError ?? ((error: Error) => console.error(`jianmu/http: ${error.message}`));
 
   const checkpoints = checkpointStore(options);
+  const limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : undefined;
   const authorize = options.authorize;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
   const readBody = <S extends Parameters<typeof readJsonBody>[1]>(request: Request, schema: S) => readJsonBody(request, schema, maxBodyBytes, bodyTimeoutMs);
@@ -233,6 +241,8 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       const matched = matchRoute(request.method, path.slice(basePath.length) || "/");
       if (!matched) throw notFound(path);
       if ("allow" in matched) throw new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}; use ${matched.allow}`, undefined, matched.allow);
+      const limited = await limiter?.check(request);
+      if (limited) return limited;
       return await dispatch(matched.route, request);
     } catch (error) {
       if (error instanceof HttpError) return errorResponse(error);
@@ -274,7 +284,7 @@ function checkpointStore(options: AgentHandlerOptions): { store: () => Promise<C
 function aiSdkRoute(handler: AgentHandler, agents: Readonly<Record<string, ReactMachine>>, basePath: string, agent: string): (request: Request) => Promise<Response> {
   if (!Object.hasOwn(agents, agent)) throw new TypeError(`agentHandler(...).aiSdk: there is no agent ${JSON.stringify(agent)}; this handler serves ${Object.keys(agents).map((name) => JSON.stringify(name)).join(", ")}`);
   const route = `${basePath}/agents/${encodeURIComponent(agent)}/chat`;
-  return (request: Request) => handler(new Request(new URL(route, request.url), request));
+  return (request: Request) => handler(withPeerOf(request, new Request(new URL(route, request.url), request)));
 }
 
 /**
