@@ -57,6 +57,11 @@ export interface AgentHandlerOptions {
   streamPollMs?: number;
   /** The default store's file (default `.jianmu/web-runs.db`). */
   storePath?: string;
+  /**
+   * The default store deletes a run this long after it finished (default 7 days; `false` keeps
+   * every run). A store you pass has its own `keepFinishedMs` option, swept by this handler or its worker.
+   */
+  keepFinishedMs?: number | false;
   /** The path the handler is mounted at, e.g. "/api" (default ""). */
   basePath?: string;
   /** Largest accepted request body (default 64 KiB). */
@@ -271,13 +276,20 @@ function checkpointStore(options: AgentHandlerOptions): { store: () => Promise<C
       if (options.store === false) return undefined;
       if (options.store) return options.store;
       // Loaded on first use: an application that brings its own store never loads SQLite.
-      own ??= loadOptionalPeer({ entry: "jianmu/http (its default SQLite store)", packages: ["better-sqlite3"] }, () => import("../../machines/persistence/checkpoints/sqlite-store.js")).then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH }));
+      own ??= loadOptionalPeer({ entry: "jianmu/http (its default SQLite store)", packages: ["better-sqlite3"] }, () => import("../../machines/persistence/checkpoints/sqlite-store.js")).then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH, ...defaultRetention(options.keepFinishedMs) }));
       return own;
     },
     close: async () => {
       if (own) (await own.catch(() => undefined))?.close?.();
     },
   };
+}
+
+const DEFAULT_KEEP_FINISHED_MS = 7 * 24 * 3_600_000;
+
+function defaultRetention(keepFinishedMs: number | false | undefined): { keepFinishedMs?: number } {
+  if (keepFinishedMs === false) return {};
+  return { keepFinishedMs: keepFinishedMs ?? DEFAULT_KEEP_FINISHED_MS };
 }
 
 /** `handler.aiSdk(agent)`: the chat route, wherever the page posts (useChat's default is /api/chat). */

@@ -9,6 +9,7 @@ import { HttpError } from "./errors.js";
 import { LiveRun } from "./live-run.js";
 import { runSnapshotOf, type SnapshotLike } from "./run-view.js";
 import { loadCheckpoint } from "../../machines/persistence/checkpoints/load-checkpoint.js";
+import { sweepFinishedRuns } from "../../machines/persistence/log/finished-retention.js";
 
 /** A run the handler knows: held live by this process, or only as a finished checkpoint. */
 export type FoundRun = { kind: "live"; run: LiveRun } | { kind: "stored"; view: RunSnapshot };
@@ -42,6 +43,8 @@ export class RunRegistry {
   private readonly restoring = new Map<string, Promise<FoundRun | undefined>>();
 
   private readonly sweeper: ReturnType<typeof setInterval> | undefined;
+  /** With a store that has `keepFinishedMs`: its finished runs are pruned as they age (started on the store's first use). */
+  private finishedSweeps: { stop(): void } | undefined;
 
   constructor(private readonly options: RunRegistryOptions) {
     this.expired = new ExpiredRuns(Math.max(1_000, options.maxFinishedRuns * 10));
@@ -54,7 +57,7 @@ export class RunRegistry {
 
   async start(agent: string, given: AgentInput): Promise<LiveRun> {
     const machine = this.options.agents[agent]!;
-    const store = await this.options.store();
+    const store = await this.store();
     let run: LiveRun;
     let input = given;
     try {
@@ -98,6 +101,7 @@ export class RunRegistry {
   /** Stop every live run; parked and running runs stay in the store for the next process. */
   stopAll(): void {
     if (this.sweeper !== undefined) clearInterval(this.sweeper);
+    this.finishedSweeps?.stop();
     for (const run of this.live.values()) run.stop();
     this.live.clear();
     for (const timer of this.finished.values()) clearTimeout(timer);
@@ -148,8 +152,14 @@ export class RunRegistry {
     this.expired.add(runId);
   }
 
-  private async load(runId: string): Promise<FoundRun | undefined> {
+  private async store(): Promise<CheckpointStore | undefined> {
     const store = await this.options.store();
+    this.finishedSweeps ??= sweepFinishedRuns(store, this.options.onError);
+    return store;
+  }
+
+  private async load(runId: string): Promise<FoundRun | undefined> {
+    const store = await this.store();
     if (!store) return undefined;
     let record: PersistedAgent | undefined;
     try {
