@@ -89,6 +89,20 @@ describe("finished runs held in memory are capped (maxFinishedRuns)", () => {
     expect(h.held().finished).toBe(10);
   }, 60_000);
 
+  it("with a store's keepFinishedMs: the handler prunes finished runs from the store as they age; one gone from both answers 410", async () => {
+    const store = new MemoryCheckpointStore({ keepFinishedMs: 100 });
+    const h = await start({ store, maxFinishedRuns: 1 });
+    const ids = await push(h, 5, 1);
+    expect(store.list().length).toBeGreaterThan(0);
+    const started = Date.now();
+    while (store.list().length > 0 && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(store.list()).toEqual([]);
+    const gone = await get(h, ids[0]!);
+    expect(gone.status).toBe(410);
+    expect(ErrorBodySchema.parse(await gone.json()).error.code).toBe("run_expired");
+    expect(() => new MemoryCheckpointStore({ keepFinishedMs: -1 })).toThrow(/keepFinishedMs must be a positive integer/);
+  });
+
   it("retainFinishedMs still lets a finished run go by time", async () => {
     const h = await start({ store: false, retainFinishedMs: 50 });
     const id = await runToEnd(h, "one");
