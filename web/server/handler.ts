@@ -128,14 +128,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   const queue = isRunStore(options.store)
     ? new QueueRuns({ store: options.store, agents, worker: options.worker ?? true, pollMs: options.streamPollMs ?? 250, retainEventsMs: options.retainFinishedMs ?? 600_000, onError })
     : undefined;
-  const runs = new RunRegistry({
-    agents,
-    store: checkpoints.store,
-    retainFinishedMs: options.retainFinishedMs ?? 600_000,
-    maxFinishedRuns: options.maxFinishedRuns ?? 1_000,
-    releaseParkedMs: options.store === false ? undefined : (options.releaseParkedMs ?? 300_000),
-    onError,
-  });
+  const runs = heldRuns(options, agents, checkpoints.store, onError);
 
   const routes = {
     async startRun(request: Request) {
@@ -266,6 +259,18 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     await checkpoints.close();
   };
   return handler;
+}
+
+/** The runs this process holds (all of them without a `RunStore`; the chat routes' with one), with the handler's memory bounds. */
+function heldRuns(options: AgentHandlerOptions, agents: Readonly<Record<string, ReactMachine>>, store: () => Promise<CheckpointStore | undefined>, onError: (error: Error) => void): RunRegistry {
+  return new RunRegistry({
+    agents,
+    store,
+    retainFinishedMs: options.retainFinishedMs ?? 600_000,
+    maxFinishedRuns: options.maxFinishedRuns ?? 1_000,
+    releaseParkedMs: options.store === false ? undefined : (options.releaseParkedMs ?? 300_000),
+    onError,
+  });
 }
 
 /** The store runs held in this process are checkpointed in: the given one, none (`false`), or the default SQLite file. */
