@@ -22,6 +22,7 @@ import { SqliteCheckpointRows } from "./checkpoint-rows.js";
 import type { StoredBlob } from "../../blobs.js";
 import { SqliteBlobTable } from "../../checkpoints/sqlite-blobs.js";
 import { pruneKeepingSql } from "../retention.js";
+import { finishedRunsSql, PRUNE_LIMIT } from "../finished-retention.js";
 import { ThreadBusyError } from "../thread-busy.js";
 import { migrate } from "./migrate.js";
 import type { SqliteRunRow } from "./schema.js";
@@ -38,6 +39,8 @@ export interface SqliteLogConfig {
   busyTimeoutMs: number;
   /** Keep only the last N checkpoints of each run (and those a fork starts from). Default: all. */
   keepCheckpoints?: number;
+  /** Delete finished runs this long after they ended (`pruneFinished`). Default: kept. */
+  keepFinishedMs?: number;
   /** The error a store reports for a file it cannot open or migrate. */
   fail: (kind: "open" | "schema", message: string, cause: unknown) => Error;
 }
@@ -69,12 +72,14 @@ export class SqliteRunLog implements RunLogStore {
   private readonly checkpoints: SqliteCheckpointRows;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly keepCheckpoints: number | undefined;
+  readonly keepFinishedMs: number | undefined;
   /** Large images and files of each run, stored once (machines/persistence/blobs.ts). */
   private readonly blobs: SqliteBlobTable;
 
   constructor(config: SqliteLogConfig) {
     this.path = config.path;
     this.keepCheckpoints = config.keepCheckpoints;
+    this.keepFinishedMs = config.keepFinishedMs;
     try {
       if (config.path !== ":memory:") mkdirSync(dirname(config.path), { recursive: true });
       this.db = new Database(config.path, { timeout: config.busyTimeoutMs });
@@ -207,6 +212,15 @@ export class SqliteRunLog implements RunLogStore {
     }).immediate();
     this.cache.delete(runId);
     return deleted;
+  }
+
+  /** With `keepFinishedMs`: delete up to `limit` runs finished longer ago than that (finished-retention.ts). */
+  pruneFinished(limit = PRUNE_LIMIT): number {
+    if (this.keepFinishedMs === undefined) return 0;
+    const due = this.sql(finishedRunsSql("jianmu_runs", "@before", "@limit")).all({ before: Date.now() - this.keepFinishedMs, limit }) as { run_id: string }[];
+    let pruned = 0;
+    for (const { run_id } of due) if (this.delete(run_id)) pruned++;
+    return pruned;
   }
 
   history(runId: string): CheckpointEntry[] {
