@@ -227,6 +227,8 @@ export class ModelError extends JianmuError {
   readonly code?: string;
   /** Every failed attempt of the call, in order (retries and fallbacks). */
   readonly attempts?: readonly ModelAttemptFailure[];
+  /** With a budget: what the call's attempts may have been billed though none reported usage (see `ModelTurn.unreported`). */
+  unreported?: { tokens: number; cost: number };
   constructor(
     message: string,
     details: {
