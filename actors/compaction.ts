@@ -1,7 +1,7 @@
 import { fromPromise } from "xstate";
 import { human, system, type Message } from "./messages.js";
 import { describeContent } from "./content-parts.js";
-import { ZERO_USAGE, type ModelClient, type ModelRequest, type Usage } from "./model-client.js";
+import { ZERO_USAGE, type ModelClient, type ModelRequest, type UnreportedSpend, type Usage } from "./model-client.js";
 import { asSpendError, withinSpend, type SpendInput } from "./spend.js";
 import { promptTokens } from "./token-count.js";
 
@@ -46,7 +46,7 @@ export interface CompactionOutput {
   /** The model that wrote the summary (its price gives the summary's cost). */
   model?: string;
   /** What the summary's failed attempts may have been billed (see `ModelTurn.unreported`). */
-  unreported?: { tokens: number; cost: number };
+  unreported?: UnreportedSpend;
 }
 
 /** Marks the message that stands for a summarized span (a later compaction may summarize it again). */

@@ -1,7 +1,7 @@
 import type { FunctionSchema } from "../tools/toolset.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 import type { Message } from "./messages.js";
-import { ModelError, type ModelRequest } from "./model-client.js";
+import { ModelError, type ModelRequest, type UnreportedSpend } from "./model-client.js";
 import { completionTokensFor, priceOf, type Pricing } from "./pricing.js";
 import { promptTokens, tokenizerAvailable, tokensOf } from "./token-count.js";
 
@@ -51,7 +51,7 @@ export class SpendLimitError extends JianmuError {
   static override readonly errorCode = "SPEND_LIMIT";
   override name = "SpendLimitError";
   /** What earlier attempts of the refused call may have been billed (see `ModelTurn.unreported`). */
-  unreported?: { tokens: number; cost: number };
+  unreported?: UnreportedSpend;
   constructor(
     readonly budget: SpendBudget,
     message: string,
@@ -153,7 +153,7 @@ export function asSpendError(error: unknown): unknown {
 }
 
 /** What a failed call's attempts may have been billed without reporting it (its `ModelError` or `SpendLimitError` says), if anything. */
-export function unreportedOf(error: unknown): { tokens: number; cost: number } | undefined {
+export function unreportedOf(error: unknown): UnreportedSpend | undefined {
   return error instanceof ModelError || error instanceof SpendLimitError ? error.unreported : undefined;
 }
 

@@ -79,7 +79,8 @@ describe("the inspector sees guardrails and the deadline", () => {
     expect(events.map((event) => event.type).filter((type) => order.includes(type))).toEqual(order);
 
     // The last snapshot: the run's deadline (absolute, from its start) and why it failed.
-    const last = sent.filter((event) => event.type === "@xstate.snapshot" && (event.snapshot as Snapshot).value === "Failed").at(-1)!.snapshot as Snapshot;
+    const snapshots = sent.flatMap((event) => (event.type === "@xstate.snapshot" ? [event.snapshot as Snapshot] : []));
+    const last = snapshots.filter((snapshot) => snapshot.value === "Failed").at(-1)!;
     expect(last.context?.loop?.termination?.reason).toBe("deadline");
     expect(last.context?.loop?.iteration).toBe(1);
     expect(last.context?.loop?.deadline).toBeGreaterThanOrEqual(started + 2_000);
