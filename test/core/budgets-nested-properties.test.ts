@@ -5,6 +5,7 @@ import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { costAt } from "../../actors/pricing.js";
 import { OUTPUT_CAP_EVERY_MODEL_TAKES } from "../../actors/spend.js";
 import { agentTool } from "../../machines/composition/agent-tool.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { replies, startOpenAIServer, type OpenAIServer, type ReceivedRequest, type Reply } from "../../testing/openai-server.js";
@@ -129,8 +130,47 @@ const caseArbitrary = fc.record({
 
 const contextOf = (maxTokens: number | undefined) => (maxTokens === undefined ? {} : { context: { maxTokens, strategy: "summarize" as const, keepLast: 2 } });
 
-describe("budgets that hold, with nested agents, summaries, retries and fallbacks (property)", () => {
-  it("what the server may bill never exceeds the caller's token and cost budgets", async () => {
+/** A caller and its helper on one server, the caller under `budgets`. */
+function agentsOn(server: OpenAIServer, budgets: { maxBudgetTokens?: number; maxBudgetCost?: number }, contexts: { caller?: number; helper?: number } = {}) {
+  const modelClient = clientOf(server);
+  const helper = createReactMachine({ name: "Helper", modelClient, tools: [add], config: { maxIterations: 4, pricing, ...contextOf(contexts.helper) }, configFile: false });
+  return createReactMachine({
+    name: "Caller",
+    modelClient,
+    tools: [add, agentTool(helper, { name: "ask_helper", description: "Ask the helper" })],
+    config: { maxIterations: 12, pricing, ...budgets, ...contextOf(contexts.caller) },
+    configFile: false,
+  });
+}
+
+describe("budgets that hold, with nested agents, summaries, retries and fallbacks", () => {
+  // Request 0: the caller asks the helper. 1: the helper's first attempt is dropped. With little left,
+  // counting it leaves no room for a retry (tokenBudget); with more, the retry and both attempts on the
+  // fallback fail with a 500 (modelError). Either way the helper's call failed for good, and the caller goes on.
+  it.each([
+    { budget: 6_000, helperReason: "tokenBudget" },
+    { budget: 20_000, helperReason: "modelError" },
+  ])("a nested agent whose call failed for good ($helperReason) after a dropped attempt hands what it may have cost to its caller", async ({ budget, helperReason }) => {
+    const script: Script = { wishes: [400], agentCalls: [1, 0], faults: new Map([[1, "drop"], [2, "error"], [3, "error"], [4, "error"]]), helperEndsEvery: 0 };
+    const bill: Bill = { tokens: 0, cost: 0, seen: new Set() };
+    const server = await startOpenAIServer({ respond: (request) => respond(script, bill, { n: 0 }, request) });
+    servers.push(server);
+    const ends: AgentEmitted[] = [];
+    const output = await runAgent(agentsOn(server, { maxBudgetTokens: budget }), { messages: [human("ask the helper")] }, { onEvent: (event) => event.type === "loop.terminated" && ends.push(event) });
+    const terminated = ends as Extract<AgentEmitted, { type: "loop.terminated" }>[];
+    // The helper's first run (the caller may ask it again later), and the caller's own end.
+    const helperEnd = terminated.find((event) => event.agent === "Helper");
+    const callerEnd = terminated.find((event) => event.agentPath === undefined);
+    expect(helperEnd).toMatchObject({ agent: "Helper", reason: helperReason });
+    // The dropped attempt counts as its prompt and its whole cap, for the helper and then for its caller.
+    expect(helperEnd!.unreported?.tokens).toBeGreaterThan(0);
+    expect(callerEnd).toMatchObject({ agent: "Caller", status: "failed" });
+    expect(callerEnd!.unreported?.tokens).toBeGreaterThanOrEqual(helperEnd!.unreported!.tokens);
+    expect(bill.tokens).toBeLessThanOrEqual(budget);
+    expect(output.usage.totalTokens + callerEnd!.unreported!.tokens).toBeLessThanOrEqual(budget);
+  });
+
+  it("what the server may bill never exceeds the caller's token and cost budgets (property)", async () => {
     const reached = new Set<string>();
     await fc.assert(
       fc.asyncProperty(caseArbitrary, async ({ script, tokens, cost, callerContext, helperContext }) => {
@@ -140,15 +180,7 @@ describe("budgets that hold, with nested agents, summaries, retries and fallback
         const helperReplies = { n: 0 };
         const server = await startOpenAIServer({ respond: (request) => respond(script, bill, helperReplies, request) });
         servers.push(server);
-        const modelClient = clientOf(server);
-        const helper = createReactMachine({ name: "Helper", modelClient, tools: [add], config: { maxIterations: 4, pricing, ...contextOf(helperContext) }, configFile: false });
-        const caller = createReactMachine({
-          name: "Caller",
-          modelClient,
-          tools: [add, agentTool(helper, { name: "ask_helper", description: "Ask the helper" })],
-          config: { maxIterations: 12, pricing, ...budgets, ...contextOf(callerContext) },
-          configFile: false,
-        });
+        const caller = agentsOn(server, budgets, { ...(callerContext !== undefined ? { caller: callerContext } : {}), ...(helperContext !== undefined ? { helper: helperContext } : {}) });
         const output = await runAgent(caller, { messages: [human("keep asking the helper")] });
         await server.close();
         for (const what of bill.seen) reached.add(what);
