@@ -4,7 +4,7 @@ import { createLLMActor, type LLMOutput, type LLMProgress } from "../../actors/l
 import type { Message } from "../../actors/messages.js";
 import type { Usage } from "../../actors/model-client.js";
 import { pricedUsage } from "../../actors/pricing.js";
-import { spendRefusal } from "../../actors/spend.js";
+import { spendRefusal, unreportedOf } from "../../actors/spend.js";
 import { createToolProvidersActor } from "../../actors/tool-providers.js";
 import { commandShapeProblem } from "../contract/commands.js";
 import { errorTermination, type AgentContext, type AgentOutput } from "../contract/context.js";
@@ -15,7 +15,7 @@ import type { ChartBuild } from "./build.js";
 import { parsePartialJson } from "./partial-json.js";
 import { defineActions, defineGuards, stateConfig, type AgentOn, type DoneBranch } from "./piece.js";
 import { carriedProgress } from "./progress.js";
-import { costBudgetSpent, tokenBudgetSpent } from "./spend.js";
+import { addUnreported, costBudgetSpent, tokenBudgetSpent, unreportedSpend } from "./spend.js";
 import { applyReply } from "./transitions.js";
 
 /**
@@ -41,7 +41,9 @@ export function loopImplementation(build: ChartBuild) {
       terminate: assign(({ context, event }, params: { reason: TerminationReason }) => {
         const error = "error" in event ? toErrorInfo(event.error) : undefined;
         const detail = event.type === "agent.cancel" ? event.reason : undefined;
-        return { loop: { ...context.loop, termination: errorTermination(params.reason, context.loop.iteration, error, detail) } };
+        // A call that failed for good may still have been billed for attempts that reported nothing.
+        const spend = addUnreported(context.loop.spend, "error" in event ? unreportedOf(event.error) : undefined);
+        return { loop: { ...context.loop, ...(spend ? { spend } : {}), termination: errorTermination(params.reason, context.loop.iteration, error, detail) } };
       }),
       /**
        * Model progress becomes telemetry; streamed text also grows `streamingOutput` in context. It
@@ -106,6 +108,7 @@ export function loopImplementation(build: ChartBuild) {
         ...(context.loop.termination ? { reason: context.loop.termination.reason } : {}),
         rounds: read<number>(context, "rounds"),
         usage: read<Usage>(context, "usage"),
+        ...unreportedField(context.loop.spend),
       })),
     }),
     guards: defineGuards({
@@ -122,6 +125,12 @@ export function loopImplementation(build: ChartBuild) {
       iterationsLeft: ({ context }) => context.loop.iteration < config.maxIterations,
     }),
   };
+}
+
+/** `loop.terminated`'s `unreported`, when the run counted spending no server reported. */
+function unreportedField(spend: AgentContext["loop"]["spend"]) {
+  const unreported = unreportedSpend(spend);
+  return unreported ? { unreported } : {};
 }
 
 /** What the root answers in any state: a cancel, a command nothing waits for, the tool providers failing; `on`: what other pieces add there. */
