@@ -160,13 +160,12 @@ export class SqliteRunLog implements RunLogStore {
   }
 
   load(runId: string, checkpointId?: string): PersistedAgent | undefined {
-    const row = this.runRow(runId);
-    const id = checkpointId === undefined ? (row?.head ?? undefined) : checkpointIdOf(checkpointId);
-    const checkpoint = id === undefined || !row ? undefined : this.checkpoints.get(id, row.run_key);
-    if (!checkpoint) return undefined;
-    const { refs, skeleton } = this.split(checkpoint);
-    const cached = checkpointId === undefined ? this.cache.get(runId, row?.head) : undefined;
-    return recordFrom({ id: checkpoint.id, runId }, skeleton, refs, cached?.known ?? this.reader.read(runId, refs), this.path);
+    const id = checkpointId === undefined ? null : checkpointIdOf(checkpointId);
+    const found = id === undefined ? undefined : this.checkpoints.ofRun(runId, id);
+    if (!found) return undefined;
+    const { refs, skeleton } = this.split(found.row);
+    const cached = checkpointId === undefined ? this.cache.get(runId, found.head) : undefined;
+    return recordFrom({ id: found.row.id, runId }, skeleton, refs, cached?.known ?? this.reader.read(runId, refs, false), this.path);
   }
 
   /** A checkpoint's refs and skeleton (a damaged one is a CheckpointError naming it). */
@@ -294,7 +293,7 @@ export class SqliteRunLog implements RunLogStore {
 
   protected decodeOutput(runId: string, text: string): AgentOutput {
     try {
-      return decodeOutput(text, this.reader.read(runId, outputRefs(text)));
+      return decodeOutput(text, this.reader.read(runId, outputRefs(text), false));
     } catch (error) {
       return damaged(runId, "output", this.path, error);
     }
@@ -397,7 +396,7 @@ export class SqliteRunLog implements RunLogStore {
     const checkpoint = this.checkpoints.get(checkpointId);
     if (!checkpoint) return emptyContext(runId);
     const { text, refs, skeleton } = this.split(checkpoint);
-    const base = { runId, head: own ? checkpoint.id : undefined, known: this.reader.read(runId, refs), paths: pathsOf(skeleton, refs) };
+    const base = { runId, head: own ? checkpoint.id : undefined, known: this.reader.read(runId, refs, true), paths: pathsOf(skeleton, refs) };
     if (!own) return base;
     try {
       return { ...base, keyframe: keyframesAt(checkpoint, text, this.checkpoints.keyframe) };
