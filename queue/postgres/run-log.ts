@@ -210,7 +210,7 @@ export class PostgresRunLog implements RunLogStore {
     if (!read) return undefined;
     const { refs, skeleton } = this.split(read.row, read.keyframe);
     const cached = wanted === null ? this.cache.get(runId, read.head) : undefined;
-    const streams = cached?.known ?? (await readStreams(this.run, this.schema, runId, refs));
+    const streams = cached?.known ?? (await readStreams(this.run, this.schema, runId, refs).catch((error: unknown) => damaged(runId, read.row.id, `schema ${this.schema}`, error)));
     return recordFrom({ id: read.row.id, runId }, skeleton, refs, streams, `schema ${this.schema}`);
   }
 
