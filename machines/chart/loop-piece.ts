@@ -103,8 +103,13 @@ export function loopImplementation(build: ChartBuild) {
           model: turn.model ?? "",
         });
       }),
-      /** A model call starts (not built when nobody can hear the run: audience.ts). */
-      announceReplyStart: enqueueActions(({ context, enqueue, self }) => {
+      /**
+       * A model call starts: its streamed text starts empty, and reply.started is told. One action, with
+       * neither an assign when the text is already empty (the rounds that only called tools) nor an
+       * event when nobody can hear the run (audience.ts): each costs the interpreter a step per round.
+       */
+      startReply: enqueueActions(({ context, enqueue, self }) => {
+        if (read<string>(context, "streamingOutput") !== "") enqueue.assign({ state: access.write(context.state, { streamingOutput: "" }) });
         if (heard(self)) enqueue.emit({ type: "reply.started", ...base(context), round: read<number>(context, "rounds") + 1 });
       }),
       announceTermination: emit(({ context }) => ({
@@ -201,10 +206,7 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
     AgentLLM: stateConfig({
       description: "Asks the model for the next reply (streamed); tool calls go to ToolExecutor, a plain reply to StateCondition.",
       tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.modelCall],
-      entry: [
-        assign(({ context }) => ({ state: access.write(context.state, { streamingOutput: "" }) })),
-        "announceReplyStart",
-      ],
+      entry: "startReply",
       invoke: {
         id: build.childId("llm"),
         src: "llm",
