@@ -14,6 +14,7 @@ import { STATE_TAGS } from "../contract/state-tags.js";
 import type { ChartBuild } from "./build.js";
 import { parsePartialJson } from "./partial-json.js";
 import { defineActions, defineGuards, stateConfig, type AgentOn, type DoneBranch } from "./piece.js";
+import { heard } from "./audience.js";
 import { carriedProgress } from "./progress.js";
 import { addUnreported, costBudgetSpent, tokenBudgetSpent, unreportedSpend } from "./spend.js";
 import { applyReply } from "./transitions.js";
@@ -49,9 +50,11 @@ export function loopImplementation(build: ChartBuild) {
        * Model progress becomes telemetry; streamed text also grows `streamingOutput` in context. It
        * arrives in batches, and its last batch rides on the LLM step's result (see ProgressBatcher).
        */
-      reportModelProgress: enqueueActions(({ context, event, enqueue }) => {
+      reportModelProgress: enqueueActions(({ context, event, enqueue, self }) => {
         const progress = carriedProgress<LLMProgress>(event);
         if (!progress) return;
+        // Nobody can hear this run (audience.ts): keep what context needs, build no event.
+        const listened = heard(self);
         let text = "";
         let finalArguments: string | undefined;
         for (const { at, event: item } of progress) {
@@ -61,6 +64,7 @@ export function loopImplementation(build: ChartBuild) {
             continue;
           }
           if (item.type === "text.delta" && typeof item.delta === "string") text += item.delta;
+          if (!listened) continue;
           // An attempt's usage, priced like the reply's (per attempt: a fallback's model has its own price).
           if (item.type === "model.call.completed" && config.pricing) {
             enqueue.emit(Object.assign({}, item, { usage: pricedUsage(item.usage, config.pricing, item.model) }, base(context, at)));
@@ -70,7 +74,7 @@ export function loopImplementation(build: ChartBuild) {
           // takes a slow path in V8 (microseconds per event, on every model event).
           enqueue.emit(Object.assign({}, item, base(context, at)));
         }
-        if (finalArguments !== undefined) {
+        if (finalArguments !== undefined && listened) {
           const partial = parsePartialJson(finalArguments);
           if (partial !== undefined) enqueue.emit({ type: "output.partial", ...base(context), partial });
         }
@@ -78,7 +82,7 @@ export function loopImplementation(build: ChartBuild) {
           const before = read<string>(context, "streamingOutput");
           enqueue.assign({ state: access.write(context.state, { streamingOutput: before + text }) });
           // A native structured output streams as JSON text: report what it holds so far.
-          if (build.outputPlan?.strategy === "native") {
+          if (build.outputPlan?.strategy === "native" && listened) {
             const partial = parsePartialJson(before + text);
             if (partial !== undefined && JSON.stringify(partial) !== JSON.stringify(parsePartialJson(before))) {
               enqueue.emit({ type: "output.partial", ...base(context), partial });
@@ -88,9 +92,9 @@ export function loopImplementation(build: ChartBuild) {
       }),
       /** A model reply joins the conversation (priced by config.pricing): the assign of AgentLLM's own branches, named for other pieces. */
       applyModelReply: assign(({ context, event }) => applyReply(context, access, (event as unknown as { output: LLMOutput }).output, config.pricing)),
-      announceReply: enqueueActions(({ context, event, enqueue }) => {
+      announceReply: enqueueActions(({ context, event, enqueue, self }) => {
         const turn = (event as { output?: Partial<LLMOutput> }).output;
-        if (!turn || !Array.isArray(turn.toolCalls)) return;
+        if (!turn || !Array.isArray(turn.toolCalls) || !heard(self)) return;
         enqueue.emit({
           type: "reply.completed",
           ...base(context),
@@ -100,6 +104,15 @@ export function loopImplementation(build: ChartBuild) {
           usage: turn.usage ? pricedUsage(turn.usage, config.pricing, turn.model, turn.serverModel) : { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
           model: turn.model ?? "",
         });
+      }),
+      /**
+       * A model call starts: its streamed text starts empty, and reply.started is told. One action, with
+       * neither an assign when the text is already empty (the rounds that only called tools) nor an
+       * event when nobody can hear the run (audience.ts): each costs the interpreter a step per round.
+       */
+      startReply: enqueueActions(({ context, enqueue, self }) => {
+        if (read<string>(context, "streamingOutput") !== "") enqueue.assign({ state: access.write(context.state, { streamingOutput: "" }) });
+        if (heard(self)) enqueue.emit({ type: "reply.started", ...base(context), round: read<number>(context, "rounds") + 1 });
       }),
       announceTermination: emit(({ context }) => ({
         type: "loop.terminated" as const,
@@ -161,7 +174,7 @@ export function loopRootOn({ on }: { on: AgentOn }): AgentOn {
 
 /** The loop's states, and the parts of Evaluating and ChildRunning that are not their children. */
 export function loopStates(build: ChartBuild, exits: { roundStart: string; done: string; finalResult: readonly DoneBranch<"llm">[] }) {
-  const { config, access, target, read, base } = build;
+  const { config, access, target } = build;
   return {
     Initialising: stateConfig({
       description: "Waits for the tool providers to start (tools.ready) before the first round.",
@@ -202,10 +215,7 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
     AgentLLM: stateConfig({
       description: "Asks the model for the next reply (streamed); tool calls go to ToolExecutor, a plain reply to StateCondition.",
       tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.modelCall],
-      entry: [
-        assign(({ context }) => ({ state: access.write(context.state, { streamingOutput: "" }) })),
-        emit(({ context }) => ({ type: "reply.started" as const, ...base(context), round: read<number>(context, "rounds") + 1 })),
-      ],
+      entry: "startReply",
       invoke: {
         id: build.childId("llm"),
         src: "llm",
