@@ -154,10 +154,12 @@ export function parseRunEvent(type: string, data: unknown): RunEvent | undefined
 export const ERROR_CODES = [
   "not_found",
   "forbidden",
+  "rate_limited",
   "method_not_allowed",
   "unknown_agent",
   "unknown_run",
   "unknown_thread",
+  "run_expired",
   "malformed_json",
   "invalid_body",
   "body_too_large",

@@ -19,7 +19,7 @@ import { scriptMessage, startScriptServer, type RunScript } from "./script-model
 const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
 
 /** Opens a fresh, empty store (a new database file, schema or object) each time, with these options. */
-export type OpenStore = (options?: { unknownAgents?: UnknownAgents }) => Promise<RunStore>;
+export type OpenStore = (options?: { unknownAgents?: UnknownAgents; keepFinishedMs?: number }) => Promise<RunStore>;
 
 function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
   const started = Date.now();
@@ -64,8 +64,8 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       await store.close();
     });
 
-    const setup = async (workerOptions: { leaseMs?: number; pollMs?: number; concurrency?: number } = {}) => {
-      store = await open();
+    const setup = async (workerOptions: { leaseMs?: number; pollMs?: number; concurrency?: number } = {}, storeOptions: { keepFinishedMs?: number } = {}) => {
+      store = await open(storeOptions);
       effects = new Map();
       events = [];
       const agents = makeAgents(jianmu, {
@@ -99,6 +99,22 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       const other = await store.submit({ agent: "basic", input: input({ calls: [], answer: "hi" }) });
       expect(other).not.toBe("run-one");
       expect((await store.wait(other)).finalAnswer).toBe("hi");
+    });
+
+    it("with keepFinishedMs the worker deletes a finished run as it ages; a parked run stays and finishes", async () => {
+      await setup({}, { keepFinishedMs: 100 });
+      const done = await store.submit({ agent: "basic", input: input({ calls: [{ name: "record", note: "k1" }], answer: "kept a while" }) });
+      const parked = await store.submit({ agent: "approver", input: input({ calls: [{ name: "pay", note: "p1" }], answer: "paid" }) });
+      expect((await store.wait(done)).finalAnswer).toBe("kept a while");
+      expect((await store.history(done)).length).toBeGreaterThan(0);
+      await until(async () => (await store.history(done)).length === 0, "the finished run to be pruned", 10_000);
+      expect(await store.load(done)).toBeUndefined();
+      await expect(store.status(done)).rejects.toMatchObject({ problem: "unknown_run" });
+      await until(() => events.some((e) => e.type === "run.parked" && e.runId === parked), "the run to park");
+      expect(await store.status(parked)).toMatchObject({ status: "awaitingApproval" });
+      await store.send(parked, { type: "guard.approve", callId: "call_0" });
+      expect((await store.wait(parked)).finalAnswer).toBe("paid");
+      expect(events.filter((e) => e.type === "worker.error")).toEqual([]);
     });
 
     it("parks a run waiting for approval with no worker and no lease; an approval from anywhere resumes it once", async () => {

@@ -17,6 +17,8 @@ import { authorized, checkClientInput, type Authorize, type AuthorizeAction, typ
 import { QueueRuns } from "./queue-runs.js";
 import { threadResponse } from "./threads.js";
 import { registerHandlerStats, StreamCount } from "./handler-stats.js";
+import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
+import { withPeerOf } from "./node-adapter.js";
 import type { RunStore } from "../../queue/run-store.js";
 
 export interface AgentHandlerOptions {
@@ -57,6 +59,11 @@ export interface AgentHandlerOptions {
   streamPollMs?: number;
   /** The default store's file (default `.jianmu/web-runs.db`). */
   storePath?: string;
+  /**
+   * The default store deletes a run this long after it finished (default 7 days; `false` keeps
+   * every run). A store you pass has its own `keepFinishedMs` option, swept by this handler or its worker.
+   */
+  keepFinishedMs?: number | false;
   /** The path the handler is mounted at, e.g. "/api" (default ""). */
   basePath?: string;
   /** Largest accepted request body (default 64 KiB). */
@@ -66,10 +73,20 @@ export interface AgentHandlerOptions {
   /** How long a finished run stays in memory for late followers (default 10 min). */
   retainFinishedMs?: number;
   /**
+   * At most this many finished runs stay in memory (default 1,000); past it the longest finished is
+   * let go first. A run let go is read from the store when there is one; otherwise it answers 410 `run_expired`.
+   */
+  maxFinishedRuns?: number;
+  /**
    * With a store: a run waiting for approval that no page follows is let go from memory after this
    * long (default 5 min) and restored from its checkpoint when someone asks for it again.
    */
   releaseParkedMs?: number;
+  /**
+   * Off by default. `{ windowMs, max, key? }`: at most `max` requests per client in each `windowMs`;
+   * past it the answer is 429 `rate_limited` with `Retry-After` (rate-limit.ts says how clients are told apart).
+   */
+  rateLimit?: RateLimitOptions;
   /** Failed checkpoint saves and other trouble that is not a request's fault (default: console.error). */
   onError?: (error: Error) => void;
 }
@@ -84,6 +101,8 @@ export interface AgentHandler {
   aiSdk(agent: string): (request: Request) => Promise<Response>;
   /** Stop the live runs (parked and running ones stay in the store) and close the default store. */
   close(): Promise<void>;
+  /** How many runs this process holds in memory: live (running or parked) and finished ones kept for late followers. */
+  held(): { live: number; finished: number };
 }
 
 const DEFAULT_STORE_PATH = ".jianmu/web-runs.db";
@@ -105,19 +124,14 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   const onError = options.onError ?? ((error: Error) => console.error(`jianmu/http: ${error.message}`));
 
   const checkpoints = checkpointStore(options);
+  const limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : undefined;
   const authorize = options.authorize;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
   const readBody = <S extends Parameters<typeof readJsonBody>[1]>(request: Request, schema: S) => readJsonBody(request, schema, maxBodyBytes, bodyTimeoutMs);
   const queue = isRunStore(options.store)
     ? new QueueRuns({ store: options.store, agents, worker: options.worker ?? true, pollMs: options.streamPollMs ?? 250, retainEventsMs: options.retainFinishedMs ?? 600_000, onError })
     : undefined;
-  const runs = new RunRegistry({
-    agents,
-    store: checkpoints.store,
-    retainFinishedMs: options.retainFinishedMs ?? 600_000,
-    releaseParkedMs: options.store === false ? undefined : (options.releaseParkedMs ?? 300_000),
-    onError,
-  });
+  const runs = heldRuns(options, agents, checkpoints.store, onError);
   const streams = new StreamCount();
 
   const routes = {
@@ -225,6 +239,8 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       const matched = matchRoute(request.method, path.slice(basePath.length) || "/");
       if (!matched) throw notFound(path);
       if ("allow" in matched) throw new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}; use ${matched.allow}`, undefined, matched.allow);
+      const limited = await limiter?.check(request);
+      if (limited) return limited;
       return await dispatch(matched.route, request);
     } catch (error) {
       if (error instanceof HttpError) return errorResponse(error);
@@ -236,6 +252,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   handler.aiSdk = (agent: string) => aiSdkRoute(handler, agents, basePath, agent);
 
   registerHandlerStats(handler, streams, runs, queue?.followers);
+  handler.held = () => runs.held();
 
   handler.close = async () => {
     runs.stopAll();
@@ -243,6 +260,18 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     await checkpoints.close();
   };
   return handler;
+}
+
+/** The runs this process holds (all of them without a `RunStore`; the chat routes' with one), with the handler's memory bounds. */
+function heldRuns(options: AgentHandlerOptions, agents: Readonly<Record<string, ReactMachine>>, store: () => Promise<CheckpointStore | undefined>, onError: (error: Error) => void): RunRegistry {
+  return new RunRegistry({
+    agents,
+    store,
+    retainFinishedMs: options.retainFinishedMs ?? 600_000,
+    maxFinishedRuns: options.maxFinishedRuns ?? 1_000,
+    releaseParkedMs: options.store === false ? undefined : (options.releaseParkedMs ?? 300_000),
+    onError,
+  });
 }
 
 /** The store runs held in this process are checkpointed in: the given one, none (`false`), or the default SQLite file. */
@@ -253,7 +282,7 @@ function checkpointStore(options: AgentHandlerOptions): { store: () => Promise<C
       if (options.store === false) return undefined;
       if (options.store) return options.store;
       // Loaded on first use: an application that brings its own store never loads SQLite.
-      own ??= loadOptionalPeer({ entry: "jianmu/http (its default SQLite store)", packages: ["better-sqlite3"] }, () => import("../../machines/persistence/checkpoints/sqlite-store.js")).then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH }));
+      own ??= loadOptionalPeer({ entry: "jianmu/http (its default SQLite store)", packages: ["better-sqlite3"] }, () => import("../../machines/persistence/checkpoints/sqlite-store.js")).then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH, ...defaultRetention(options.keepFinishedMs) }));
       return own;
     },
     close: async () => {
@@ -262,11 +291,18 @@ function checkpointStore(options: AgentHandlerOptions): { store: () => Promise<C
   };
 }
 
+const DEFAULT_KEEP_FINISHED_MS = 7 * 24 * 3_600_000;
+
+function defaultRetention(keepFinishedMs: number | false | undefined): { keepFinishedMs?: number } {
+  if (keepFinishedMs === false) return {};
+  return { keepFinishedMs: keepFinishedMs ?? DEFAULT_KEEP_FINISHED_MS };
+}
+
 /** `handler.aiSdk(agent)`: the chat route, wherever the page posts (useChat's default is /api/chat). */
 function aiSdkRoute(handler: AgentHandler, agents: Readonly<Record<string, ReactMachine>>, basePath: string, agent: string): (request: Request) => Promise<Response> {
   if (!Object.hasOwn(agents, agent)) throw new TypeError(`agentHandler(...).aiSdk: there is no agent ${JSON.stringify(agent)}; this handler serves ${Object.keys(agents).map((name) => JSON.stringify(name)).join(", ")}`);
   const route = `${basePath}/agents/${encodeURIComponent(agent)}/chat`;
-  return (request: Request) => handler(new Request(new URL(route, request.url), request));
+  return (request: Request) => handler(withPeerOf(request, new Request(new URL(route, request.url), request)));
 }
 
 /**
