@@ -18,6 +18,8 @@ export {
   RUN_EVENT_TYPES,
   ErrorBodySchema,
   CommandAcceptedSchema,
+  ThreadViewSchema,
+  ThreadRunViewSchema,
   parseRunEvent,
 } from "./web/protocol.js";
 export type {
@@ -32,6 +34,8 @@ export type {
   ErrorBody,
   ErrorCode,
   CommandAccepted,
+  ThreadView,
+  ThreadRunView,
   ChartPosition,
   PendingApprovalView,
   RunStatus,

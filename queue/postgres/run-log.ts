@@ -339,8 +339,8 @@ export class PostgresRunLog implements RunLogStore {
   }
 
   async threadRuns(threadId: string): Promise<ThreadRun[]> {
-    const { rows } = await this.query<{ run_id: string; status: ThreadRun["status"] }>(`SELECT run_id, status FROM ${this.t("runs")} WHERE thread_id = $1 ORDER BY thread_seq`, [threadId]);
-    return rows.map((row) => ({ runId: row.run_id, status: row.status }));
+    const { rows } = await this.query<{ run_id: string; status: ThreadRun["status"]; agent: string }>(`SELECT run_id, status, agent FROM ${this.t("runs")} WHERE thread_id = $1 ORDER BY thread_seq`, [threadId]);
+    return rows.map((row) => ({ runId: row.run_id, status: row.status, agent: row.agent }));
   }
 
   lineage(runId: string): Promise<RunBranch[]> {

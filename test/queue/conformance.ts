@@ -137,6 +137,22 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       await expect(store.send(runId, { type: "guard.approve", callId: "call_0" })).rejects.toMatchObject({ problem: "finished_run" });
     });
 
+    it("an edit the tool refuses leaves the call pending and a corrected decision is recorded and applied, as in process", async () => {
+      await setup();
+      const script: RunScript = { calls: [{ name: "pay", note: "inv-2" }], answer: "paid" };
+      const runId = await store.submit({ agent: "approver", input: input(script) });
+      await until(() => events.some((e) => e.type === "run.parked" && e.runId === runId), "the run to park");
+      const refused = { type: "guard.approve" as const, callId: "call_0", args: { note: 42 } };
+      expect(await store.send(runId, refused)).toBe(true);
+      expect(await store.send(runId, refused)).toBe(false);
+      // The run refuses it (note must be a string) and parks again, still waiting for the call.
+      await until(() => events.filter((e) => e.type === "run.parked" && e.runId === runId).length >= 2, "the run to park again");
+      expect((await store.status(runId)).pendingApprovals).toEqual([expect.objectContaining({ callId: "call_0" })]);
+      expect(await store.send(runId, { type: "guard.approve", callId: "call_0", args: { note: "inv-2-fixed" } })).toBe(true);
+      expect(await store.wait(runId)).toMatchObject({ status: "succeeded", finalAnswer: "paid" });
+      expect(Object.fromEntries(effects)).toEqual({ "inv-2-fixed": 1 });
+    });
+
     it("keeps a parked run's image once, apart from its checkpoint, and gives it back to the worker that resumes it", async () => {
       await setup();
       const script: RunScript = { calls: [{ name: "pay", note: "inv-photo" }], answer: "paid from the photo" };

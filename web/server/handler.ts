@@ -15,6 +15,8 @@ import { matchRoute, type Route } from "./routes.js";
 import { streamResponse } from "./stream-response.js";
 import { authorized, checkClientInput, type Authorize, type AuthorizeAction, type ClientInputPolicy } from "./access.js";
 import { QueueRuns } from "./queue-runs.js";
+import { threadResponse } from "./threads.js";
+import { registerHandlerStats, StreamCount } from "./handler-stats.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
 import { withPeerOf } from "./node-adapter.js";
 import type { RunStore } from "../../queue/run-store.js";
@@ -108,7 +110,8 @@ const DEFAULT_STORE_PATH = ".jianmu/web-runs.db";
 /**
  * Serve agents over HTTP: `POST /runs` starts a run and streams it as server-sent events,
  * `POST /runs/:id/events` approves, rejects or cancels, `GET /runs/:id/stream` follows a run again
- * (Last-Event-ID honoured), `GET /runs/:id` tells its status, `GET /agents/:name/chart` draws the
+ * (Last-Event-ID honoured), `GET /runs/:id` tells its status, `GET /threads/:threadId` lists a
+ * thread's runs and its conversation, `GET /agents/:name/chart` draws the
  * agent's statechart (an HTML fragment with inline SVG) for a live view, `POST /agents/:name/chat`
  * speaks the AI SDK's UI message stream to `useChat` (ai-sdk-chat.ts), `POST /agents/:name/ag-ui`
  * speaks AG-UI (ag-ui.ts).
@@ -129,12 +132,13 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     ? new QueueRuns({ store: options.store, agents, worker: options.worker ?? true, pollMs: options.streamPollMs ?? 250, retainEventsMs: options.retainFinishedMs ?? 600_000, onError })
     : undefined;
   const runs = heldRuns(options, agents, checkpoints.store, onError);
+  const streams = new StreamCount();
 
   const routes = {
     async startRun(request: Request) {
       const body = await readBody(request, StartRunSchema);
       if (!Object.hasOwn(agents, body.agent)) throw unknownAgent(body.agent);
-      await authorized(authorize, { request, action: "start", agent: body.agent });
+      await authorized(authorize, { request, action: "start", agent: body.agent, ...(body.threadId !== undefined ? { threadId: body.threadId } : {}) });
       checkClientInput(body, options.clientInput?.[body.agent]);
       checkInputLimits({ messages: body.messages, state: body.state });
       const messages: Message[] = [...(body.messages ?? []), ...(body.message !== undefined ? [human(body.message)] : [])];
@@ -142,10 +146,10 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       const located = (runId: string) => ({ location: `${basePath}/runs/${encodeURIComponent(runId)}`, "x-run-id": runId });
       if (queue) {
         const runId = await queue.start(body.agent, input);
-        return streamResponse([], queue.follower(runId, null), heartbeatMs, located(runId));
+        return streamResponse([], streams.counted(queue.follower(runId, null)), heartbeatMs, located(runId));
       }
       const run = await runs.start(body.agent, input);
-      return streamResponse(run.log.all(), run.log, heartbeatMs, located(run.runId));
+      return streamResponse(run.log.all(), streams.counted(run.log), heartbeatMs, located(run.runId));
     },
 
     async runStatus(request: Request, runId: string) {
@@ -153,7 +157,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         await authorized(authorize, { request, action: "read", agent: await queue.agentOf(runId), runId });
         return jsonResponse(await queue.view(runId));
       }
-      const found = await findRun(runId);
+      const found = await runs.findOr404(runId);
       await authorized(authorize, { request, action: "read", agent: agentOfFound(found), runId });
       return jsonResponse(found.kind === "live" ? found.run.view() : found.view);
     },
@@ -162,16 +166,16 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       const lastEventId = request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("lastEventId");
       if (queue) {
         await authorized(authorize, { request, action: "read", agent: await queue.agentOf(runId), runId });
-        return streamResponse([], queue.follower(runId, lastEventId), heartbeatMs);
+        return streamResponse([], streams.counted(queue.follower(runId, lastEventId)), heartbeatMs);
       }
-      const found = await findRun(runId);
+      const found = await runs.findOr404(runId);
       await authorized(authorize, { request, action: "read", agent: agentOfFound(found), runId });
       if (found.kind === "stored") return streamResponse([{ type: "run.snapshot", data: found.view, id: "stored.0" }], undefined, heartbeatMs);
       const log = found.run.log;
       const missed = lastEventId ? log.after(lastEventId) : undefined;
       // Replay what the follower missed; when its id is from another process (or absent), start from a snapshot.
       const backlog: readonly IdentifiedRunEvent[] = missed ?? [{ type: "run.snapshot", data: found.run.view(), id: log.lastId ?? `${log.epoch}.0` }];
-      return streamResponse(backlog, log, heartbeatMs);
+      return streamResponse(backlog, streams.counted(log), heartbeatMs);
     },
 
     async runEvents(request: Request, runId: string) {
@@ -181,7 +185,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         await authorized(authorize, { request, action, agent: await queue.agentOf(runId), runId });
         return jsonResponse(await queue.command(runId, command), 202);
       }
-      const found = await findRun(runId);
+      const found = await runs.findOr404(runId);
       await authorized(authorize, { request, action, agent: agentOfFound(found), runId });
       if (found.kind === "stored" || !found.run.active) {
         const status = found.kind === "stored" ? found.view.status : found.run.view().status;
@@ -207,12 +211,6 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     },
   };
 
-  async function findRun(runId: string) {
-    const found = await runs.find(runId);
-    if (!found) throw new HttpError(404, "unknown_run", `there is no run ${JSON.stringify(runId)} (it never started here, or its checkpoint was deleted)`);
-    return found;
-  }
-
   const dispatch = (route: Route, request: Request): Promise<Response> => {
     switch (route.name) {
       case "startRun":
@@ -223,6 +221,8 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         return routes.runStream(request, route.runId);
       case "runEvents":
         return routes.runEvents(request, route.runId);
+      case "thread":
+        return threadResponse(request, route.threadId, { store: checkpoints.store, agents, authorize });
       case "agentChart":
         return routes.agentChart(request, route.agent);
       case "aiSdkChat":
@@ -251,6 +251,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
 
   handler.aiSdk = (agent: string) => aiSdkRoute(handler, agents, basePath, agent);
 
+  registerHandlerStats(handler, streams, runs, queue?.followers);
   handler.held = () => runs.held();
 
   handler.close = async () => {
@@ -383,5 +384,5 @@ function checkInputLimits(input: { messages?: unknown; state?: unknown }): void 
 }
 
 function notFound(path: string): HttpError {
-  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /agents/:name/chart, POST /agents/:name/chat, POST /agents/:name/ag-ui`);
+  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /threads/:threadId, GET /agents/:name/chart, POST /agents/:name/chat, POST /agents/:name/ag-ui`);
 }

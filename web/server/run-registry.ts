@@ -93,6 +93,20 @@ export class RunRegistry {
     return lookup;
   }
 
+  /** `find`, or the handler's 404 for a run it does not know. */
+  async findOr404(runId: string): Promise<FoundRun> {
+    const found = await this.find(runId);
+    if (!found) throw new HttpError(404, "unknown_run", `there is no run ${JSON.stringify(runId)} (it never started here, or its checkpoint was deleted)`);
+    return found;
+  }
+
+  /** Listeners on the logs of the runs held here (for tests and metrics). */
+  followers(): number {
+    let count = 0;
+    for (const run of this.live.values()) count += run.log.followers;
+    return count;
+  }
+
   /** How many runs this process holds: live ones (running or parked) and finished ones kept for late followers. */
   held(): { live: number; finished: number } {
     return { live: this.live.size - this.finished.size, finished: this.finished.size };

@@ -34,6 +34,8 @@ export type StoredRunStatus = z.infer<typeof RunStatusSchema> | "queued";
 export interface ThreadRun {
   runId: string;
   status: StoredRunStatus;
+  /** What the run was started for: the queue's agent name (`submit({ agent })`), or the machine's id for a run started in process. */
+  agent: string;
 }
 
 /** A run of a fork tree: its id, and the checkpoint of another run it was forked from (absent for the tree's root). */

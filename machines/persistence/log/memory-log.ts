@@ -220,7 +220,7 @@ export class MemoryRunLog implements RunLogStore {
   }
 
   threadRuns(threadId: string): ThreadRun[] {
-    return this.threadRows(threadId).map((r) => ({ runId: r.runId, status: r.status }));
+    return this.threadRows(threadId).map((r) => ({ runId: r.runId, status: r.status, agent: r.agent }));
   }
 
   lineage(runId: string): Promise<RunBranch[]> {

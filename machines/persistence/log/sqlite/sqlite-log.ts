@@ -283,8 +283,8 @@ export class SqliteRunLog implements RunLogStore {
   }
 
   threadRuns(threadId: string): ThreadRun[] {
-    const rows = this.sql(`SELECT run_id, status FROM jianmu_runs WHERE thread_id = ? ORDER BY thread_seq`).all(threadId) as { run_id: string; status: ThreadRun["status"] }[];
-    return rows.map((row) => ({ runId: row.run_id, status: row.status }));
+    const rows = this.sql(`SELECT run_id, status, agent FROM jianmu_runs WHERE thread_id = ? ORDER BY thread_seq`).all(threadId) as { run_id: string; status: ThreadRun["status"]; agent: string }[];
+    return rows.map((row) => ({ runId: row.run_id, status: row.status, agent: row.agent }));
   }
 
   lineage(runId: string): Promise<RunBranch[]> {
