@@ -17,7 +17,9 @@ export { applyRunEvent, EMPTY_RUN } from "./web/client/run-state.js";
 export type { RunState, ToolCallView } from "./web/client/run-state.js";
 export { readSse } from "./web/client/sse-reader.js";
 export type { SseMessage } from "./web/client/sse-reader.js";
+export { readThread } from "./web/client/transport.js";
 export type { FetchLike } from "./web/client/transport.js";
+export type { ThreadView, ThreadRunView } from "./web/protocol.js";
 export { OptionalPeerMissingError } from "./tools/optional-peer.js";
 // A message's content may be parts (text, images, files): its text, or the text with each image or file named.
 export { describeContent, textOf } from "./actors/content-parts.js";

@@ -27,8 +27,12 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
   private nextEvent = 1;
   private closed = false;
 
-  constructor(private readonly options: { pollMs?: number; now?: () => number; keepCheckpoints?: number; unknownAgents?: UnknownAgents } = {}) {
-    super({ ...(options.now ? { now: options.now } : {}), ...(options.keepCheckpoints !== undefined ? { keepCheckpoints: options.keepCheckpoints } : {}) });
+  constructor(private readonly options: { pollMs?: number; now?: () => number; keepCheckpoints?: number; keepFinishedMs?: number; unknownAgents?: UnknownAgents } = {}) {
+    super({
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.keepCheckpoints !== undefined ? { keepCheckpoints: options.keepCheckpoints } : {}),
+      ...(options.keepFinishedMs !== undefined ? { keepFinishedMs: options.keepFinishedMs } : {}),
+    });
     this.signals.setMaxListeners(0);
   }
 

@@ -32,7 +32,7 @@ export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finish
 export interface RunStore extends RunLogStore, RunEventLog {
   /** Queue a run for an agent some worker knows; the same runId twice is one run. Resolves with the run id. */
   submit(request: SubmitRequest): Promise<string>;
-  /** Record an approval, a rejection or a cancel for the run; true when recorded, false when the same decision was already recorded. */
+  /** Record an approval, a rejection or a cancel for the run; true when recorded, false when the same decision was already recorded (a different one for a pending call is recorded: the run applies the first that fits). */
   send(runId: string, command: RunCommand): Promise<boolean>;
   /** Resolves with the run's output once it is finished (rejects when the signal aborts). */
   wait(runId: string, options?: { signal?: AbortSignal }): Promise<AgentOutput>;

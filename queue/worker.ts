@@ -10,6 +10,7 @@ import type { RunStore } from "./run-store.js";
 import { AgentNameSchema, firstIssue, type ClaimedRun } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
 import type { RunObserver } from "./run-events.js";
+import { sweepEveryMs, sweepFinishedRuns } from "../machines/persistence/log/finished-retention.js";
 
 const WorkerOptionsSchema = z
   .object({
@@ -133,6 +134,8 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     }
   }
   emit({ type: "worker.started", worker: id, agents: names });
+  // With the store's keepFinishedMs, finished runs are deleted as they age (a sweep of at most 100 runs, apart from claims).
+  const sweeps = sweepFinishedRuns(store, (error) => emit({ type: "worker.error", worker: id, message: `pruning finished runs: ${errorText(error)}`, retryInMs: sweepEveryMs(store.keepFinishedMs ?? 0) }));
 
   const start = async (claimed: ClaimedRun, late = false) => {
     let run: ClaimedRun;
@@ -206,6 +209,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         nudge();
       }
       await looping;
+      sweeps.stop();
       const pending = [...executions.values()];
       for (const execution of pending) execution.stopGracefully();
       const timeoutMs = stopOptions.timeoutMs ?? leaseMs;

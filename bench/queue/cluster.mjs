@@ -1,26 +1,13 @@
 // A throwaway PostgreSQL cluster for the queue benches when DATABASE_URL is unset (as test/postgres/cluster.ts):
 // initdb into a temporary directory, pg_ctl on a free port, run as the postgres OS user when we are root.
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { postgresCommand as commandLine } from "../../test/postgres/binaries.mjs";
 
 const asRoot = process.getuid?.() === 0;
-
-/** Debian keeps initdb and pg_ctl out of PATH, in /usr/lib/postgresql/<major>/bin. */
-function binary(name) {
-  const onPath = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" });
-  if (onPath.status === 0 && onPath.stdout.trim()) return onPath.stdout.trim();
-  const root = "/usr/lib/postgresql";
-  const majors = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : [];
-  for (const major of majors) if (existsSync(join(root, major, "bin", name))) return join(root, major, "bin", name);
-  return name;
-}
-
-function commandLine(name, args) {
-  return asRoot ? ["runuser", ["-u", "postgres", "--", binary(name), ...args]] : [binary(name), args];
-}
 
 function run(name, args) {
   const [cmd, argv] = commandLine(name, args);

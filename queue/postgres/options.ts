@@ -50,6 +50,8 @@ export const ConnectOptionsSchema = z
     prepare: z.boolean().default(true),
     /** Keep only the last N checkpoints of each run (and those a fork starts from). Default: every one. */
     keepCheckpoints: z.number().int().min(1).optional(),
+    /** Delete a finished run once it has been finished this long (ms; machines/persistence/log/finished-retention.ts says what is kept). Default: kept forever. */
+    keepFinishedMs: z.number().int().min(1).optional(),
     /**
      * Name the server (host, port, database, role) in error messages. Off by default: errors reach
      * logs, HTTP bodies and model prompts. The connection string and its password never appear.

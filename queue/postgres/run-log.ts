@@ -18,6 +18,7 @@ import { entryFromText, keyframesAt, type KnownKeyframe, type StoredCheckpoint }
 import { contextAfter, emptyContext, pathsOf, withStoredIds, type RunContext } from "../../machines/persistence/log/streams.js";
 import { PgCheckpointRows } from "./checkpoint-rows.js";
 import { pruneKeepingSql } from "../../machines/persistence/log/retention.js";
+import { finishedRunsSql, PRUNE_LIMIT } from "../../machines/persistence/log/finished-retention.js";
 import { ThreadBusyError } from "../../machines/persistence/log/thread-busy.js";
 import { RunQueueError } from "../errors.js";
 import type { StoredBlob } from "../../machines/persistence/blobs.js";
@@ -244,7 +245,7 @@ export class PostgresRunLog implements RunLogStore {
     if (!read) return undefined;
     const { refs, skeleton } = this.split(read.row, read.keyframe);
     const cached = wanted === null ? this.cache.get(runId, read.head) : undefined;
-    const streams = cached?.known ?? (await readStreams(this.run, this.schema, runId, refs));
+    const streams = cached?.known ?? (await readStreams(this.run, this.schema, runId, refs).catch((error: unknown) => damaged(runId, read.row.id, `schema ${this.schema}`, error)));
     return recordFrom({ id: read.row.id, runId }, skeleton, refs, streams, `schema ${this.schema}`);
   }
 
@@ -288,6 +289,19 @@ export class PostgresRunLog implements RunLogStore {
     this.cache.delete(runId);
     this.origins.clear();
     return deleted;
+  }
+
+  get keepFinishedMs(): number | undefined {
+    return this.options.keepFinishedMs;
+  }
+
+  /** With `keepFinishedMs`: delete up to `limit` runs finished longer ago than that, one transaction each (finished-retention.ts). */
+  async pruneFinished(limit = PRUNE_LIMIT): Promise<number> {
+    if (this.options.keepFinishedMs === undefined) return 0;
+    const due = await this.query<{ run_id: string }>(finishedRunsSql(this.t("runs"), `(${NOW} - $1::bigint)`, "$2::int"), [this.options.keepFinishedMs, limit], "pruneFinished");
+    let pruned = 0;
+    for (const { run_id } of due.rows) if (await this.delete(run_id)) pruned++;
+    return pruned;
   }
 
   async history(runId: string): Promise<CheckpointEntry[]> {
@@ -360,8 +374,8 @@ export class PostgresRunLog implements RunLogStore {
   }
 
   async threadRuns(threadId: string): Promise<ThreadRun[]> {
-    const { rows } = await this.query<{ run_id: string; status: ThreadRun["status"] }>(`SELECT run_id, status FROM ${this.t("runs")} WHERE thread_id = $1 ORDER BY thread_seq`, [threadId]);
-    return rows.map((row) => ({ runId: row.run_id, status: row.status }));
+    const { rows } = await this.query<{ run_id: string; status: ThreadRun["status"]; agent: string }>(`SELECT run_id, status, agent FROM ${this.t("runs")} WHERE thread_id = $1 ORDER BY thread_seq`, [threadId]);
+    return rows.map((row) => ({ runId: row.run_id, status: row.status, agent: row.agent }));
   }
 
   lineage(runId: string): Promise<RunBranch[]> {

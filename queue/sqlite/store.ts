@@ -22,6 +22,8 @@ const OptionsSchema = z
     pollMs: z.number().int().min(10).default(250),
     /** Keep only the last N checkpoints of each run (and those a fork starts from). Default: every one. */
     keepCheckpoints: z.number().int().min(1).optional(),
+    /** Delete a finished run once it has been finished this long (ms; machines/persistence/log/finished-retention.ts says what is kept). Default: kept forever. */
+    keepFinishedMs: z.number().int().min(1).optional(),
     unknownAgents: UnknownAgentsSchema,
   })
   .strict();
@@ -29,7 +31,7 @@ export type SqliteRunStoreOptions = z.input<typeof OptionsSchema>;
 
 function parse(options: SqliteRunStoreOptions) {
   const parsed = OptionsSchema.safeParse(options);
-  if (!parsed.success) throw new RunQueueError("invalid_input", `SqliteRunStore: ${firstIssue(parsed.error, "options")} (options are { path, busyTimeoutMs?, pollMs?, keepCheckpoints?, unknownAgents? })`);
+  if (!parsed.success) throw new RunQueueError("invalid_input", `SqliteRunStore: ${firstIssue(parsed.error, "options")} (options are { path, busyTimeoutMs?, pollMs?, keepCheckpoints?, keepFinishedMs?, unknownAgents? })`);
   return parsed.data;
 }
 
@@ -51,11 +53,12 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
   }
 
   constructor(options: SqliteRunStoreOptions) {
-    const { path, busyTimeoutMs, pollMs, keepCheckpoints, unknownAgents } = parse(options);
+    const { path, busyTimeoutMs, pollMs, keepCheckpoints, keepFinishedMs, unknownAgents } = parse(options);
     super({
       path,
       busyTimeoutMs,
       ...(keepCheckpoints !== undefined ? { keepCheckpoints } : {}),
+      ...(keepFinishedMs !== undefined ? { keepFinishedMs } : {}),
       fail: (kind, message, cause) =>
         kind === "open"
           ? new RunQueueError("connection", `SqliteRunStore: ${message}; check the path and its directory's permissions`, { cause })

@@ -18,9 +18,9 @@ function snippets(): { file: string; code: string }[] {
 }
 
 describe("docs/web.md", () => {
-  it("has the server, replicas, page, client, useChat and AG-UI snippets, and they compile against the package's exports", () => {
+  it("has the server, bounded, replicas, page, client, useChat and AG-UI snippets, and they compile against the package's exports", () => {
     const found = snippets();
-    expect(found.map((s) => s.file)).toEqual(["server.ts", "replicas.ts", "Chat.tsx", "client.ts", "route.ts", "AiSdkChat.tsx", "ag-ui.ts"]);
+    expect(found.map((s) => s.file)).toEqual(["server.ts", "bounded.ts", "replicas.ts", "Chat.tsx", "client.ts", "route.ts", "AiSdkChat.tsx", "ag-ui.ts"]);
     if (!existsSync(join(root, "dist/http.d.ts"))) throw new Error("dist/ is missing: run `npm run build` first");
     // Inside the project, so "jianmu" resolves to this package (its exports map) and its node_modules.
     const dir = join(root, "test-output", "docs-web");
