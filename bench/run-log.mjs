@@ -58,7 +58,9 @@ const isWrite = (sql) => !/^\s*SELECT\b/i.test(sql) && /\b(INSERT|UPDATE)\b/i.te
   probe.close();
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (text, values, ...rest) {
-    if (typeof text === "string" && Array.isArray(values) && isWrite(text)) counter.bytes += sizeOf(values);
+    // The store sends `{ name, text, values }` (a prepared statement) or `(text, values)`.
+    const [sql, params] = typeof text === "object" && text !== null ? [text.text, text.values] : [text, values];
+    if (typeof sql === "string" && Array.isArray(params) && isWrite(sql)) counter.bytes += sizeOf(params);
     return query.call(this, text, values, ...rest);
   };
 }

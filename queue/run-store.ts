@@ -1,6 +1,7 @@
 import type { CheckpointSummary } from "../machines/persistence/checkpoints/store.js";
 import type { RunLogStore } from "../machines/persistence/log/log-store.js";
 import type { AgentOutput } from "../machines/contract/context.js";
+import type { PersistedAgent } from "../machines/persistence/persistence.js";
 import type { ClaimedRun, InboxEvent, ListOptions, RunCommand, RunStatusInfo, RunSummary, SubmitRequest } from "./schemas.js";
 import type { RunEventLog } from "./run-events.js";
 
@@ -57,8 +58,11 @@ export interface RunStore extends RunLogStore, RunEventLog {
   inbox(runId: string, afterId: number): Promise<InboxEvent[]>;
   /** Give the run up while it waits for a person: no owner, no lease; claimable again at `wakeAt` (a deadline) or when an event arrives. */
   park(runId: string, token: number, wakeAt: number | undefined): Promise<boolean>;
-  /** Record the final output and end the lease. */
-  finish(runId: string, token: number, output: AgentOutput): Promise<boolean>;
+  /**
+   * Record the final output and end the lease. With `lastCheckpoint` (the run's final checkpoint,
+   * not saved yet) the checkpoint is stored in the same write: a finished run costs one commit, not two.
+   */
+  finish(runId: string, token: number, output: AgentOutput, lastCheckpoint?: PersistedAgent): Promise<boolean>;
   /** Give the run up now so that another worker resumes it from its last checkpoint (graceful stop). */
   release(runId: string, token: number): Promise<boolean>;
   /** Be told when runs may have become claimable or finished; returns the unsubscribe. */

@@ -113,6 +113,11 @@ export interface ClaimedRun {
   input: RunInput;
   /** The last checkpoint, when the run has one. */
   checkpoint?: PersistedAgent;
+  /**
+   * True when the claim saw nothing waiting in the run's inbox: the worker skips its first inbox
+   * read (an event sent after the claim comes with its own notification). Absent: read it.
+   */
+  inboxEmpty?: boolean;
 }
 
 /** A command waiting in a run's inbox. */

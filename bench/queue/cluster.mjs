@@ -34,8 +34,11 @@ function freePort() {
   });
 }
 
-/** `maxConnections`: the server's max_connections (default 200). Durable settings (fsync on): a bench measures what a deployment pays. */
-export async function startCluster({ maxConnections = 200 } = {}) {
+/**
+ * `maxConnections`: the server's max_connections (default 200); `preload`: shared_preload_libraries
+ * (e.g. "pg_stat_statements" to count statements); `settings`: more server settings by name. Durable settings (fsync on): a bench measures what a deployment pays.
+ */
+export async function startCluster({ maxConnections = 200, preload, settings = {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "jianmu-bench-pg-"));
   chmodSync(dir, 0o700);
   if (asRoot) {
@@ -46,7 +49,7 @@ export async function startCluster({ maxConnections = 200 } = {}) {
   const data = join(dir, "data");
   run("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C"]);
   const port = await freePort();
-  const options = `-c port=${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c max_connections=${maxConnections}`;
+  const options = `-c port=${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c max_connections=${maxConnections}${preload ? ` -c shared_preload_libraries=${preload}` : ""}${Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join("")}`;
   run("pg_ctl", ["-D", data, "-o", options, "-l", join(dir, "log"), "-w", "start"]);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { createActor } from "xstate";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { defineTool } from "../../tools/tool.js";
@@ -6,6 +7,7 @@ import { requireApproval } from "../../actors/guards/index.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { runAgent } from "../../machines/runner.js";
 import { loadThread } from "../../machines/persistence/log/threads.js";
+import { persistAgent } from "../../machines/persistence/persistence.js";
 import { FencedError, RunQueueError } from "../../queue/errors.js";
 import type { RunStore } from "../../queue/run-store.js";
 import type { UnknownAgents } from "../../queue/schemas.js";
@@ -91,6 +93,8 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       expect(Object.fromEntries(effects)).toEqual({ a1: 1, a2: 1 });
       expect(await store.status(runId)).toMatchObject({ status: "succeeded", pendingApprovals: [] });
       expect((await store.status(runId)).owner).toBeUndefined();
+      // The final checkpoint went with the output (one write): it is the run's last, and finished.
+      expect(await store.load(runId)).toMatchObject({ status: "succeeded", snapshot: { status: "done" } });
       const listed = await store.list({ agent: "basic" });
       expect(listed.map((r) => r.runId)).toEqual(["run-one"]);
       expect(listed[0]).toMatchObject({ status: "succeeded", agent: "basic" });
@@ -255,7 +259,7 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
     });
 
     it("fences: a write carrying an old token is refused, stops the holder, and changes nothing", async () => {
-      await setup({ leaseMs: 200 });
+      const agents = await setup({ leaseMs: 200 });
       await worker!.stop();
       worker = undefined;
       const runId = await store.submit({ agent: "basic", input: input({ calls: [], answer: "x" }) });
@@ -275,6 +279,10 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       expect(await store.lookup({ runId, iteration: 0, callId: "c" })).toBeUndefined();
       expect(await store.renew(runId, first!.token, 1_000)).toBe(false);
       expect(await store.finish(runId, first!.token, { status: "succeeded" } as never)).toBe(false);
+      // A finish carrying the last checkpoint is refused whole: no checkpoint either.
+      const last = persistAgent(createActor(agents.basic, { input: { messages: [], runId } }));
+      expect(await store.finish(runId, first!.token, { status: "succeeded" } as never, last)).toBe(false);
+      expect(await store.load(runId)).toBeUndefined();
       expect((await store.status(runId)).owner).toBe("B");
       store.unfence(runId);
     });
