@@ -10,4 +10,6 @@ export { applyRunEvent, EMPTY_RUN } from "./web/client/run-state.js";
 export type { RunState, ToolCallView } from "./web/client/run-state.js";
 export { readSse } from "./web/client/sse-reader.js";
 export type { SseMessage } from "./web/client/sse-reader.js";
+export { readThread } from "./web/client/transport.js";
 export type { FetchLike } from "./web/client/transport.js";
+export type { ThreadView, ThreadRunView } from "./web/protocol.js";

@@ -5,7 +5,8 @@
  */
 export { agentHandler } from "./web/server/handler.js";
 export type { AgentHandler, AgentHandlerOptions } from "./web/server/handler.js";
-export { toNodeListener } from "./web/server/node-adapter.js";
+export { toNodeListener, remoteAddressOf } from "./web/server/node-adapter.js";
+export type { RateLimitOptions } from "./web/server/rate-limit.js";
 export { storeRunEvents } from "./web/server/store-events.js";
 export type { Authorize, AuthorizeAction, AuthorizeContext, ClientInputPolicy } from "./web/server/access.js";
 export {
@@ -17,6 +18,8 @@ export {
   RUN_EVENT_TYPES,
   ErrorBodySchema,
   CommandAcceptedSchema,
+  ThreadViewSchema,
+  ThreadRunViewSchema,
   parseRunEvent,
 } from "./web/protocol.js";
 export type {
@@ -31,6 +34,8 @@ export type {
   ErrorBody,
   ErrorCode,
   CommandAccepted,
+  ThreadView,
+  ThreadRunView,
   ChartPosition,
   PendingApprovalView,
   RunStatus,

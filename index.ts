@@ -112,6 +112,11 @@ export { ModelClientOptionsError } from "./actors/openai/model-client-options.js
 export { allowTools, denyTools, requireApproval, callBudget, rateLimit, GuardOptionsError } from "./actors/guards/index.js";
 export type { ToolListOptions, RequireApprovalOptions, CallBudgetOptions, RateLimitOptions } from "./actors/guards/index.js";
 
+// ---- guardrails (input and output checks) ----
+export { defineGuardrail, GuardrailDefinitionError } from "./actors/guardrail.js";
+export type { Guardrail, GuardrailContext, GuardrailMode, GuardrailStage, GuardrailSubject, GuardrailVerdict } from "./actors/guardrail.js";
+export { blocklist, maxLength, type BuiltinGuardrailOptions } from "./actors/guardrails-builtin.js";
+
 // ---- durable runs (SQLite: `jianmu/sqlite`) ----
 export { persistAgent, restoreAgent, readPersisted, statePath, runStatusOf, SnapshotError, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from "./machines/persistence/persistence.js";
 export { STATE_TAGS, tagsAt, type StateTag } from "./machines/contract/state-tags.js";

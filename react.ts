@@ -12,8 +12,8 @@ const hook: typeof Hook = await loadOptionalPeer({ entry: "jianmu/react", packag
 export const { useAgent } = hook;
 export type { UseAgentOptions, UseAgentResult } from "./web/client/use-agent.js";
 // The React-free part, also its own entry point (jianmu/client): one statechart, whichever a page imports.
-export { agentClientMachine, applyRunEvent, clientStatusOf, EMPTY_RUN, readSse, reconnectDelay } from "./client.js";
-export type { AgentClientContext, AgentClientEvent, AgentClientInput, AgentClientStatus, FetchLike, RunState, SseMessage, ToolCallView } from "./client.js";
+export { agentClientMachine, applyRunEvent, clientStatusOf, EMPTY_RUN, readSse, readThread, reconnectDelay } from "./client.js";
+export type { AgentClientContext, AgentClientEvent, AgentClientInput, AgentClientStatus, FetchLike, RunState, SseMessage, ThreadRunView, ThreadView, ToolCallView } from "./client.js";
 export { OptionalPeerMissingError } from "./tools/optional-peer.js";
 // A message's content may be parts (text, images, files): its text, or the text with each image or file named.
 export { describeContent, textOf } from "./actors/content-parts.js";

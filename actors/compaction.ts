@@ -1,7 +1,7 @@
 import { fromPromise } from "xstate";
 import { human, system, type Message } from "./messages.js";
 import { describeContent } from "./content-parts.js";
-import { ZERO_USAGE, type ModelClient, type ModelRequest, type Usage } from "./model-client.js";
+import { ZERO_USAGE, type ModelClient, type ModelRequest, type UnreportedSpend, type Usage } from "./model-client.js";
 import { asSpendError, withinSpend, type SpendInput } from "./spend.js";
 import { promptTokens } from "./token-count.js";
 
@@ -45,6 +45,8 @@ export interface CompactionOutput {
   usage: Usage;
   /** The model that wrote the summary (its price gives the summary's cost). */
   model?: string;
+  /** What the summary's failed attempts may have been billed (see `ModelTurn.unreported`). */
+  unreported?: UnreportedSpend;
 }
 
 /** Marks the message that stands for a summarized span (a later compaction may summarize it again). */
@@ -165,6 +167,6 @@ export function createCompactionActor(deps: { modelClient: ModelClient }) {
     const turn = await deps.modelClient.complete(request, { signal }).catch((error: unknown) => {
       throw asSpendError(error);
     });
-    return { ...compactWith(input, { text: turn.content, usage: turn.usage }), model: turn.model };
+    return { ...compactWith(input, { text: turn.content, usage: turn.usage }), model: turn.model, ...(turn.unreported ? { unreported: turn.unreported } : {}) };
   });
 }

@@ -162,7 +162,13 @@ export interface ModelTurn {
    * dropped stream) may still have been billed: the most they could have cost (their prompt and their
    * `maxTokens`). Not part of `usage`, which is what servers reported; budgets count it.
    */
-  unreported?: { tokens: number; cost: number };
+  unreported?: UnreportedSpend;
+}
+
+/** What attempts may have been billed without a server reporting it: their prompts and caps, priced. */
+export interface UnreportedSpend {
+  tokens: number;
+  cost: number;
 }
 
 /** Progress of one logical call, reported while it runs: its shapes are the schemas in model-events.ts. */
@@ -227,6 +233,8 @@ export class ModelError extends JianmuError {
   readonly code?: string;
   /** Every failed attempt of the call, in order (retries and fallbacks). */
   readonly attempts?: readonly ModelAttemptFailure[];
+  /** With a budget: what the call's attempts may have been billed though none reported usage (see `ModelTurn.unreported`). */
+  unreported?: UnreportedSpend;
   constructor(
     message: string,
     details: {

@@ -1,7 +1,7 @@
 import type { FunctionSchema } from "../tools/toolset.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 import type { Message } from "./messages.js";
-import { ModelError, type ModelRequest } from "./model-client.js";
+import { ModelError, type ModelRequest, type UnreportedSpend } from "./model-client.js";
 import { completionTokensFor, priceOf, type Pricing } from "./pricing.js";
 import { promptTokens, tokenizerAvailable, tokensOf } from "./token-count.js";
 
@@ -50,6 +50,8 @@ export interface SpendLimit {
 export class SpendLimitError extends JianmuError {
   static override readonly errorCode = "SPEND_LIMIT";
   override name = "SpendLimitError";
+  /** What earlier attempts of the refused call may have been billed (see `ModelTurn.unreported`). */
+  unreported?: UnreportedSpend;
   constructor(
     readonly budget: SpendBudget,
     message: string,
@@ -145,7 +147,14 @@ export function withinSpend(request: ModelRequest, spend: SpendInput): { request
 /** A model client's refusal to cross a budget (`ModelError` of kind `budget`) as the `SpendLimitError` the machine ends on. */
 export function asSpendError(error: unknown): unknown {
   if (!(error instanceof ModelError) || error.kind !== "budget") return error;
-  return new SpendLimitError(error.code === "costBudget" ? "costBudget" : "tokenBudget", error.message);
+  const refusal = new SpendLimitError(error.code === "costBudget" ? "costBudget" : "tokenBudget", error.message);
+  if (error.unreported) refusal.unreported = error.unreported;
+  return refusal;
+}
+
+/** What a failed call's attempts may have been billed without reporting it (its `ModelError` or `SpendLimitError` says), if anything. */
+export function unreportedOf(error: unknown): UnreportedSpend | undefined {
+  return error instanceof ModelError || error instanceof SpendLimitError ? error.unreported : undefined;
 }
 
 /** Which budget an actor's error says was reached (a `SpendLimitError`), if it is one. */

@@ -104,13 +104,15 @@ function queueRows(dir) {
   const data = readJson(dir, "queue.json");
   const source = "queue.md";
   if (!data?.throughput?.length) return [missing("Runs per second per worker on PostgreSQL", source)];
-  const inProcess = data.throughput.find((r) => r.workers === 0);
+  // Results written before the SQLite rows name no database: PostgreSQL.
+  const databaseOf = (r) => r.database ?? "postgres";
+  const inProcess = (database) => data.throughput.find((r) => r.workers === 0 && databaseOf(r) === database);
   const rows = data.throughput
     .filter((r) => r.workers > 0)
     .map((r) =>
       info(
-        `Runs/s per worker on PostgreSQL, ${r.workers} worker process${r.workers > 1 ? "es" : ""} of concurrency 4 (${rate(r.runsPerSecond)} in all; baseline: runAgent in process, same store)`,
-        inProcess.runsPerSecond,
+        `Runs/s per worker on ${databaseOf(r) === "sqlite" ? "SQLite" : "PostgreSQL"}, ${r.workers} worker process${r.workers > 1 ? "es" : ""} of concurrency 4 (${rate(r.runsPerSecond)} in all; baseline: runAgent in process, same store)`,
+        inProcess(databaseOf(r)).runsPerSecond,
         r.runsPerSecondPerWorker ?? r.runsPerSecond / r.workers,
         rate,
         source,

@@ -1,4 +1,5 @@
 import { createActor, type InspectionEvent, type Observer, type OutputFrom, type Snapshot } from "xstate";
+import { markUnheard } from "./chart/audience.js";
 import { checkpointAgent } from "./persistence/checkpoints/checkpoint-agent.js";
 import type { CheckpointStore } from "./persistence/checkpoints/store.js";
 import { abandonThreadRun, startThreadRun } from "./persistence/log/threads.js";
@@ -108,6 +109,8 @@ function startRun<M extends ReactMachine>(machine: M, input: AgentInput, options
       return;
     }
     attach?.(actor);
+    // The actor stays ours: with no listener and no inspector, no one can ever hear its telemetry.
+    if (!attach && !options.onEvent && !options.onApproval && !options.inspect) markUnheard(actor);
     const checkpoints = options.checkpoints ? checkpointAgent(actor, options.checkpoints) : undefined;
     const onAbort = () => actor.send({ type: "agent.cancel", reason: "the caller's signal was aborted" });
     let finished = false;

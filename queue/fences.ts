@@ -62,6 +62,12 @@ export class Fences {
     if (fence) fence.delivered = Math.max(fence.delivered, throughId);
   }
 
+  /** This process holds the run under another token than `token`: a write under `token` is not the holder's. */
+  heldOtherwise(runId: string, token: number): boolean {
+    const fence = this.fences.get(runId);
+    return fence !== undefined && fence.token !== token;
+  }
+
   get(runId: string): { token: number; delivered: number } | undefined {
     return this.fences.get(runId);
   }

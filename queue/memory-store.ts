@@ -3,7 +3,8 @@ import type { CheckpointSummary } from "../machines/persistence/checkpoints/stor
 import type { AgentOutput } from "../machines/contract/context.js";
 import { MemoryRunLog, type MemoryRunRow, type WriteFence } from "../machines/persistence/log/memory-log.js";
 import { isFinal } from "../machines/persistence/log/records.js";
-import { RunQueueError } from "./errors.js";
+import { FencedError, RunQueueError } from "./errors.js";
+import type { PersistedAgent } from "../machines/persistence/persistence.js";
 import { Fences } from "./fences.js";
 import type { QueueSignal, RunStore } from "./run-store.js";
 import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "./requests.js";
@@ -26,8 +27,12 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
   private nextEvent = 1;
   private closed = false;
 
-  constructor(private readonly options: { pollMs?: number; now?: () => number; keepCheckpoints?: number; unknownAgents?: UnknownAgents } = {}) {
-    super({ ...(options.now ? { now: options.now } : {}), ...(options.keepCheckpoints !== undefined ? { keepCheckpoints: options.keepCheckpoints } : {}) });
+  constructor(private readonly options: { pollMs?: number; now?: () => number; keepCheckpoints?: number; keepFinishedMs?: number; unknownAgents?: UnknownAgents } = {}) {
+    super({
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.keepCheckpoints !== undefined ? { keepCheckpoints: options.keepCheckpoints } : {}),
+      ...(options.keepFinishedMs !== undefined ? { keepFinishedMs: options.keepFinishedMs } : {}),
+    });
     this.signals.setMaxListeners(0);
   }
 
@@ -170,7 +175,8 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
       r.status = "running";
       r.updatedAt = now;
       const checkpoint = this.load(r.runId);
-      return { runId: r.runId, agent: r.agent, token: r.token, input: structuredClone(r.input) as RunInput, ...(checkpoint ? { checkpoint } : {}) };
+      const inboxEmpty = !(this.inboxes.get(r.runId) ?? []).some((e) => !e.applied);
+      return { runId: r.runId, agent: r.agent, token: r.token, input: structuredClone(r.input) as RunInput, ...(checkpoint ? { checkpoint } : {}), inboxEmpty };
     });
   }
 
@@ -219,7 +225,17 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
     });
   }
 
-  async finish(runId: string, token: number, output: AgentOutput): Promise<boolean> {
+  async finish(runId: string, token: number, output: AgentOutput, lastCheckpoint?: PersistedAgent): Promise<boolean> {
+    if (lastCheckpoint) {
+      if (this.fences.heldOtherwise(runId, token)) return false;
+      // Nothing between the two in one process: the save's fence check is the finish's.
+      try {
+        this.save(runId, lastCheckpoint);
+      } catch (error) {
+        if (error instanceof FencedError) return false;
+        throw error;
+      }
+    }
     const done = this.handBack(
       runId,
       token,

@@ -5,7 +5,7 @@ import type { CheckpointStore } from "../machines/persistence/checkpoints/store.
 import type { BlobStore } from "../machines/persistence/blobs.js";
 import type { AgentContext, AgentOutput } from "../machines/contract/context.js";
 import type { AgentEmitted } from "../machines/contract/events.js";
-import { restoreAgent, runStatusOf } from "../machines/persistence/persistence.js";
+import { restoreAgent, runStatusOf, type PersistedAgent } from "../machines/persistence/persistence.js";
 import { toolProvidersClosed, type ReactMachine } from "../machines/react-machine.js";
 import { STATE_TAGS, tagsAt } from "../machines/contract/state-tags.js";
 import { errorText, FencedError, RunQueueError } from "./errors.js";
@@ -74,6 +74,8 @@ class RunExecution implements Execution {
   /** The output is being written: the lease ends with it, so a renewal that finds no owner is no takeover. */
   private finishing = false;
   private resolveDone!: () => void;
+  /** The finished run's last checkpoint, held back for the output's write (checkpointSink). */
+  private lastCheckpoint: PersistedAgent | undefined;
   /** Inbox reads one at a time, so no event is delivered twice. Resolves with how many were delivered. */
   private inboxChain: Promise<number> = Promise.resolve(0);
 
@@ -113,7 +115,8 @@ class RunExecution implements Execution {
     this.heartbeat.unref();
     emit({ type: "run.claimed", worker, runId: this.runId, agent: run.agent, token: this.token, resumed: run.checkpoint !== undefined });
     live.start();
-    void this.checkInbox();
+    // The claim saw an empty inbox (and nothing was signalled for the run since): no read needed.
+    if (!run.inboxEmpty) void this.checkInbox();
   }
 
   stopGracefully(): void {
@@ -150,6 +153,11 @@ class RunExecution implements Execution {
     const { store, machine } = this.options;
     return {
       save: (id, record) => {
+        // A finished run's last checkpoint is written with its output, in one commit (finish()).
+        if (record.snapshot.status === "done") {
+          this.lastCheckpoint = record;
+          return;
+        }
         const result = store.save(id, record);
         // Released at the start of a model call (an aborted call is simply made again), never mid-tool.
         if (this.stopping && tagsAt(machine, record.snapshot.value).has(STATE_TAGS.modelCall)) {
@@ -334,7 +342,7 @@ class RunExecution implements Execution {
     this.finishing = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     const { store, emit, worker } = this.options;
-    const recorded = await this.guarded(() => store.finish(this.runId, this.token, output));
+    const recorded = await this.guarded(() => store.finish(this.runId, this.token, output, this.lastCheckpoint));
     // The machine ends succeeded or failed ("awaitingApproval" is runAgent's, never a final state's).
     if (recorded) emit({ type: "run.finished", worker, runId: this.runId, status: output.status === "succeeded" ? "succeeded" : "failed" });
     return recorded;

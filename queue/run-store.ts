@@ -1,6 +1,7 @@
 import type { CheckpointSummary } from "../machines/persistence/checkpoints/store.js";
 import type { RunLogStore } from "../machines/persistence/log/log-store.js";
 import type { AgentOutput } from "../machines/contract/context.js";
+import type { PersistedAgent } from "../machines/persistence/persistence.js";
 import type { ClaimedRun, InboxEvent, ListOptions, RunCommand, RunStatusInfo, RunSummary, SubmitRequest } from "./schemas.js";
 import type { RunEventLog } from "./run-events.js";
 
@@ -31,7 +32,7 @@ export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finish
 export interface RunStore extends RunLogStore, RunEventLog {
   /** Queue a run for an agent some worker knows; the same runId twice is one run. Resolves with the run id. */
   submit(request: SubmitRequest): Promise<string>;
-  /** Record an approval, a rejection or a cancel for the run; true when recorded, false when the same decision was already recorded. */
+  /** Record an approval, a rejection or a cancel for the run; true when recorded, false when the same decision was already recorded (a different one for a pending call is recorded: the run applies the first that fits). */
   send(runId: string, command: RunCommand): Promise<boolean>;
   /** Resolves with the run's output once it is finished (rejects when the signal aborts). */
   wait(runId: string, options?: { signal?: AbortSignal }): Promise<AgentOutput>;
@@ -57,8 +58,11 @@ export interface RunStore extends RunLogStore, RunEventLog {
   inbox(runId: string, afterId: number): Promise<InboxEvent[]>;
   /** Give the run up while it waits for a person: no owner, no lease; claimable again at `wakeAt` (a deadline) or when an event arrives. */
   park(runId: string, token: number, wakeAt: number | undefined): Promise<boolean>;
-  /** Record the final output and end the lease. */
-  finish(runId: string, token: number, output: AgentOutput): Promise<boolean>;
+  /**
+   * Record the final output and end the lease. With `lastCheckpoint` (the run's final checkpoint,
+   * not saved yet) the checkpoint is stored in the same write: a finished run costs one commit, not two.
+   */
+  finish(runId: string, token: number, output: AgentOutput, lastCheckpoint?: PersistedAgent): Promise<boolean>;
   /** Give the run up now so that another worker resumes it from its last checkpoint (graceful stop). */
   release(runId: string, token: number): Promise<boolean>;
   /** Be told when runs may have become claimable or finished; returns the unsubscribe. */

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { MessageSchema } from "../actors/messages.js";
 import { ThreadIdSchema } from "../machines/contract/context.js";
@@ -65,9 +66,14 @@ export const RunCommandSchema = z.discriminatedUnion("type", [
 ]);
 export type RunCommand = z.infer<typeof RunCommandSchema>;
 
-/** One decision per call, one cancel per run: a repeated send is recorded once. */
+/**
+ * A repeated send is recorded once: one cancel per run, and each decision for a call once. A
+ * different decision for a call still pending is recorded too (an edit the tool refused, then its
+ * correction): the run applies the first one that fits and refuses the others, as in process.
+ */
 export function dedupeKeyOf(command: RunCommand): string {
-  return command.type === "agent.cancel" ? "agent.cancel" : `call:${command.callId}`;
+  if (command.type === "agent.cancel") return "agent.cancel";
+  return `call:${command.callId}:${createHash("sha256").update(JSON.stringify(command)).digest("hex").slice(0, 32)}`;
 }
 
 export const RunStatusInfoSchema = z.object({
@@ -107,6 +113,11 @@ export interface ClaimedRun {
   input: RunInput;
   /** The last checkpoint, when the run has one. */
   checkpoint?: PersistedAgent;
+  /**
+   * True when the claim saw nothing waiting in the run's inbox: the worker skips its first inbox
+   * read (an event sent after the claim comes with its own notification). Absent: read it.
+   */
+  inboxEmpty?: boolean;
 }
 
 /** A command waiting in a run's inbox. */

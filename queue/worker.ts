@@ -10,6 +10,7 @@ import type { RunStore } from "./run-store.js";
 import { AgentNameSchema, firstIssue, type ClaimedRun } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
 import type { RunObserver } from "./run-events.js";
+import { sweepEveryMs, sweepFinishedRuns } from "../machines/persistence/log/finished-retention.js";
 
 const WorkerOptionsSchema = z
   .object({
@@ -50,6 +51,21 @@ export interface Worker {
 const MAX_BACKOFF_MS = 5_000;
 
 /**
+ * Runs signalled since the last claim was sent (undefined: every run). An event sent after the claim
+ * read the inbox may be told before the run's execution exists here to be poked: for those runs the
+ * claim's "inbox empty" no longer holds. A claim's runs start before the next claim is sent.
+ */
+function signalsSinceClaim() {
+  let seen = new Set<string | undefined>();
+  return {
+    note: (runId: string | undefined) => void seen.add(runId),
+    claimSent: () => void (seen = new Set()),
+    /** `late`: started after the claim's successor may have been sent (a stale execution stopped first). */
+    stillEmpty: (runId: string, late: boolean) => !late && !seen.has(runId) && !seen.has(undefined),
+  };
+}
+
+/**
  * A worker: claims runnable runs of the agents it knows, executes them with their machines, and
  * checkpoints them in the store at every stable state. Several workers (processes, machines) share one
  * store; leases and fencing tokens keep one owner per run.
@@ -81,8 +97,10 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     wake = undefined;
     resolve?.();
   };
+  const signalled = signalsSinceClaim();
   const unsubscribe = store.subscribe((signal) => {
     if (signal.kind !== "runnable") return;
+    signalled.note(signal.runId);
     // Only the run the signal names has something new in its inbox (a new run is not held yet).
     if (signal.runId !== undefined) executions.get(signal.runId)?.poke();
     else for (const execution of executions.values()) execution.poke();
@@ -116,8 +134,10 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     }
   }
   emit({ type: "worker.started", worker: id, agents: names });
+  // With the store's keepFinishedMs, finished runs are deleted as they age (a sweep of at most 100 runs, apart from claims).
+  const sweeps = sweepFinishedRuns(store, (error) => emit({ type: "worker.error", worker: id, message: `pruning finished runs: ${errorText(error)}`, retryInMs: sweepEveryMs(store.keepFinishedMs ?? 0) }));
 
-  const start = async (claimed: ClaimedRun) => {
+  const start = async (claimed: ClaimedRun, late = false) => {
     let run: ClaimedRun;
     let problem: string | undefined;
     try {
@@ -131,6 +151,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       await store.release(claimed.runId, claimed.token).catch(() => undefined);
       return;
     }
+    if (run.inboxEmpty && !signalled.stillEmpty(run.runId, late)) run = { ...run, inboxEmpty: false };
     const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, ...(problem !== undefined ? { blobProblem: problem } : {}), ...(observe ? { observe } : {}) });
     executions.set(run.runId, execution);
     void execution.done.then(() => {
@@ -145,6 +166,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       try {
         const free = concurrency - executions.size;
         if (free > 0) {
+          signalled.claimSent();
           const claimed = await store.claim({ owner: id, agents: names, limit: free, leaseMs });
           backoff = 100;
           for (const run of claimed) {
@@ -157,7 +179,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
             // (a long pause). That execution is stale; stop it and run the new claim once it has stopped.
             previous.abandon("its lease ran out before this worker renewed it, and this worker claimed it again");
             // A worker stopping meanwhile hands the new claim back instead of starting it.
-            void previous.done.then(() => (stopping ? store.release(run.runId, run.token).then(() => undefined, () => undefined) : start(run)));
+            void previous.done.then(() => (stopping ? store.release(run.runId, run.token).then(() => undefined, () => undefined) : start(run, true)));
           }
           // A full batch: there may be more waiting.
           if (claimed.length === free && free > 0) {
@@ -187,6 +209,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         nudge();
       }
       await looping;
+      sweeps.stop();
       const pending = [...executions.values()];
       for (const execution of pending) execution.stopGracefully();
       const timeoutMs = stopOptions.timeoutMs ?? leaseMs;

@@ -237,7 +237,9 @@ export class EventCatalogue {
         }
         case "compaction": {
           const input = childInput<CompactionInput>(child.ref)!;
-          done(compactWith(input, input.strategy === "summarize" ? SCRIPTED_SUMMARY : undefined), `${input.strategy === "trim" ? "old messages trimmed" : "old messages summarized"}`);
+          // A summary comes from the scripted summarizer's model ("scripted", as in the replay): its price makes the summary's cost.
+          const output = input.strategy === "summarize" ? { ...compactWith(input, SCRIPTED_SUMMARY), model: "scripted" } : compactWith(input);
+          done(output, `${input.strategy === "trim" ? "old messages trimmed" : "old messages summarized"}`);
           error("compaction failed (scripted)", "compaction fails");
           this.refusals(child.id, "summary", add);
           break;

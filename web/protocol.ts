@@ -83,6 +83,26 @@ export const RunSnapshotSchema = z.object({
 });
 export type RunSnapshot = z.infer<typeof RunSnapshotSchema>;
 
+/** One run of a thread, in `GET /threads/:threadId`. */
+export const ThreadRunViewSchema = z.object({
+  runId: z.string(),
+  /** The handler's name for the run's agent (absent for a run of an agent this handler does not serve). */
+  agent: z.string().optional(),
+  /** Where the run stands in the store (`queued`: submitted to a run queue, not yet claimed by a worker). */
+  status: z.union([RunStatusSchema, z.literal("queued")]),
+});
+export type ThreadRunView = z.infer<typeof ThreadRunViewSchema>;
+
+/** `GET /threads/:threadId`: the thread's conversation and its runs. */
+export const ThreadViewSchema = z.object({
+  threadId: z.string(),
+  /** The conversation as the thread's latest ended run left it ([] while its first run has not ended); the next run starts from it. */
+  messages: z.array(MessageSchema),
+  /** The thread's runs, oldest first (the latest may still be running; follow it with `GET /runs/:id/stream`). */
+  runs: z.array(ThreadRunViewSchema),
+});
+export type ThreadView = z.infer<typeof ThreadViewSchema>;
+
 // ---- The server-sent events of a run ------------------------------------------------------------
 
 /** Each event's `data`, by its `event:` name. */
@@ -134,9 +154,12 @@ export function parseRunEvent(type: string, data: unknown): RunEvent | undefined
 export const ERROR_CODES = [
   "not_found",
   "forbidden",
+  "rate_limited",
   "method_not_allowed",
   "unknown_agent",
   "unknown_run",
+  "unknown_thread",
+  "run_expired",
   "malformed_json",
   "invalid_body",
   "body_too_large",

@@ -1,4 +1,4 @@
-import type { ModelTurn } from "../model-client.js";
+import { ModelError, type ModelTurn } from "../model-client.js";
 import { costAt, priceOf } from "../pricing.js";
 import { allowance, OUTPUT_CAP_EVERY_MODEL_TAKES, type SpendLimit } from "../spend.js";
 import { AttemptError, type AttemptFailure } from "./model-failure.js";
@@ -43,6 +43,12 @@ export class AttemptBudget {
       }
       throw error;
     }
+  }
+
+  /** The call failed for good: what its attempts may have cost goes on the error, for the budgets of whoever goes on spending. */
+  charge(error: unknown): never {
+    if (this.spent.tokens > 0 && error instanceof ModelError) error.unreported = { ...this.spent };
+    throw error;
   }
 }
 

@@ -138,15 +138,23 @@ class OpenAIModelClient implements ModelClient {
   complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelTurn> {
     // The first call of the process waits for the SDK (`openai-sdk.ts`); every later one starts at once.
     const path = loadedCallPath();
-    if (path === undefined) return loadCallPath().then((loaded) => callWithResilience(this.prepareCall(loaded, request, options)));
+    if (path === undefined) return loadCallPath().then((loaded) => this.call(loaded, request, options));
     try {
-      return callWithResilience(this.prepareCall(path, request, options));
+      return this.call(path, request, options);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  private prepareCall(path: CallPath, request: ModelRequest, options: ModelCallOptions): ResilientCall<CallTarget, ModelTurn> {
+  /** The retry loop; with a budget, a call that fails for good says what its attempts may have cost. */
+  private call(path: CallPath, request: ModelRequest, options: ModelCallOptions): Promise<ModelTurn> {
+    const prepared = this.prepareCall(path, request, options);
+    const done = callWithResilience(prepared);
+    const budget = prepared.budget;
+    return budget ? done.catch((error: unknown) => budget.charge(error)) : done;
+  }
+
+  private prepareCall(path: CallPath, request: ModelRequest, options: ModelCallOptions): ResilientCall<CallTarget, ModelTurn> & { budget?: AttemptBudget } {
     const model = request.model ?? this.model;
     if (model === undefined) {
       const endpoint = publicEndpoint(this.primary.baseURL);
@@ -175,6 +183,7 @@ class OpenAIModelClient implements ModelClient {
     // Only a client with fallbacks says which target answered: without, there is nothing to stick to.
     const routed = targets.length > 1;
     return {
+      ...(budget ? { budget } : {}),
       targets,
       policy,
       runtime: this.runtime,

@@ -1,26 +1,13 @@
 // A throwaway PostgreSQL cluster for the queue benches when DATABASE_URL is unset (as test/postgres/cluster.ts):
 // initdb into a temporary directory, pg_ctl on a free port, run as the postgres OS user when we are root.
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { postgresCommand as commandLine } from "../../test/postgres/binaries.mjs";
 
 const asRoot = process.getuid?.() === 0;
-
-/** Debian keeps initdb and pg_ctl out of PATH, in /usr/lib/postgresql/<major>/bin. */
-function binary(name) {
-  const onPath = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" });
-  if (onPath.status === 0 && onPath.stdout.trim()) return onPath.stdout.trim();
-  const root = "/usr/lib/postgresql";
-  const majors = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : [];
-  for (const major of majors) if (existsSync(join(root, major, "bin", name))) return join(root, major, "bin", name);
-  return name;
-}
-
-function commandLine(name, args) {
-  return asRoot ? ["runuser", ["-u", "postgres", "--", binary(name), ...args]] : [binary(name), args];
-}
 
 function run(name, args) {
   const [cmd, argv] = commandLine(name, args);
@@ -47,8 +34,11 @@ function freePort() {
   });
 }
 
-/** `maxConnections`: the server's max_connections (default 200). Durable settings (fsync on): a bench measures what a deployment pays. */
-export async function startCluster({ maxConnections = 200 } = {}) {
+/**
+ * `maxConnections`: the server's max_connections (default 200); `preload`: shared_preload_libraries
+ * (e.g. "pg_stat_statements" to count statements); `settings`: more server settings by name. Durable settings (fsync on): a bench measures what a deployment pays.
+ */
+export async function startCluster({ maxConnections = 200, preload, settings = {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "jianmu-bench-pg-"));
   chmodSync(dir, 0o700);
   if (asRoot) {
@@ -59,7 +49,7 @@ export async function startCluster({ maxConnections = 200 } = {}) {
   const data = join(dir, "data");
   run("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C"]);
   const port = await freePort();
-  const options = `-c port=${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c max_connections=${maxConnections}`;
+  const options = `-c port=${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c max_connections=${maxConnections}${preload ? ` -c shared_preload_libraries=${preload}` : ""}${Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join("")}`;
   run("pg_ctl", ["-D", data, "-o", options, "-l", join(dir, "log"), "-w", "start"]);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,

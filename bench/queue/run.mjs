@@ -1,16 +1,17 @@
-// `npm run bench:queue`: the run queue on PostgreSQL, measured (never asserted).
+// `npm run bench:queue`: the run queue on PostgreSQL and SQLite, measured (never asserted).
 //   node bench/queue/run.mjs [--runs N] [--rounds N] [--workers 1,2,4] [--parked 1000] [--claims 300] [--smoke] [--out DIR]
 // - runs per second with 1, 2 and 4 worker processes (and per worker) on an instant loopback model, against in-process
 //   runAgent on the same machine in the same run (the ratio is the number to read), in interleaved rounds
-//   (--runs split over --rounds), each contender's median round reported;
+//   (--runs split over --rounds), each contender's median round reported; the same with one worker process on a
+//   SQLite file against runAgent in process on another (the worker polls: SQLite tells no other process);
 // - submit → first model call across processes (a listening worker, idle between runs);
 // - claim latency (p50/p99 of one claim statement) on an empty queue and beside 1000 parked and 10,000 finished runs;
 // - checkpoint bytes written per round as the conversation grows;
 // - the cost of 1000 parked runs: bytes in the database and worker slots held (none).
 // Needs dist/ (npm run build). Uses DATABASE_URL, or starts a throwaway cluster.
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import pg from "pg";
@@ -38,6 +39,8 @@ if (args.parked % 50 !== 0 && args.parked > 50) throw new Error("--parked must b
 const load = (file) => import(pathToFileURL(join(DIST, file)).href);
 const jianmu = await load("index.js");
 const { PostgresRunStore } = await load("postgres.js");
+const { SqliteRunStore } = await load("sqlite.js");
+const Database = (await import("better-sqlite3")).default;
 const { startOpenAIServer, replies } = await load("testing.js");
 const { makeAgents } = await import(pathToFileURL(join(ROOT, "test/queue/fixture-agents.mjs")).href);
 
@@ -73,8 +76,8 @@ const results = { date: new Date().toISOString(), node: process.version, cpus: c
 // A shared machine's load drifts within a minute: each round measures every contender once, back to
 // back, and the table reports each contender's median round, so a slow minute costs every row alike.
 const child = join(ROOT, "test/postgres/worker-child.mjs");
-function spawnWorker(schema, id) {
-  const options = { dist: DIST, url, schema, baseURL: server.baseURL, id, concurrency: 4, leaseMs: 30_000, pollMs: 100, quiet: true };
+function spawnWorker(schema, id, sqlite) {
+  const options = { dist: DIST, url, schema, baseURL: server.baseURL, id, concurrency: 4, leaseMs: 30_000, pollMs: 100, quiet: true, ...(sqlite ? { sqlite } : {}) };
   const proc = spawn(process.execPath, [child, JSON.stringify(options)], { stdio: ["ignore", "pipe", "inherit"] });
   let buffer = "";
   const ready = new Promise((resolveReady) => {
@@ -90,14 +93,15 @@ function spawnWorker(schema, id) {
 const effect = (note) => sql.query("INSERT INTO effects (note, count) VALUES ($1, 1) ON CONFLICT (note) DO UPDATE SET count = effects.count + 1", [note]);
 const inProcess = {
   name: "runAgent in process (concurrency 4, same checkpoints)",
+  database: "postgres",
   workers: 0,
   store: await PostgresRunStore.connect({ connectionString: url, schema: "bench_inproc" }),
   async measure(round, runs) {
-    const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: this.store, effect });
+    const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: this.store, effect: this.effect ?? effect });
     const started = performance.now();
     const inflight = new Set();
     for (let i = 0; i < runs; i++) {
-      const runId = `inproc-${round}-${i}`;
+      const runId = `${this.prefix ?? "inproc"}-${round}-${i}`;
       const run = jianmu.runAgent(agents.basic, { runId, ...script(runId) }, { checkpoints: this.store }).finally(() => inflight.delete(run));
       inflight.add(run);
       if (inflight.size >= 4) await Promise.race(inflight);
@@ -116,12 +120,14 @@ for (const count of args.workers) {
   await Promise.all(workers.map((w) => w.ready));
   workerPools.push({
     name: "worker processes (concurrency 4 each)",
+    database: "postgres",
+    prefix: schema,
     workers: count,
     store: await PostgresRunStore.connect({ connectionString: url, schema }),
     async measure(round, runs) {
       const started = performance.now();
       const ids = [];
-      for (let i = 0; i < runs; i++) ids.push(await this.store.submit({ agent: "basic", runId: `${schema}-${round}-${i}`, input: script(`${schema}-${round}-${i}`) }));
+      for (let i = 0; i < runs; i++) ids.push(await this.store.submit({ agent: "basic", runId: `${this.prefix}-${round}-${i}`, input: script(`${this.prefix}-${round}-${i}`) }));
       // Every output awaited at once, as a caller with many runs in flight does: the store answers them together.
       await Promise.all(ids.map((id) => this.store.wait(id)));
       return runs / ((performance.now() - started) / 1000);
@@ -133,7 +139,52 @@ for (const count of args.workers) {
     },
   });
 }
-const contenders = [inProcess, ...workerPools];
+// ---- the same on SQLite: in process on one file, and one worker process on another (polling: SQLite tells no other process) ----
+const sqliteDir = mkdtempSync(join(tmpdir(), "jianmu-bench-sqlite-"));
+/** The tool's side effect in the run's own SQLite file, as the worker child counts it (test/postgres/worker-child.mjs). */
+function sqliteEffects(path) {
+  const db = new Database(path, { timeout: 5_000 });
+  db.exec("CREATE TABLE IF NOT EXISTS effects (note TEXT PRIMARY KEY, count INTEGER NOT NULL)");
+  const add = db.prepare("INSERT INTO effects (note, count) VALUES (?, 1) ON CONFLICT (note) DO UPDATE SET count = count + 1");
+  return { effect: (note) => void add.run(note), close: () => db.close() };
+}
+const sqliteInProcess = {
+  name: "runAgent in process on SQLite (concurrency 4, same checkpoints)",
+  database: "sqlite",
+  workers: 0,
+  async measure(round, runs) {
+    this.db ??= new SqliteRunStore({ path: join(sqliteDir, "inproc.db") });
+    this.effects ??= sqliteEffects(join(sqliteDir, "inproc.db"));
+    return inProcess.measure.call({ store: this.db, effect: this.effects.effect, prefix: "sqlite-inproc" }, round, runs);
+  },
+  async close() {
+    this.effects?.close();
+    await this.db?.close();
+  },
+};
+const sqliteWorker = {
+  name: "one worker process on SQLite (concurrency 4)",
+  database: "sqlite",
+  prefix: "sqlite_w1",
+  workers: 1,
+  async start() {
+    const path = join(sqliteDir, "worker.db");
+    this.db = new SqliteRunStore({ path, pollMs: 20 });
+    this.worker = spawnWorker(undefined, "sqlite-w0", path);
+    await this.worker.ready;
+  },
+  measure(round, runs) {
+    return workerPools[0].measure.call({ store: this.db, prefix: this.prefix }, round, runs);
+  },
+  async close() {
+    this.worker.proc.kill("SIGTERM");
+    await this.worker.exited;
+    await this.db.close();
+    rmSync(sqliteDir, { recursive: true, force: true });
+  },
+};
+await sqliteWorker.start();
+const contenders = [inProcess, ...workerPools, sqliteInProcess, sqliteWorker];
 const rates = contenders.map(() => []);
 const perRound = Math.max(1, Math.ceil(args.runs / args.rounds));
 for (let round = 0; round < args.rounds; round++) {
@@ -141,7 +192,7 @@ for (let round = 0; round < args.rounds; round++) {
 }
 for (const [i, contender] of contenders.entries()) {
   const runsPerSecond = percentile(rates[i], 50);
-  results.throughput.push({ contender: contender.name, workers: contender.workers, runsPerSecond, rounds: rates[i], ...(contender.workers ? { runsPerSecondPerWorker: runsPerSecond / contender.workers } : {}) });
+  results.throughput.push({ contender: contender.name, database: contender.database, workers: contender.workers, runsPerSecond, rounds: rates[i], ...(contender.workers ? { runsPerSecondPerWorker: runsPerSecond / contender.workers } : {}) });
   await contender.close();
 }
 
@@ -238,16 +289,17 @@ await sql.end();
 await server.close();
 cluster?.stop();
 
-const base = results.throughput[0].runsPerSecond;
+/** Each row against runAgent in process on the same database, measured in the same rounds. */
+const base = (row) => results.throughput.find((r) => r.database === row.database && r.workers === 0).runsPerSecond;
 const lines = [
-  `# Run queue on PostgreSQL (${results.date}, Node ${results.node}, ${results.cpus} cores, ${results.runs} runs per row)`,
+  `# Run queue on PostgreSQL and SQLite (${results.date}, Node ${results.node}, ${results.cpus} cores, ${results.runs} runs per row)`,
   "",
-  "Each run: one model turn with a tool call, the tool (one row counted in PostgreSQL, by every contender), one model turn with the answer (an instant loopback model).",
+  "Each run: one model turn with a tool call, the tool (one row counted in the contender's database), one model turn with the answer (an instant loopback model).",
   `Throughput: ${args.rounds} interleaved rounds of ${Math.max(1, Math.ceil(args.runs / args.rounds))} runs per contender, each contender's median round.`,
   "",
-  "| contender | workers | runs/s | runs/s per worker | vs in-process |",
-  "| --- | ---: | ---: | ---: | ---: |",
-  ...results.throughput.map((r) => `| ${r.contender} | ${r.workers} | ${r.runsPerSecond.toFixed(1)} | ${r.workers ? r.runsPerSecondPerWorker.toFixed(1) : "—"} | ${(r.runsPerSecond / base).toFixed(2)}x |`),
+  "| database | contender | workers | runs/s | runs/s per worker | vs in-process on the same database |",
+  "| --- | --- | ---: | ---: | ---: | ---: |",
+  ...results.throughput.map((r) => `| ${r.database} | ${r.contender} | ${r.workers} | ${r.runsPerSecond.toFixed(1)} | ${r.workers ? r.runsPerSecondPerWorker.toFixed(1) : "—"} | ${(r.runsPerSecond / base(r)).toFixed(2)}x |`),
   "",
   "| claim latency (one claim statement) | p50 ms | p99 ms |",
   "| --- | ---: | ---: |",

@@ -27,6 +27,8 @@ export interface ExampleEndpoint {
   server?: OpenAIServer;
   /** Stops the loopback server (a no-op live). */
   close(): Promise<void>;
+  /** A client for another model on the same endpoint (a cheap judge beside the agent's model, say). */
+  another(model: string): ModelClient;
 }
 
 const DEFAULT_MODEL = "gpt-4o-mini";
@@ -49,7 +51,9 @@ export async function connectModel(offline: OfflineReplay, options: EndpointOpti
   if (mode === "live" || (mode === "auto" && configured)) {
     // envOverride: OPENAI_API_KEY, OPENAI_BASE_URL and JIANMU_MODEL are read from the environment.
     const modelClient = ModelClient.resolve({ envOverride: true, env, model, ...client });
-    return { modelClient, mode: "live", banner: `live: ${modelClient.description}`, close: async () => {} };
+    // JIANMU_MODEL names the agent's model, not this one's.
+    const another = (other: string) => ModelClient.resolve({ envOverride: true, env: { ...env, JIANMU_MODEL: undefined }, model: other });
+    return { modelClient, mode: "live", banner: `live: ${modelClient.description}`, close: async () => {}, another };
   }
   const server = await startOpenAIServer({ respond: offline.respond });
   const modelClient = ModelClient.resolve({ baseURL: server.baseURL, apiKey: "offline-example", model, ...client });
@@ -59,5 +63,6 @@ export async function connectModel(offline: OfflineReplay, options: EndpointOpti
     banner: `offline: ${offline.source}, replayed over HTTP by a loopback server at ${server.baseURL} (set OPENAI_API_KEY or OPENAI_BASE_URL for a real model)`,
     server,
     close: () => server.close(),
+    another: (other) => ModelClient.resolve({ baseURL: server.baseURL, apiKey: "offline-example", model: other }),
   };
 }

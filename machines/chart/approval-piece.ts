@@ -2,6 +2,7 @@ import { assign, enqueueActions } from "xstate";
 import { createApprovalTimerActor } from "../../actors/approval-timer.js";
 import type { CallDecision } from "../../actors/guard.js";
 import { toolsOwnerOf } from "../../actors/tool-providers.js";
+import type { Tool } from "../../tools/tool.js";
 import { commandShapeProblem, shownCallId } from "../contract/commands.js";
 import type { AgentContext } from "../contract/context.js";
 import type { ApproveEvent, RejectEvent } from "../contract/events.js";
@@ -34,6 +35,16 @@ function commandProblem(build: ChartBuild, context: AgentContext, event: Approve
 
 /** Check edited arguments against the tool's schema; undefined means they are fine. */
 function editProblem(build: ChartBuild, context: AgentContext, decision: CallDecision, args: Record<string, unknown> | string, owner?: string): string | undefined {
+  const toolset = build.registry.toolsetNow(context.loop.runId, owner);
+  if (!toolset) return "the tools are still starting; send the approval again in a moment";
+  return editedArgumentsProblem(toolset.get(decision.name), decision.name, args);
+}
+
+/**
+ * Why edited arguments do not fit the tool (undefined when they do). Shared with jianmu/http, which
+ * checks an edit before it goes to a run queue's inbox, so a refusal reads the same in and out of process.
+ */
+export function editedArgumentsProblem(tool: Pick<Tool, "validate"> | undefined, name: string, args: Record<string, unknown> | string): string | undefined {
   let parsed: unknown = args;
   if (typeof args === "string") {
     try {
@@ -42,12 +53,9 @@ function editProblem(build: ChartBuild, context: AgentContext, decision: CallDec
       return "the edited arguments are not valid JSON";
     }
   }
-  const toolset = build.registry.toolsetNow(context.loop.runId, owner);
-  if (!toolset) return "the tools are still starting; send the approval again in a moment";
-  const tool = toolset.get(decision.name);
-  if (!tool) return `there is no tool named "${decision.name}" to validate the edited arguments against`;
+  if (!tool) return `there is no tool named "${name}" to validate the edited arguments against`;
   const checked = tool.validate(parsed);
-  return checked.ok ? undefined : `the edited arguments do not fit ${decision.name}: ${checked.error}`;
+  return checked.ok ? undefined : `the edited arguments do not fit ${name}: ${checked.error}`;
 }
 
 export function approvalImplementation(build: ChartBuild) {

@@ -9,7 +9,7 @@ import { STATE_TAGS } from "../contract/state-tags.js";
 import type { ChartBuild } from "./build.js";
 import { budgetRefusals } from "./loop-piece.js";
 import { defineActions, defineGuards, stateConfig, when } from "./piece.js";
-import { spendInput } from "./spend.js";
+import { addUnreported, spendInput } from "./spend.js";
 
 /**
  * Compaction (`config.context`): `CheckContext` counts the next prompt's tokens and, over the limit,
@@ -52,6 +52,8 @@ export function compactionImplementation(build: ChartBuild) {
         if (!result) return;
         const usage = pricedUsage(result.usage, result.usage.totalTokens > 0 ? config.pricing : undefined, result.model);
         enqueue.assign({ state: access.write(context.state, { messages: result.messages, usage: addUsage(read<Usage>(context, "usage"), usage) }) });
+        const spend = addUnreported(context.loop.spend, result.unreported);
+        if (spend !== context.loop.spend) enqueue.assign({ loop: { ...context.loop, spend } });
         enqueue.emit({ type: "context.compacted", ...base(context), strategy: config.context!.strategy, before: result.before, after: result.after, usage });
       }),
     }),

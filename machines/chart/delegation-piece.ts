@@ -12,7 +12,7 @@ import type { ChartBuild } from "./build.js";
 import * as nested from "./delegation.js";
 import { nestedAgentLogic } from "./nested-agent.js";
 import { defineActions, defineGuards, stateConfig, type AgentOn, type AgentStateConfig, type DoneBranch } from "./piece.js";
-import { leftOf, nestedUsage, withGrant } from "./spend.js";
+import { addUnreported, leftOf, nestedUsage, withGrant } from "./spend.js";
 import { recordStarted } from "./transitions.js";
 
 /**
@@ -39,6 +39,10 @@ export function delegationImplementation(build: ChartBuild) {
         if ((relayed.type === "reply.completed" || relayed.type === "context.compacted") && isSaneUsage(relayed.usage)) {
           const model = relayed.type === "reply.completed" ? relayed.model : undefined;
           enqueue.assign(nested.addNestedUsage(context, access, nestedUsage(relayed.usage, config.pricing, model)));
+        }
+        // What the nested agent counted beyond its usage (its own nested agents' included) counts here too, once: from its own end.
+        if (relayed.type === "loop.terminated" && relayed.unreported && event.event.agentPath === undefined) {
+          enqueue.assign({ loop: { ...context.loop, spend: addUnreported(context.loop.spend, relayed.unreported) } });
         }
         enqueue.emit(relayed);
       }),

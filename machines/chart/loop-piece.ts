@@ -3,7 +3,7 @@ import { toErrorInfo } from "../../actors/errors.js";
 import { createLLMActor, type LLMOutput, type LLMProgress } from "../../actors/llm-step.js";
 import type { Usage } from "../../actors/model-client.js";
 import { pricedUsage } from "../../actors/pricing.js";
-import { spendRefusal } from "../../actors/spend.js";
+import { spendRefusal, unreportedOf } from "../../actors/spend.js";
 import { createToolProvidersActor } from "../../actors/tool-providers.js";
 import { commandShapeProblem } from "../contract/commands.js";
 import { errorTermination, type AgentContext, type AgentOutput } from "../contract/context.js";
@@ -13,8 +13,9 @@ import { STATE_TAGS } from "../contract/state-tags.js";
 import type { ChartBuild } from "./build.js";
 import { parsePartialJson } from "./partial-json.js";
 import { defineActions, defineGuards, stateConfig, type AgentOn, type DoneBranch } from "./piece.js";
+import { heard } from "./audience.js";
 import { carriedProgress } from "./progress.js";
-import { costBudgetSpent, tokenBudgetSpent } from "./spend.js";
+import { addUnreported, costBudgetSpent, tokenBudgetSpent, unreportedSpend } from "./spend.js";
 import { runOutputFields } from "./run-output.js";
 import { applyReply } from "./transitions.js";
 
@@ -41,15 +42,19 @@ export function loopImplementation(build: ChartBuild) {
       terminate: assign(({ context, event }, params: { reason: TerminationReason }) => {
         const error = "error" in event ? toErrorInfo(event.error) : undefined;
         const detail = event.type === "agent.cancel" ? event.reason : undefined;
-        return { loop: { ...context.loop, termination: errorTermination(params.reason, context.loop.iteration, error, detail) } };
+        // A call that failed for good may still have been billed for attempts that reported nothing.
+        const spend = addUnreported(context.loop.spend, "error" in event ? unreportedOf(event.error) : undefined);
+        return { loop: { ...context.loop, ...(spend ? { spend } : {}), termination: errorTermination(params.reason, context.loop.iteration, error, detail) } };
       }),
       /**
        * Model progress becomes telemetry; streamed text also grows `streamingOutput` in context. It
        * arrives in batches, and its last batch rides on the LLM step's result (see ProgressBatcher).
        */
-      reportModelProgress: enqueueActions(({ context, event, enqueue }) => {
+      reportModelProgress: enqueueActions(({ context, event, enqueue, self }) => {
         const progress = carriedProgress<LLMProgress>(event);
         if (!progress) return;
+        // Nobody can hear this run (audience.ts): keep what context needs, build no event.
+        const listened = heard(self);
         let text = "";
         let finalArguments: string | undefined;
         for (const { at, event: item } of progress) {
@@ -59,6 +64,7 @@ export function loopImplementation(build: ChartBuild) {
             continue;
           }
           if (item.type === "text.delta" && typeof item.delta === "string") text += item.delta;
+          if (!listened) continue;
           // An attempt's usage, priced like the reply's (per attempt: a fallback's model has its own price).
           if (item.type === "model.call.completed" && config.pricing) {
             enqueue.emit(Object.assign({}, item, { usage: pricedUsage(item.usage, config.pricing, item.model) }, base(context, at)));
@@ -68,7 +74,7 @@ export function loopImplementation(build: ChartBuild) {
           // takes a slow path in V8 (microseconds per event, on every model event).
           enqueue.emit(Object.assign({}, item, base(context, at)));
         }
-        if (finalArguments !== undefined) {
+        if (finalArguments !== undefined && listened) {
           const partial = parsePartialJson(finalArguments);
           if (partial !== undefined) enqueue.emit({ type: "output.partial", ...base(context), partial });
         }
@@ -76,7 +82,7 @@ export function loopImplementation(build: ChartBuild) {
           const before = read<string>(context, "streamingOutput");
           enqueue.assign({ state: access.write(context.state, { streamingOutput: before + text }) });
           // A native structured output streams as JSON text: report what it holds so far.
-          if (build.outputPlan?.strategy === "native") {
+          if (build.outputPlan?.strategy === "native" && listened) {
             const partial = parsePartialJson(before + text);
             if (partial !== undefined && JSON.stringify(partial) !== JSON.stringify(parsePartialJson(before))) {
               enqueue.emit({ type: "output.partial", ...base(context), partial });
@@ -86,9 +92,9 @@ export function loopImplementation(build: ChartBuild) {
       }),
       /** A model reply joins the conversation (priced by config.pricing): the assign of AgentLLM's own branches, named for other pieces. */
       applyModelReply: assign(({ context, event }) => applyReply(context, access, (event as unknown as { output: LLMOutput }).output, config.pricing)),
-      announceReply: enqueueActions(({ context, event, enqueue }) => {
+      announceReply: enqueueActions(({ context, event, enqueue, self }) => {
         const turn = (event as { output?: Partial<LLMOutput> }).output;
-        if (!turn || !Array.isArray(turn.toolCalls)) return;
+        if (!turn || !Array.isArray(turn.toolCalls) || !heard(self)) return;
         enqueue.emit({
           type: "reply.completed",
           ...base(context),
@@ -99,6 +105,15 @@ export function loopImplementation(build: ChartBuild) {
           model: turn.model ?? "",
         });
       }),
+      /**
+       * A model call starts: its streamed text starts empty, and reply.started is told. One action, with
+       * neither an assign when the text is already empty (the rounds that only called tools) nor an
+       * event when nobody can hear the run (audience.ts): each costs the interpreter a step per round.
+       */
+      startReply: enqueueActions(({ context, enqueue, self }) => {
+        if (read<string>(context, "streamingOutput") !== "") enqueue.assign({ state: access.write(context.state, { streamingOutput: "" }) });
+        if (heard(self)) enqueue.emit({ type: "reply.started", ...base(context), round: read<number>(context, "rounds") + 1 });
+      }),
       announceTermination: emit(({ context }) => ({
         type: "loop.terminated" as const,
         ...base(context),
@@ -106,6 +121,7 @@ export function loopImplementation(build: ChartBuild) {
         ...(context.loop.termination ? { reason: context.loop.termination.reason } : {}),
         rounds: read<number>(context, "rounds"),
         usage: read<Usage>(context, "usage"),
+        ...unreportedField(context.loop.spend),
       })),
     }),
     guards: defineGuards({
@@ -122,6 +138,12 @@ export function loopImplementation(build: ChartBuild) {
       iterationsLeft: ({ context }) => context.loop.iteration < config.maxIterations,
     }),
   };
+}
+
+/** `loop.terminated`'s `unreported`, when the run counted spending no server reported. */
+function unreportedField(spend: AgentContext["loop"]["spend"]) {
+  const unreported = unreportedSpend(spend);
+  return unreported ? { unreported } : {};
 }
 
 /** What the root answers in any state: a cancel, a command nothing waits for, the tool providers failing; `on`: what other pieces add there. */
@@ -152,7 +174,7 @@ export function loopRootOn({ on }: { on: AgentOn }): AgentOn {
 
 /** The loop's states, and the parts of Evaluating and ChildRunning that are not their children. */
 export function loopStates(build: ChartBuild, exits: { roundStart: string; done: string; finalResult: readonly DoneBranch<"llm">[] }) {
-  const { config, access, target, read, base } = build;
+  const { config, access, target } = build;
   return {
     Initialising: stateConfig({
       description: "Waits for the tool providers to start (tools.ready) before the first round.",
@@ -193,10 +215,7 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
     AgentLLM: stateConfig({
       description: "Asks the model for the next reply (streamed); tool calls go to ToolExecutor, a plain reply to StateCondition.",
       tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.modelCall],
-      entry: [
-        assign(({ context }) => ({ state: access.write(context.state, { streamingOutput: "" }) })),
-        emit(({ context }) => ({ type: "reply.started" as const, ...base(context), round: read<number>(context, "rounds") + 1 })),
-      ],
+      entry: "startReply",
       invoke: {
         id: build.childId("llm"),
         src: "llm",

@@ -1,5 +1,5 @@
 import type { LLMOutput } from "../../actors/llm-step.js";
-import type { Usage } from "../../actors/model-client.js";
+import type { UnreportedSpend, Usage } from "../../actors/model-client.js";
 import { pricedUsage, type Pricing } from "../../actors/pricing.js";
 import type { SpendInput } from "../../actors/spend.js";
 import type { ReActConfig } from "../contract/config.js";
@@ -78,13 +78,26 @@ export function noteSpend(spend: SpendState | undefined, turn: Pick<LLMOutput, "
   const estimate = turn.promptEstimate;
   const short = estimate !== undefined && estimate > 0 && !turn.usageMissing && turn.usage.promptTokens > estimate;
   if (!unreported && !short) return spend;
-  const next: SpendState = { ...spend };
-  if (unreported) {
-    next.unreportedTokens = (spend?.unreportedTokens ?? 0) + unreported.tokens;
-    next.unreportedCost = (spend?.unreportedCost ?? 0) + unreported.cost;
-  }
+  const next: SpendState = { ...addUnreported(spend, unreported) };
   if (short) next.promptScale = (spend?.promptScale ?? 1) * (turn.usage.promptTokens / estimate);
   return next;
+}
+
+/**
+ * Spending no server reported that counts all the same: attempts that may have been billed (of a
+ * reply, a summary, a call that failed for good) and what a nested agent counted so (its
+ * `loop.terminated` says).
+ */
+export function addUnreported(spend: SpendState | undefined, unreported: UnreportedSpend | undefined): SpendState | undefined {
+  if (!unreported || (unreported.tokens === 0 && unreported.cost === 0)) return spend;
+  return { ...spend, unreportedTokens: (spend?.unreportedTokens ?? 0) + unreported.tokens, unreportedCost: (spend?.unreportedCost ?? 0) + unreported.cost };
+}
+
+/** What the run counted beyond its usage (for `loop.terminated`, so the agent that started it counts it too). */
+export function unreportedSpend(spend: SpendState | undefined): UnreportedSpend | undefined {
+  const tokens = spend?.unreportedTokens ?? 0;
+  const cost = spend?.unreportedCost ?? 0;
+  return tokens === 0 && cost === 0 ? undefined : { tokens, cost };
 }
 
 /** A nested agent's input, limited to what this run has left (the smaller, when the input sets limits of its own). */

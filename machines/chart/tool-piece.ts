@@ -8,6 +8,7 @@ import { STATE_TAGS } from "../contract/state-tags.js";
 import type { ChartBuild } from "./build.js";
 import { executorCalls } from "./delegation.js";
 import { defineActions, stateConfig, type DoneBranch } from "./piece.js";
+import { heard } from "./audience.js";
 import { carriedProgress } from "./progress.js";
 import { applyDecisions, applyOutcomes, recordStarted } from "./transitions.js";
 
@@ -34,13 +35,15 @@ export function toolImplementation(build: ChartBuild) {
     },
     actions: defineActions({
       /** Tool progress becomes telemetry; started calls join the history that budgets and rate limits read. */
-      reportToolProgress: enqueueActions(({ context, event, enqueue }) => {
+      reportToolProgress: enqueueActions(({ context, event, enqueue, self }) => {
         const progress = carriedProgress<ToolProgress>(event);
         if (!progress) return;
+        // Nobody can hear this run (audience.ts): keep the started calls, build no event.
+        const listened = heard(self);
         const started: CallRecord[] = [];
         for (const { at, event: item } of progress) {
           if (item.type === "tool.call.started" && isStartedCall(item, at)) started.push({ callId: item.callId, name: item.name, at });
-          enqueue.emit(Object.assign({}, item, base(context, at)));
+          if (listened) enqueue.emit(Object.assign({}, item, base(context, at)));
         }
         if (started.length > 0) enqueue.assign(recordStarted(context, started));
       }),

@@ -120,6 +120,11 @@ export const EMITTED_EVENTS = {
       reason: z.enum(TERMINATION_REASONS).optional(),
       rounds: z.number().int().min(0),
       usage: UsageSchema,
+      /**
+       * With budgets: what the run counted against them beyond `usage` (attempts that may have been
+       * billed without reporting usage, its nested agents' alike); the agent that started it counts it too.
+       */
+      unreported: z.strictObject({ tokens: z.number().int().min(0), cost: z.number().min(0) }).optional(),
     }),
   "agent.handoff": () =>
     z.strictObject({

@@ -33,7 +33,7 @@ export class PgCheckpointRows {
   async read(query: Query, runId: string, id: number | null): Promise<ReadCheckpoint | undefined> {
     const c = `${this.schema}.checkpoints`;
     const { rows } = await query<Row & { head: string | null; k_id: string | null; k_prev: string | null; k_body: Buffer | null; p_id: string | null; p_body: Buffer | null }>(
-      `SELECT c.*, r.run_id, r.head, k.id AS k_id, k.prev_key AS k_prev, k.body AS k_body, p.id AS p_id, p.body AS p_body
+      `SELECT c.id, c.key_id, c.prev_key, c.body, r.run_id, r.head, k.id AS k_id, k.prev_key AS k_prev, k.body AS k_body, p.id AS p_id, p.body AS p_body
        FROM ${this.schema}.runs r JOIN ${c} c ON c.run_key = r.run_key AND c.id = coalesce($2::bigint, r.head)
        LEFT JOIN ${c} k ON k.run_key = c.run_key AND k.id = c.key_id
        LEFT JOIN ${c} p ON p.run_key = c.run_key AND p.id = coalesce(k.prev_key, c.prev_key)

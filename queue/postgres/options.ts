@@ -44,8 +44,16 @@ export const ConnectOptionsSchema = z
     pollMs: z.number().int().min(10).default(1_000),
     /** LISTEN for notifications (turn off behind a pooler in transaction mode: workers then poll). */
     listen: z.boolean().default(true),
+    /**
+     * Send statements as named prepared statements, parsed and planned once per connection instead of
+     * at every call. Turn off behind a pooler in transaction mode that does not keep prepared
+     * statements across its server connections (PgBouncer before 1.21).
+     */
+    prepare: z.boolean().default(true),
     /** Keep only the last N checkpoints of each run (and those a fork starts from). Default: every one. */
     keepCheckpoints: z.number().int().min(1).optional(),
+    /** Delete a finished run once it has been finished this long (ms; machines/persistence/log/finished-retention.ts says what is kept). Default: kept forever. */
+    keepFinishedMs: z.number().int().min(1).optional(),
     /**
      * Name the server (host, port, database, role) in error messages. Off by default: errors reach
      * logs, HTTP bodies and model prompts. The connection string and its password never appear.

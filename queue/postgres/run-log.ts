@@ -18,19 +18,38 @@ import { entryFromText, keyframesAt, type KnownKeyframe, type StoredCheckpoint }
 import { contextAfter, emptyContext, pathsOf, withStoredIds, type RunContext } from "../../machines/persistence/log/streams.js";
 import { PgCheckpointRows } from "./checkpoint-rows.js";
 import { pruneKeepingSql } from "../../machines/persistence/log/retention.js";
+import { finishedRunsSql, PRUNE_LIMIT } from "../../machines/persistence/log/finished-retention.js";
 import { ThreadBusyError } from "../../machines/persistence/log/thread-busy.js";
 import { RunQueueError } from "../errors.js";
 import type { StoredBlob } from "../../machines/persistence/blobs.js";
 import { isStorableText, storableKey } from "../storable.js";
 import { explainPgError, pgFaultOf, type ServerNaming } from "./errors.js";
 import { insertCheckpoint, insertStreamsSql, nextStreamIds, readStreams, streamParams, type Query } from "./log-rows.js";
-import { NOW } from "./statements.js";
+import { NOW, preparedName } from "./statements.js";
 import type { ResolvedOptions } from "./options.js";
 
 /** What a write of a run must carry when the run queue holds it (its fencing token). */
 export interface PgWriteFence {
   token: number;
   delivered: number;
+}
+
+/**
+ * What a finished run's last checkpoint also writes, in the save's statement (the queue's `finish`):
+ * the final status, the output (encoded against the streams this save stores) and the lease's end,
+ * with a notification. One statement and one commit instead of a save and then a hand-back.
+ */
+export interface LastSave {
+  status: string;
+  output: (context: RunContext) => string;
+  channel: string;
+  notify: string;
+}
+
+/** A run's fork columns. */
+interface OriginRow {
+  fork_of: string | null;
+  inherit: string | null;
 }
 
 /** An encoded save with its stream ids and packed skeleton, ready to write. */
@@ -71,7 +90,8 @@ export class PostgresRunLog implements RunLogStore {
   protected async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = [], where?: string): Promise<pg.QueryResult<R>> {
     if (this.closed) throw new RunQueueError("closed", "this PostgresRunStore is closed; connect a new one");
     try {
-      return await this.pool.query<R>(text, values);
+      const name = this.options.prepare ? preparedName(text) : undefined;
+      return await this.pool.query<R>(name ? { name, text, values } : { text, values });
     } catch (error) {
       if (pgFaultOf(error) === "tooManyClients") this.refusedConnection();
       throw explainPgError(error, this.server, where);
@@ -80,6 +100,11 @@ export class PostgresRunLog implements RunLogStore {
 
   /** The queue's hook: the server refused this store a connection. */
   protected refusedConnection(): void {}
+
+  /** The run has no checkpoint and no seed (the queue's claim read so): its next save builds on nothing. */
+  protected knownFresh(runId: string): void {
+    this.cache.set(emptyContext(runId));
+  }
 
   /** The queue's hook around a statement of a run it holds (retried while the lease lasts, see PostgresRunStore). */
   protected held<T>(_runId: string, _token: number, statement: (attempt: number) => Promise<T>, _giveUp = true): Promise<T> {
@@ -140,11 +165,17 @@ export class PostgresRunLog implements RunLogStore {
     await (fence ? this.held(runId, fence.token, () => this.saveOnce(runId, record, fence)) : this.saveOnce(runId, record, undefined));
   }
 
-  private async saveOnce(runId: string, record: PersistedAgent, fence: PgWriteFence | undefined): Promise<void> {
+  /** A held run's last checkpoint with its output and the end of its lease (LastSave), retried like a hand-back. */
+  protected saveLast(runId: string, record: PersistedAgent, fence: PgWriteFence, last: LastSave): Promise<void> {
+    checkRecordId(runId, record);
+    return this.held(runId, fence.token, () => this.saveOnce(runId, record, fence, last), false);
+  }
+
+  private async saveOnce(runId: string, record: PersistedAgent, fence: PgWriteFence | undefined, last?: LastSave): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       const context = this.cache.peek(runId) ?? (await this.readContext(runId));
       const planned = await this.plan(record, context);
-      const result = await this.writeSave(runId, record, planned, fence);
+      const result = await this.writeSave(runId, record, planned, fence, last);
       if (result.written) {
         this.cache.set(contextAfter(context, planned.stored, result.id, keyframesAfter(planned.packed, result.id, context.keyframe)));
         if (this.options.keepCheckpoints !== undefined) await this.prune(runId);
@@ -167,14 +198,16 @@ export class PostgresRunLog implements RunLogStore {
   }
 
   /** The save in one statement: the run's row moves its head to the new checkpoint only if it still is where this writer read it (and carries the fence). */
-  private async writeSave(runId: string, record: PersistedAgent, { stored, packed, context }: Planned, fence: PgWriteFence | undefined) {
+  private async writeSave(runId: string, record: PersistedAgent, { stored, packed, context }: Planned, fence: PgWriteFence | undefined, last?: LastSave) {
     const runs = this.t("runs");
     // $1 run, $2-$7 streams and elements, $8 machine, $9 state, $10 iteration, $11 savedAt, $12 pending, $13 the head it was read at,
-    // $14 keyframe, $15 body, $16 a keyframe's predecessor; then $17 status (a plain save) or $17 token, $18 inbox events delivered (a claimed run's).
+    // $14 keyframe, $15 body, $16 a keyframe's predecessor; then $17 status (a plain save) or $17 token, $18 inbox events delivered (a claimed run's);
+    // a last save's $19 status, $20 output, $21 channel, $22 notification.
     const columns = `head = k.id, machine = $8::text, state = $9::text, iteration = $10::int, saved_at = $11::bigint, pending = $12::text, updated_at = ${NOW}`;
+    const ends = last ? `, status = $19::text, output = $20::text, wake_at = NULL, owner = NULL, lease_until = NULL` : "";
     const ok = fence
-      ? // The queue's status is the worker's to move (claim, park, finish), never a checkpoint's.
-        `UPDATE ${runs} SET ${columns}
+      ? // The queue's status is the worker's to move (claim, park, finish), never a checkpoint's; a last save is the finish.
+        `UPDATE ${runs} SET ${columns}${ends}
            FROM k WHERE run_id = $1::text AND head IS NOT DISTINCT FROM $13::bigint AND token = $17::bigint RETURNING run_key`
       : `INSERT INTO ${runs} AS r (run_id, agent, status, head, machine, state, iteration, saved_at, pending, created_at, updated_at)
            SELECT $1::text, $8::text, $17::text, k.id, $8::text, $9::text, $10::int, $11::bigint, $12::text, ${NOW}, ${NOW} FROM k
@@ -184,17 +217,20 @@ export class PostgresRunLog implements RunLogStore {
     const applied = fence
       ? `, a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1::text AND id <= $18::bigint AND applied_at IS NULL AND EXISTS (SELECT 1 FROM ok) RETURNING id)`
       : "";
+    const notified = last ? `, n AS (SELECT pg_notify($21::text, $22::text) FROM ok)` : "";
     const { rows } = await this.query<{ written: number; id: string; token: string | null }>(
       `WITH k AS (SELECT nextval('${this.t("checkpoints_id_seq")}') AS id), ok AS (${ok}),
        ${insertStreamsSql(this.schema, "(SELECT run_key FROM ok)", "EXISTS (SELECT 1 FROM ok)")},
        c AS (INSERT INTO ${this.t("checkpoints")} (id, run_key, key_id, prev_key, body)
-         SELECT k.id, ok.run_key, $14::bigint, $16::bigint, $15::bytea FROM k, ok)${applied}
-       SELECT (SELECT count(*) FROM ok)::int AS written, (SELECT id FROM k) AS id, (SELECT token FROM ${runs} WHERE run_id = $1::text) AS token`,
+         SELECT k.id, ok.run_key, $14::bigint, $16::bigint, $15::bytea FROM k, ok)${applied}${notified}
+       SELECT (SELECT count(*) FROM ok)::int AS written, (SELECT id FROM k) AS id, (SELECT token FROM ${runs} WHERE run_id = $1::text) AS token${last ? ", (SELECT count(*) FROM n)::int AS notified" : ""}`,
       [
-        runId, ...streamParams(stored), record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(pendingFromSnapshot(record.snapshot)),
-        context.head ?? null, packed.keyId ?? null, packed.body, PgCheckpointRows.prevKeyOf(packed, context.keyframe?.id), ...(fence ? [fence.token, fence.delivered] : [record.status]),
+        runId, ...streamParams(stored), record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(last ? [] : pendingFromSnapshot(record.snapshot)),
+        context.head ?? null, packed.keyId ?? null, packed.body, PgCheckpointRows.prevKeyOf(packed, context.keyframe?.id),
+        ...(fence ? [fence.token, last ? Number.MAX_SAFE_INTEGER : fence.delivered] : [record.status]),
+        ...(last ? [last.status, last.output(contextAfter(context, stored, context.head ?? 0, undefined)), last.channel, last.notify] : []),
       ],
-      "save: checkpoint",
+      last ? "finish: output" : "save: checkpoint",
     );
     const row = rows[0]!;
     return { written: row.written === 1, id: Number(row.id), token: Number(row.token ?? 0) };
@@ -209,7 +245,7 @@ export class PostgresRunLog implements RunLogStore {
     if (!read) return undefined;
     const { refs, skeleton } = this.split(read.row, read.keyframe);
     const cached = wanted === null ? this.cache.get(runId, read.head) : undefined;
-    const streams = cached?.known ?? (await readStreams(this.run, this.schema, runId, refs));
+    const streams = cached?.known ?? (await readStreams(this.run, this.schema, runId, refs).catch((error: unknown) => damaged(runId, read.row.id, `schema ${this.schema}`, error)));
     return recordFrom({ id: read.row.id, runId }, skeleton, refs, streams, `schema ${this.schema}`);
   }
 
@@ -253,6 +289,19 @@ export class PostgresRunLog implements RunLogStore {
     this.cache.delete(runId);
     this.origins.clear();
     return deleted;
+  }
+
+  get keepFinishedMs(): number | undefined {
+    return this.options.keepFinishedMs;
+  }
+
+  /** With `keepFinishedMs`: delete up to `limit` runs finished longer ago than that, one transaction each (finished-retention.ts). */
+  async pruneFinished(limit = PRUNE_LIMIT): Promise<number> {
+    if (this.options.keepFinishedMs === undefined) return 0;
+    const due = await this.query<{ run_id: string }>(finishedRunsSql(this.t("runs"), `(${NOW} - $1::bigint)`, "$2::int"), [this.options.keepFinishedMs, limit], "pruneFinished");
+    let pruned = 0;
+    for (const { run_id } of due.rows) if (await this.delete(run_id)) pruned++;
+    return pruned;
   }
 
   async history(runId: string): Promise<CheckpointEntry[]> {
@@ -325,8 +374,8 @@ export class PostgresRunLog implements RunLogStore {
   }
 
   async threadRuns(threadId: string): Promise<ThreadRun[]> {
-    const { rows } = await this.query<{ run_id: string; status: ThreadRun["status"] }>(`SELECT run_id, status FROM ${this.t("runs")} WHERE thread_id = $1 ORDER BY thread_seq`, [threadId]);
-    return rows.map((row) => ({ runId: row.run_id, status: row.status }));
+    const { rows } = await this.query<{ run_id: string; status: ThreadRun["status"]; agent: string }>(`SELECT run_id, status, agent FROM ${this.t("runs")} WHERE thread_id = $1 ORDER BY thread_seq`, [threadId]);
+    return rows.map((row) => ({ runId: row.run_id, status: row.status, agent: row.agent }));
   }
 
   lineage(runId: string): Promise<RunBranch[]> {
@@ -409,6 +458,13 @@ export class PostgresRunLog implements RunLogStore {
 
   // ---- ToolJournal ----
 
+  /*
+   * A held run's journal writes lock its row FOR KEY SHARE until they commit: a claim (which moves
+   * the token) locks it FOR UPDATE, so it waits for them or skips the run; the run's own checkpoint
+   * saves and lease renewals (updates of no key column) go on beside them instead of waiting for
+   * their commit, as they would behind FOR SHARE.
+   */
+
   /** The atomic claim: true when this caller wrote the `started` entry; never overwrites. */
   async started(key: JournalKey, name: string): Promise<boolean> {
     const fence = this.fenceFor(key.runId, false);
@@ -419,7 +475,7 @@ export class PostgresRunLog implements RunLogStore {
     }
     const { won, token } = await this.held(key.runId, fence.token, async (attempt) => {
       const { rows } = await this.query<{ token: string | null; written: number; found: string | null }>(
-        `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
+        `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR KEY SHARE),
          ins AS (${insert} SELECT $1, $2, $3, $4, 'started', ${NOW} FROM owner WHERE owner.token = $5 ON CONFLICT DO NOTHING RETURNING 1)
          SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written,
                 (SELECT state FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3) AS found`,
@@ -445,7 +501,7 @@ export class PostgresRunLog implements RunLogStore {
     }
     const { rows } = await this.held(key.runId, fence.token, () =>
       this.query<{ token: string | null }>(
-        `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR SHARE),
+        `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR KEY SHARE),
          ins AS (${upsert} SELECT $1, $2, $3, $4, 'completed', $5, ${NOW} FROM owner WHERE owner.token = $6 ${conflict} RETURNING 1)
          SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
         [...values, fence.token],
@@ -465,18 +521,16 @@ export class PostgresRunLog implements RunLogStore {
     const select = `SELECT name, state, outcome, packed FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3`;
     type Row = { name: string; state: "started" | "completed"; outcome: unknown; packed: Buffer | null };
     const entryOf = (row: Row, at: JournalKey) => journalEntryOf({ ...row, outcome: row.packed !== null ? storedOutcome(row.packed) : row.outcome }, at, `schema ${this.schema}`);
-    let own: Row | undefined;
-    if (!fence) {
-      own = (await this.query<Row>(select, [key.runId, key.iteration, storableKey(key.callId)])).rows[0];
-    } else {
-      const { rows } = await this.query<Row & { token: string | null; found: boolean }>(
-        `SELECT (SELECT token FROM ${this.t("runs")} WHERE run_id = $1) AS token, e.name IS NOT NULL AS found, e.* FROM (SELECT 1) x LEFT JOIN (${select}) e ON true`,
-        [key.runId, key.iteration, storableKey(key.callId)],
-      );
-      if (Number(rows[0]!.token) !== fence.token) throw this.lost(key.runId);
-      own = rows[0]!.found ? rows[0] : undefined;
-    }
-    if (own) return entryOf(own, key);
+    // The entry with the run's token (fenced) and what it was forked from (read once per run, for an entry it inherits).
+    const { rows } = await this.query<Row & OriginRow & { token: string | null; run: boolean; found: boolean }>(
+      `SELECT r.run_id IS NOT NULL AS run, r.token, r.fork_of, r.inherit, e.name IS NOT NULL AS found, e.name, e.state, e.outcome, e.packed
+       FROM (SELECT 1) x LEFT JOIN ${this.t("runs")} r ON r.run_id = $1 LEFT JOIN (${select}) e ON true`,
+      [key.runId, key.iteration, storableKey(key.callId)],
+    );
+    const row = rows[0]!;
+    if (fence && Number(row.token) !== fence.token) throw this.lost(key.runId);
+    if (row.run) this.rememberOrigin(key.runId, row);
+    if (row.found) return entryOf(row, key);
     for (let at = inheritedKey(key, await this.originOf(key.runId)), depth = 0; at && depth < 1_000; depth++) {
       const row = (await this.query<Row>(select, [at.runId, at.iteration, storableKey(at.callId)])).rows[0];
       if (row) return entryOf(row, at);
@@ -493,10 +547,15 @@ export class PostgresRunLog implements RunLogStore {
 
   private async originOf(runId: string, query: Query = this.run): Promise<ForkOrigin | undefined> {
     if (this.origins.has(runId)) return this.origins.get(runId) ?? undefined;
-    const { rows } = await query<{ fork_of: string | null; inherit: string | null }>(`SELECT fork_of, inherit FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
-    const inherit = readInheritance(rows[0]?.inherit);
-    const origin = rows[0]?.fork_of && inherit ? { runId: rows[0].fork_of, inherit } : undefined;
-    if (rows[0]) this.origins.set(runId, origin ?? null);
+    const { rows } = await query<OriginRow>(`SELECT fork_of, inherit FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
+    return rows[0] ? this.rememberOrigin(runId, rows[0]) : undefined;
+  }
+
+  /** What run `runId` was forked from, as its row says; remembered (it never changes but for a deleted origin, which clears it). */
+  private rememberOrigin(runId: string, row: OriginRow): ForkOrigin | undefined {
+    const inherit = readInheritance(row.inherit);
+    const origin = row.fork_of && inherit ? { runId: row.fork_of, inherit } : undefined;
+    this.origins.set(runId, origin ?? null);
     return origin;
   }
 

@@ -1,5 +1,22 @@
 /** SQL the store runs that tests also look at (the claim's plan): written once, here. */
 
+const preparedNames = new Map<string, string | undefined>();
+/** Statements named at most (the store's texts are a few dozen; anything past this goes unnamed). */
+const MAX_PREPARED = 500;
+
+/**
+ * The name a statement is prepared under on every connection of this process (the same text, the
+ * same name, whichever store sends it), or undefined to send it unnamed: a statement returning `*`
+ * would fail once a migration adds a column (a cached plan must not change its result type).
+ */
+export function preparedName(text: string): string | undefined {
+  if (preparedNames.has(text)) return preparedNames.get(text);
+  if (preparedNames.size >= MAX_PREPARED) return undefined;
+  const name = /SELECT\s+\*|\w\.\*|RETURNING\s+\*/i.test(text) ? undefined : `jianmu_${preparedNames.size + 1}`;
+  preparedNames.set(text, name);
+  return name;
+}
+
 /** The database's clock in epoch ms: leases are judged by one clock, whichever machine writes. */
 export const NOW = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
@@ -15,6 +32,8 @@ const STATEMENT_NOW = `(extract(epoch from now()) * 1000)::bigint`;
  * fencing token. Due means `wake_at <= now` (an index range of `runs_due`): a parked run has no
  * wake_at, or a future deadline, until `send` or its deadline makes it due, so however many runs are
  * parked, a claim never looks at them. `SKIP LOCKED`: workers claiming at once take different runs.
+ * It also says whether each run's inbox is empty, and whether it has a seed (a thread's earlier run),
+ * so that a fresh run costs no inbox read and no read of its head before its first save.
  */
 export function claimStatement(schema: string): string {
   return `WITH c AS (
@@ -27,5 +46,6 @@ export function claimStatement(schema: string): string {
      UPDATE ${schema}.runs r SET owner = $3, token = r.token + 1, lease_until = ${NOW} + $4, wake_at = ${NOW},
        status = 'running', updated_at = ${NOW}
      FROM c WHERE r.run_id = c.run_id
-     RETURNING r.run_id, r.agent, r.token, r.input, r.head`;
+     RETURNING r.run_id, r.agent, r.token, r.input, r.head, r.seed,
+       NOT EXISTS (SELECT 1 FROM ${schema}.inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL) AS inbox_empty`;
 }

@@ -2,7 +2,9 @@ import pg from "pg";
 import type { CheckpointSummary } from "../../machines/persistence/checkpoints/store.js";
 import type { AgentOutput } from "../../machines/contract/context.js";
 import { emptyContext } from "../../machines/persistence/log/streams.js";
-import { RunQueueError } from "../errors.js";
+import { FencedError, RunQueueError } from "../errors.js";
+import type { PersistedAgent } from "../../machines/persistence/persistence.js";
+import { encodeOutput } from "../../machines/persistence/log/outputs.js";
 import { Fences } from "../fences.js";
 import type { QueueSignal, RunStore } from "../run-store.js";
 import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
@@ -240,7 +242,7 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
 
   async claim(request: { owner: string; agents: readonly string[]; limit: number; leaseMs: number }): Promise<ClaimedRun[]> {
     const sent = Date.now();
-    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: string; head: string | null }>(claimStatement(this.schema), [
+    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: string; head: string | null; seed: string | null; inbox_empty: boolean }>(claimStatement(this.schema), [
       request.agents,
       request.limit,
       request.owner,
@@ -250,7 +252,9 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     return Promise.all(
       rows.map(async (row) => {
         const checkpoint = row.head !== null ? await this.load(row.run_id) : undefined;
-        return { runId: row.run_id, agent: row.agent, token: Number(row.token), input: JSON.parse(row.input) as RunInput, ...(checkpoint ? { checkpoint } : {}) };
+        // Nothing saved yet and no thread to build on: its first save builds on nothing, without reading the row again.
+        if (row.head === null && row.seed === null) this.knownFresh(row.run_id);
+        return { runId: row.run_id, agent: row.agent, token: Number(row.token), input: JSON.parse(row.input) as RunInput, ...(checkpoint ? { checkpoint } : {}), inboxEmpty: row.inbox_empty };
       }),
     );
   }
@@ -311,7 +315,24 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     return this.handBack(runId, token, `status = 'awaitingApproval', wake_at = CASE WHEN ${due} THEN ${NOW} ELSE $6::bigint END`, [wakeAt ?? null], { where: "park" });
   }
 
-  async finish(runId: string, token: number, output: AgentOutput): Promise<boolean> {
+  async finish(runId: string, token: number, output: AgentOutput, lastCheckpoint?: PersistedAgent): Promise<boolean> {
+    if (lastCheckpoint) {
+      if (this.fences.heldOtherwise(runId, token)) return false;
+      const fence = this.fences.get(runId);
+      try {
+        // Not fenced here (a caller that claimed without fence()): the checkpoint first, as any save.
+        if (!fence) await this.save(runId, lastCheckpoint);
+        else {
+          // The last checkpoint, the output and the lease's end in one statement (one commit).
+          await this.saveLast(runId, lastCheckpoint, fence, { status: output.status, output: (context) => encodeOutput(output, context), channel: this.channel, notify: `finished:${runId}` });
+          this.fences.handedBack(runId, token);
+          return true;
+        }
+      } catch (error) {
+        if (error instanceof FencedError) return false;
+        throw error;
+      }
+    }
     const stored = await this.encodeOutput(runId, output);
     return this.handBack(runId, token, `status = $6, output = $7, wake_at = NULL, pending = '[]'`, [output.status, stored], {
       notify: `finished:${runId}`,

@@ -3,7 +3,8 @@ import type { CheckpointSummary } from "../../machines/persistence/checkpoints/s
 import type { AgentOutput } from "../../machines/contract/context.js";
 import { SqliteRunLog, type SqliteWriteFence } from "../../machines/persistence/log/sqlite/sqlite-log.js";
 import type { SqliteRunRow } from "../../machines/persistence/log/sqlite/schema.js";
-import { errorText, RunQueueError } from "../errors.js";
+import { errorText, FencedError, RunQueueError } from "../errors.js";
+import type { PersistedAgent } from "../../machines/persistence/persistence.js";
 import { Fences } from "../fences.js";
 import type { QueueSignal, RunStore } from "../run-store.js";
 import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
@@ -21,6 +22,8 @@ const OptionsSchema = z
     pollMs: z.number().int().min(10).default(250),
     /** Keep only the last N checkpoints of each run (and those a fork starts from). Default: every one. */
     keepCheckpoints: z.number().int().min(1).optional(),
+    /** Delete a finished run once it has been finished this long (ms; machines/persistence/log/finished-retention.ts says what is kept). Default: kept forever. */
+    keepFinishedMs: z.number().int().min(1).optional(),
     unknownAgents: UnknownAgentsSchema,
   })
   .strict();
@@ -28,7 +31,7 @@ export type SqliteRunStoreOptions = z.input<typeof OptionsSchema>;
 
 function parse(options: SqliteRunStoreOptions) {
   const parsed = OptionsSchema.safeParse(options);
-  if (!parsed.success) throw new RunQueueError("invalid_input", `SqliteRunStore: ${firstIssue(parsed.error, "options")} (options are { path, busyTimeoutMs?, pollMs?, keepCheckpoints?, unknownAgents? })`);
+  if (!parsed.success) throw new RunQueueError("invalid_input", `SqliteRunStore: ${firstIssue(parsed.error, "options")} (options are { path, busyTimeoutMs?, pollMs?, keepCheckpoints?, keepFinishedMs?, unknownAgents? })`);
   return parsed.data;
 }
 
@@ -50,11 +53,12 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
   }
 
   constructor(options: SqliteRunStoreOptions) {
-    const { path, busyTimeoutMs, pollMs, keepCheckpoints, unknownAgents } = parse(options);
+    const { path, busyTimeoutMs, pollMs, keepCheckpoints, keepFinishedMs, unknownAgents } = parse(options);
     super({
       path,
       busyTimeoutMs,
       ...(keepCheckpoints !== undefined ? { keepCheckpoints } : {}),
+      ...(keepFinishedMs !== undefined ? { keepFinishedMs } : {}),
       fail: (kind, message, cause) =>
         kind === "open"
           ? new RunQueueError("connection", `SqliteRunStore: ${message}; check the path and its directory's permissions`, { cause })
@@ -184,12 +188,12 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     const claimed = this.db.transaction(() => {
       const now = Date.now();
       const rows = this.sql(
-        `SELECT * FROM jianmu_runs r
+        `SELECT r.*, NOT EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL) AS inbox_empty FROM jianmu_runs r
          WHERE r.agent IN (SELECT value FROM json_each(?)) AND r.status IN ('queued', 'running', 'awaitingApproval')
            AND (r.owner IS NULL OR r.lease_until < ?)
            AND (r.wake_at <= ? OR EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL))
          ORDER BY r.wake_at IS NULL, r.wake_at, r.created_at LIMIT ?`,
-      ).all(JSON.stringify(request.agents), now, now, request.limit) as SqliteRunRow[];
+      ).all(JSON.stringify(request.agents), now, now, request.limit) as (SqliteRunRow & { inbox_empty: number })[];
       const update = this.sql(
         `UPDATE jianmu_runs SET owner = ?, token = token + 1, lease_until = ?, wake_at = ?, status = 'running', updated_at = ? WHERE run_id = ?`,
       );
@@ -198,7 +202,7 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     }).immediate();
     return claimed.map((row) => {
       const checkpoint = this.load(row.run_id);
-      return { runId: row.run_id, agent: row.agent, token: row.token + 1, input: JSON.parse(row.input) as RunInput, ...(checkpoint ? { checkpoint } : {}) };
+      return { runId: row.run_id, agent: row.agent, token: row.token + 1, input: JSON.parse(row.input) as RunInput, ...(checkpoint ? { checkpoint } : {}), inboxEmpty: row.inbox_empty === 1 };
     });
   }
 
@@ -239,14 +243,25 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     return this.handBack(runId, token, `status = 'awaitingApproval', wake_at = ?`, [wakeAt ?? null]);
   }
 
-  async finish(runId: string, token: number, output: AgentOutput): Promise<boolean> {
-    let stored: string;
+  async finish(runId: string, token: number, output: AgentOutput, lastCheckpoint?: PersistedAgent): Promise<boolean> {
+    const write = () => {
+      let stored: string;
+      try {
+        stored = this.encodeOutput(runId, output);
+      } catch (error) {
+        throw new RunQueueError("damaged", `finish: the output of run ${runId} could not be stored: ${errorText(error)}`, { cause: error });
+      }
+      return this.handBack(runId, token, `status = ?, output = ?, wake_at = NULL, pending = '[]'`, [output.status, stored], true);
+    };
+    if (!lastCheckpoint) return write();
+    if (this.fences.heldOtherwise(runId, token)) return false;
+    // The last checkpoint, the output and the lease's end in one transaction (one commit).
     try {
-      stored = this.encodeOutput(runId, output);
+      return this.holding(runId, () => this.db.transaction(() => (this.save(runId, lastCheckpoint), write())).immediate());
     } catch (error) {
-      throw new RunQueueError("damaged", `finish: the output of run ${runId} could not be stored: ${errorText(error)}`, { cause: error });
+      if (error instanceof FencedError) return false;
+      throw error;
     }
-    return this.handBack(runId, token, `status = ?, output = ?, wake_at = NULL, pending = '[]'`, [output.status, stored], true);
   }
 
   async release(runId: string, token: number): Promise<boolean> {

@@ -142,3 +142,79 @@ describe("deadline", () => {
     expect(runs).toEqual(["hello"]);
   });
 });
+
+describe("restore and guardrails", () => {
+  /** A blocking input guardrail that counts its checks; `hold` keeps a check waiting until released. */
+  function countingGuardrail(hold: boolean) {
+    const state = { checks: 0, release: () => {}, checking: undefined as Promise<void> | undefined };
+    let started!: () => void;
+    state.checking = new Promise<void>((resolve) => (started = resolve));
+    const guardrail: Guardrail = {
+      name: "slow-input-check",
+      check: async (subject) => {
+        state.checks += 1;
+        started();
+        if (hold) await new Promise<void>((resolve) => (state.release = resolve));
+        return subject.text.includes("forbidden") ? { verdict: "trip", reason: "forbidden" } : { verdict: "pass" };
+      },
+    };
+    return { guardrail, state };
+  }
+
+  const agentWith = (guardrail: Guardrail, model: ModelClient) => createReactMachine({ modelClient: model, inputGuardrails: [guardrail], configFile: false });
+
+  it("a run saved while its blocking input guardrails were still checking re-runs them when restored: no model call sees an unchecked input", async () => {
+    const first = countingGuardrail(true);
+    const firstModel = scriptedModel([{ content: "never asked" }]);
+    const actor = createActor(agentWith(first.guardrail, firstModel), { input: { messages: [human("hello")], runId: "restore-before" } });
+    actor.start();
+    await first.state.checking;
+    expect(actor.getSnapshot().hasTag("guardrail")).toBe(true);
+    const record = JSON.parse(JSON.stringify(persistAgent(actor))) as unknown;
+    actor.stop();
+    first.state.release();
+    expect(firstModel.requests).toHaveLength(0);
+
+    // Restored: the check runs again (it never answered), and only then is the model asked.
+    const again = countingGuardrail(false);
+    const model = scriptedModel([{ content: "hi" }]);
+    const machine = agentWith(again.guardrail, model);
+    const restored = createActor(machine, { snapshot: restoreAgent(machine, record) });
+    restored.start();
+    const output = await toPromise(restored);
+    expect(again.state.checks).toBe(1);
+    expect(output).toMatchObject({ status: "succeeded", finalAnswer: "hi" });
+    expect(model.requests).toHaveLength(1);
+
+    // ...and what it checks after the restore is the saved input: one it refuses still trips the run.
+    const tripping = countingGuardrail(false);
+    const saved = JSON.parse(JSON.stringify(record).replaceAll('"hello"', '"forbidden words"')) as unknown;
+    const tripMachine = agentWith(tripping.guardrail, scriptedModel([{ content: "never asked" }]));
+    const tripped = createActor(tripMachine, { snapshot: restoreAgent(tripMachine, saved) });
+    tripped.start();
+    expect((await toPromise(tripped)).termination).toMatchObject({ reason: "guardrailTripped", guardrail: "slow-input-check" });
+  });
+
+  it("a run saved after its blocking input guardrails passed does not run them again when restored", async () => {
+    const first = countingGuardrail(false);
+    // The model call is slow, so the run is saved in AgentLLM (a checkpoint), after the guardrails passed.
+    const firstModel = scriptedModel([{ content: "too late", delayMs: 5_000 }]);
+    const actor = createActor(agentWith(first.guardrail, firstModel), { input: { messages: [human("hello")], runId: "restore-after" } });
+    const saved = new Promise<unknown>((resolve) => actor.on("reply.started", () => resolve(JSON.parse(JSON.stringify(persistAgent(actor))))));
+    actor.start();
+    const record = await saved;
+    actor.stop();
+    expect(first.state.checks).toBe(1);
+
+    const again = countingGuardrail(false);
+    const model = scriptedModel([{ toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] }, { content: "3" }]);
+    const machine = createReactMachine({ modelClient: model, tools: [add], inputGuardrails: [again.guardrail], configFile: false });
+    const restored = createActor(machine, { snapshot: restoreAgent(machine, record) });
+    restored.start();
+    const output = await toPromise(restored);
+    expect(output).toMatchObject({ status: "succeeded", finalAnswer: "3" });
+    // Two rounds after the restore, and the input was not checked again in either.
+    expect(model.requests).toHaveLength(2);
+    expect(again.state.checks).toBe(0);
+  });
+});

@@ -19,7 +19,7 @@ const Answer = z.object({ answer: z.string() });
 // Dear enough that the cost budget is spent (1,000 prompt tokens) well before the token budget.
 const pricing = { scripted: { input: 1_000, output: 2_000 } };
 
-function guardedAgent(options: { output?: boolean } = {}) {
+function guardedAgent(options: { output?: boolean; summarize?: boolean } = {}) {
   return createReactMachine({
     modelClient: scriptedModel([]),
     tools: [add],
@@ -32,6 +32,8 @@ function guardedAgent(options: { output?: boolean } = {}) {
       maxBudgetCost: 1,
       pricing,
       maxDurationMs: 60_000,
+      // Summaries count toward both budgets: Compacting's refusals (token and cost) are transitions too.
+      ...(options.summarize ? { context: { maxTokens: 1, strategy: "summarize" as const, keepLast: 0 } } : {}),
       ...(options.output ? { outputStrategy: "tool" as const, outputRetries: 1 } : {}),
     },
     configFile: false,
@@ -41,12 +43,13 @@ function guardedAgent(options: { output?: boolean } = {}) {
 describe.each([
   { name: "input, parallel and output guardrails, a cost budget and a deadline", output: false },
   { name: "the same with a structured output (a final result that waits for the parallel guardrails)", output: true },
-])("model-based: $name", ({ output }) => {
-  const machine = guardedAgent({ output });
+  { name: "the same with summaries under both budgets", output: false, summarize: true },
+])("model-based: $name", ({ output, summarize }) => {
+  const machine = guardedAgent({ output, ...(summarize ? { summarize } : {}) });
   const { paths, coverage, violations } = generateAgentPaths(machine);
 
   it("covers every state and transition", () => {
-    console.log(`model-based coverage with guardrails (output: ${output}): ${coverage.text}; ${paths.length} paths`);
+    console.log(`model-based coverage with guardrails (output: ${output}, summaries: ${summarize === true}): ${coverage.text}; ${paths.length} paths`);
     expect(violations).toEqual([]);
     expect(coverage.missing, JSON.stringify(coverage.missing)).toEqual([]);
     const labels = new Set(paths.flatMap((p) => p.steps.map((s) => s.label)));
@@ -55,6 +58,9 @@ describe.each([
     }
     const reasons = new Set(paths.map((p) => p.finalState.reason));
     for (const reason of ["guardrailTripped", "deadline", "costBudget", "tokenBudget"]) expect([...reasons], reason).toContain(reason);
+    if (summarize) {
+      for (const label of ["summary refused: it would cross the token budget", "summary refused: it would cross the cost budget"]) expect([...labels], label).toContain(label);
+    }
   });
 
   for (const path of paths) {

@@ -13,7 +13,7 @@ import { scriptedModel, type ScriptedResponse } from "../../testing/scripted-mod
 import { approvalFor, awaitingApproval, countingTool, waitFor } from "./helpers.js";
 
 /** A store of the run log, opened fresh (a new file, schema or object) each time; closed by the suite. */
-export type OpenLogStore = (options?: { keepCheckpoints?: number }) => Promise<RunLogStore & { close?: () => unknown }>;
+export type OpenLogStore = (options?: { keepCheckpoints?: number; keepFinishedMs?: number }) => Promise<RunLogStore & { close?: () => unknown }>;
 
 const call = (id: string, note: string) => ({ toolCalls: [{ id, name: "record", arguments: { note } }] });
 
@@ -236,6 +236,53 @@ export function describeRunLogConformance(name: string, open: OpenLogStore): voi
       const compacted = await runAgent(long.machine, { threadId: "chat-1", messages: [human("one more, " + "with many words ".repeat(40))] }, { checkpoints: store });
       expect(compacted.messages.length).toBeLessThan(thread.messages.length + 2);
       expect((await loadThread(store, "chat-1")).messages).toEqual(compacted.messages);
+    });
+
+    it("keepFinishedMs: pruneFinished deletes runs finished longer ago, at most `limit` a sweep; never a parked or recent run, one with a fork, or a thread's latest ended run", async () => {
+      const store = await fresh({ keepFinishedMs: 1_500 });
+      const finish = (input: Parameters<typeof runAgent>[1], answer = "done") => runAgent(agent(store, [{ content: answer }]).machine, input, { checkpoints: store });
+      await finish({ runId: "old-1", messages: [human("a")] });
+      await finish({ runId: "old-2", messages: [human("b")] });
+      await finish({ runId: "t-1", threadId: "kept-thread", messages: [human("first")] });
+      const latest = await finish({ runId: "t-2", threadId: "kept-thread", messages: [human("second")] }, "second answer");
+      await finish({ runId: "forked-from", messages: [human("c")] });
+      await forkRun(store, "forked-from", { from: (await store.history("forked-from"))[0]!.checkpointId, runId: "the-fork" });
+      let approve!: (decision: { approve: true }) => void;
+      const gate = new Promise<{ approve: true }>((resolve) => (approve = resolve));
+      const parked = agent(store, [call("c1", "x"), { content: "recorded" }], { approval: true });
+      const pending = runAgent(parked.machine, { runId: "parked", messages: [human("record x")] }, { checkpoints: store, onApproval: () => gate });
+      while ((await store.load("parked"))?.status !== "awaitingApproval") await new Promise((resolve) => setTimeout(resolve, 10));
+      // Past the retention for the runs above; "recent" stays well inside it however slow the machine.
+      await new Promise((resolve) => setTimeout(resolve, 1_600));
+      await finish({ runId: "recent", messages: [human("d")] });
+      expect((await store.usage("old-1")).checkpoints).toBeGreaterThan(0);
+
+      expect(await store.pruneFinished(1)).toBe(1);
+      expect(await store.pruneFinished()).toBe(2);
+      expect(await store.pruneFinished()).toBe(0);
+      for (const runId of ["old-1", "old-2", "t-1"]) {
+        expect(await store.load(runId)).toBeUndefined();
+        expect(await store.history(runId)).toEqual([]);
+        expect(await store.usage(runId)).toMatchObject({ checkpoints: 0, journalEntries: 0 });
+      }
+      for (const runId of ["t-2", "forked-from", "the-fork", "parked", "recent"]) expect(await store.load(runId)).toBeDefined();
+
+      // The thread goes on from its latest ended run, and the parked run finishes.
+      expect((await loadThread(store, "kept-thread")).messages).toEqual(latest.messages);
+      const next = agent(store, [{ content: "third" }]);
+      await runAgent(next.machine, { threadId: "kept-thread", messages: [human("third?")] }, { checkpoints: store });
+      expect(JSON.stringify(next.model.requests[0]!.messages)).toContain("second answer");
+      approve({ approve: true });
+      expect((await pending).finalAnswer).toBe("recorded");
+      expect(parked.runs).toHaveLength(1);
+
+      // Without the option nothing is ever pruned.
+      const keeping = await fresh();
+      await runAgent(agent(keeping, [{ content: "done" }]).machine, { runId: "kept", messages: [human("a")] }, { checkpoints: keeping });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await keeping.pruneFinished()).toBe(0);
+      expect(keeping.keepFinishedMs).toBeUndefined();
+      expect(await keeping.load("kept")).toBeDefined();
     });
 
     it("a large image kept once per run goes with a fork and with a thread's next run", async () => {

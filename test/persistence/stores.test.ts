@@ -144,6 +144,38 @@ describe("SqliteCheckpointStore", () => {
     raw.close();
   });
 
+  it("reports a lost element as such: a gap in a stream, or a stream shorter than its checkpoint says", () => {
+    const path = join(dir, "lost-element.db");
+    // A conversation long enough to be stored element by element.
+    const long = structuredClone(parked);
+    (long.snapshot as { context: { state: { messages: unknown[] } } }).context.state.messages = Array.from({ length: 5 }, (_, i) => human(`note ${i} `.repeat(20)));
+    const store = new SqliteCheckpointStore({ path });
+    store.save("run-parked", long);
+    store.close();
+    const raw = new Database(path);
+    const longest = raw.prepare("SELECT stream_id AS id, max(seq) AS last FROM jianmu_items GROUP BY stream_id ORDER BY count(*) DESC LIMIT 1").get() as { id: number; last: number };
+    expect(longest.last).toBeGreaterThanOrEqual(2);
+    // What a store opened afresh (nothing cached) says when loading, after the element at `seq` is lost.
+    const loadWithout = (seq: number): unknown => {
+      raw.prepare("DELETE FROM jianmu_items WHERE stream_id = ? AND seq = ?").run(longest.id, seq);
+      const fresh = new SqliteCheckpointStore({ path });
+      try {
+        return fresh.load("run-parked");
+      } catch (error) {
+        return error;
+      } finally {
+        fresh.close();
+      }
+    };
+    const short = loadWithout(longest.last);
+    expect(short).toBeInstanceOf(CheckpointError);
+    expect((short as Error).message).toMatch(new RegExp(`run-parked in .*lost-element\\.db is damaged: stream ${longest.id} holds ${longest.last} elements, the checkpoint needs ${longest.last + 1}`));
+    const gap = loadWithout(1);
+    expect(gap).toBeInstanceOf(CheckpointError);
+    expect((gap as Error).message).toMatch(new RegExp(`is damaged: stream ${longest.id} has a gap before element 2`));
+    raw.close();
+  });
+
   it("reports a damaged row as such instead of restoring garbage", () => {
     const path = join(dir, "damaged.db");
     const store = new SqliteCheckpointStore({ path });

@@ -1,8 +1,9 @@
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { postgresBinary, postgresCommand as commandLine } from "./binaries.mjs";
 
 /**
  * A throwaway PostgreSQL cluster for tests: `initdb` into a temporary directory, `pg_ctl` with a
@@ -27,21 +28,6 @@ export interface Cluster {
 
 const asRoot = typeof process.getuid === "function" && process.getuid() === 0;
 
-/** Debian keeps initdb and pg_ctl out of PATH, in /usr/lib/postgresql/<major>/bin. */
-function binary(name: string): string {
-  const onPath = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" });
-  if (onPath.status === 0 && onPath.stdout.trim()) return onPath.stdout.trim();
-  const root = "/usr/lib/postgresql";
-  const majors = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : [];
-  for (const major of majors) if (existsSync(join(root, major, "bin", name))) return join(root, major, "bin", name);
-  return name;
-}
-
-function commandLine(name: string, args: string[]): [string, string[]] {
-  const command = binary(name);
-  return asRoot ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, args];
-}
-
 /** pg_ctl without blocking: stdio ignored (a server started with `-l` keeps no pipe of ours open). */
 function runAsync(name: string, args: string[]): Promise<void> {
   const [cmd, argv] = commandLine(name, args);
@@ -53,7 +39,7 @@ function runAsync(name: string, args: string[]): Promise<void> {
 }
 
 function run(name: string, args: string[]): void {
-  const command = binary(name);
+  const command = postgresBinary(name);
   const [cmd, argv] = commandLine(name, args);
   const result = spawnSync(cmd, argv, { encoding: "utf8" });
   if (result.status !== 0) {

@@ -150,6 +150,29 @@ describe("PostgresRunStore.connect", () => {
     });
   });
 
+  it("prepares its statements once per connection (option prepare), survives a migration adding a column, and sends them unnamed with prepare: false", async () => {
+    const prepared = async (prepare: boolean) => {
+      // One connection, so the statements the store prepared are the ones this session can list.
+      const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+      const store = await PostgresRunStore.connect({ connectionString: db.url, schema: `prep_${prepare}`, pool, prepare });
+      try {
+        await store.registerAgents(["basic"]);
+        for (const runId of ["p1", "p2"]) await store.submit({ agent: "basic", runId });
+        expect(await store.status("p1")).toMatchObject({ status: "queued" });
+        // A later release adds a column while this process runs: its prepared statements are planned again, not broken.
+        await admin.query(`ALTER TABLE prep_${prepare}.runs ADD COLUMN later text`);
+        expect(await store.claim({ owner: "w", agents: ["basic"], limit: 2, leaseMs: 5_000 })).toHaveLength(2);
+        expect(await store.status("p1")).toMatchObject({ status: "running", owner: "w" });
+        return (await pool.query<{ name: string }>("SELECT name FROM pg_prepared_statements")).rows.map((r) => r.name);
+      } finally {
+        await store.close();
+        await pool.end();
+      }
+    };
+    expect((await prepared(true)).filter((name) => name.startsWith("jianmu_")).length).toBeGreaterThanOrEqual(2);
+    expect(await prepared(false)).toEqual([]);
+  });
+
   it("refuses calls after close with a clear error", async () => {
     const store = await PostgresRunStore.connect({ connectionString: db.url, schema: "closing" });
     await store.close();

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { createActor } from "xstate";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { defineTool } from "../../tools/tool.js";
@@ -6,6 +7,7 @@ import { requireApproval } from "../../actors/guards/index.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { runAgent } from "../../machines/runner.js";
 import { loadThread } from "../../machines/persistence/log/threads.js";
+import { persistAgent } from "../../machines/persistence/persistence.js";
 import { FencedError, RunQueueError } from "../../queue/errors.js";
 import type { RunStore } from "../../queue/run-store.js";
 import type { UnknownAgents } from "../../queue/schemas.js";
@@ -19,7 +21,7 @@ import { scriptMessage, startScriptServer, type RunScript } from "./script-model
 const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
 
 /** Opens a fresh, empty store (a new database file, schema or object) each time, with these options. */
-export type OpenStore = (options?: { unknownAgents?: UnknownAgents }) => Promise<RunStore>;
+export type OpenStore = (options?: { unknownAgents?: UnknownAgents; keepFinishedMs?: number }) => Promise<RunStore>;
 
 function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
   const started = Date.now();
@@ -64,8 +66,8 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       await store.close();
     });
 
-    const setup = async (workerOptions: { leaseMs?: number; pollMs?: number; concurrency?: number } = {}) => {
-      store = await open();
+    const setup = async (workerOptions: { leaseMs?: number; pollMs?: number; concurrency?: number } = {}, storeOptions: { keepFinishedMs?: number } = {}) => {
+      store = await open(storeOptions);
       effects = new Map();
       events = [];
       const agents = makeAgents(jianmu, {
@@ -91,6 +93,8 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       expect(Object.fromEntries(effects)).toEqual({ a1: 1, a2: 1 });
       expect(await store.status(runId)).toMatchObject({ status: "succeeded", pendingApprovals: [] });
       expect((await store.status(runId)).owner).toBeUndefined();
+      // The final checkpoint went with the output (one write): it is the run's last, and finished.
+      expect(await store.load(runId)).toMatchObject({ status: "succeeded", snapshot: { status: "done" } });
       const listed = await store.list({ agent: "basic" });
       expect(listed.map((r) => r.runId)).toEqual(["run-one"]);
       expect(listed[0]).toMatchObject({ status: "succeeded", agent: "basic" });
@@ -99,6 +103,22 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       const other = await store.submit({ agent: "basic", input: input({ calls: [], answer: "hi" }) });
       expect(other).not.toBe("run-one");
       expect((await store.wait(other)).finalAnswer).toBe("hi");
+    });
+
+    it("with keepFinishedMs the worker deletes a finished run as it ages; a parked run stays and finishes", async () => {
+      await setup({}, { keepFinishedMs: 100 });
+      const done = await store.submit({ agent: "basic", input: input({ calls: [{ name: "record", note: "k1" }], answer: "kept a while" }) });
+      const parked = await store.submit({ agent: "approver", input: input({ calls: [{ name: "pay", note: "p1" }], answer: "paid" }) });
+      expect((await store.wait(done)).finalAnswer).toBe("kept a while");
+      expect((await store.history(done)).length).toBeGreaterThan(0);
+      await until(async () => (await store.history(done)).length === 0, "the finished run to be pruned", 10_000);
+      expect(await store.load(done)).toBeUndefined();
+      await expect(store.status(done)).rejects.toMatchObject({ problem: "unknown_run" });
+      await until(() => events.some((e) => e.type === "run.parked" && e.runId === parked), "the run to park");
+      expect(await store.status(parked)).toMatchObject({ status: "awaitingApproval" });
+      await store.send(parked, { type: "guard.approve", callId: "call_0" });
+      expect((await store.wait(parked)).finalAnswer).toBe("paid");
+      expect(events.filter((e) => e.type === "worker.error")).toEqual([]);
     });
 
     it("parks a run waiting for approval with no worker and no lease; an approval from anywhere resumes it once", async () => {
@@ -119,6 +139,22 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       expect(output).toMatchObject({ status: "succeeded", finalAnswer: "paid" });
       expect(Object.fromEntries(effects)).toEqual({ "inv-1": 1 });
       await expect(store.send(runId, { type: "guard.approve", callId: "call_0" })).rejects.toMatchObject({ problem: "finished_run" });
+    });
+
+    it("an edit the tool refuses leaves the call pending and a corrected decision is recorded and applied, as in process", async () => {
+      await setup();
+      const script: RunScript = { calls: [{ name: "pay", note: "inv-2" }], answer: "paid" };
+      const runId = await store.submit({ agent: "approver", input: input(script) });
+      await until(() => events.some((e) => e.type === "run.parked" && e.runId === runId), "the run to park");
+      const refused = { type: "guard.approve" as const, callId: "call_0", args: { note: 42 } };
+      expect(await store.send(runId, refused)).toBe(true);
+      expect(await store.send(runId, refused)).toBe(false);
+      // The run refuses it (note must be a string) and parks again, still waiting for the call.
+      await until(() => events.filter((e) => e.type === "run.parked" && e.runId === runId).length >= 2, "the run to park again");
+      expect((await store.status(runId)).pendingApprovals).toEqual([expect.objectContaining({ callId: "call_0" })]);
+      expect(await store.send(runId, { type: "guard.approve", callId: "call_0", args: { note: "inv-2-fixed" } })).toBe(true);
+      expect(await store.wait(runId)).toMatchObject({ status: "succeeded", finalAnswer: "paid" });
+      expect(Object.fromEntries(effects)).toEqual({ "inv-2-fixed": 1 });
     });
 
     it("keeps a parked run's image once, apart from its checkpoint, and gives it back to the worker that resumes it", async () => {
@@ -223,7 +259,7 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
     });
 
     it("fences: a write carrying an old token is refused, stops the holder, and changes nothing", async () => {
-      await setup({ leaseMs: 200 });
+      const agents = await setup({ leaseMs: 200 });
       await worker!.stop();
       worker = undefined;
       const runId = await store.submit({ agent: "basic", input: input({ calls: [], answer: "x" }) });
@@ -243,6 +279,10 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       expect(await store.lookup({ runId, iteration: 0, callId: "c" })).toBeUndefined();
       expect(await store.renew(runId, first!.token, 1_000)).toBe(false);
       expect(await store.finish(runId, first!.token, { status: "succeeded" } as never)).toBe(false);
+      // A finish carrying the last checkpoint is refused whole: no checkpoint either.
+      const last = persistAgent(createActor(agents.basic, { input: { messages: [], runId } }));
+      expect(await store.finish(runId, first!.token, { status: "succeeded" } as never, last)).toBe(false);
+      expect(await store.load(runId)).toBeUndefined();
       expect((await store.status(runId)).owner).toBe("B");
       store.unfence(runId);
     });

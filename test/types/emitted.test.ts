@@ -112,7 +112,14 @@ describe("the emitted events' public types", () => {
       Base & { type: "guard.approval.requested"; callId: string; name: string; arguments: string; reason?: string | undefined; deadline?: number | undefined }
     >();
     expectTypeOf<Emitted<"loop.terminated">>().branded.toEqualTypeOf<
-      Base & { type: "loop.terminated"; status: "succeeded" | "failed"; reason?: TerminationReason | undefined; rounds: number; usage: Usage }
+      Base & {
+        type: "loop.terminated";
+        status: "succeeded" | "failed";
+        reason?: TerminationReason | undefined;
+        rounds: number;
+        usage: Usage;
+        unreported?: { tokens: number; cost: number } | undefined;
+      }
     >();
     expectTypeOf<Emitted<"context.compacted">["before"]>().toEqualTypeOf<CompactionSize>();
     // A partial output is whatever has streamed so far: present, of unknown shape.

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createActor, waitFor, type Actor } from "xstate";
-import { agentClientMachine, clientStatusOf, readSse, reconnectDelay, type AgentClientStatus } from "../../react.js";
+import { agentClientMachine, clientStatusOf, readSse, readThread, reconnectDelay, type AgentClientStatus } from "../../react.js";
 import { startStack, tempDir, TASK, type WebStack } from "./helpers.js";
 
 /**
@@ -35,6 +35,26 @@ function statuses(client: Client): AgentClientStatus[] {
 const is = (status: AgentClientStatus) => (snapshot: ReturnType<Client["getSnapshot"]>) => clientStatusOf(snapshot.value) === status;
 
 describe("agentClientMachine", () => {
+  it("with threadId: each run continues the thread's conversation, and readThread lists the runs and the conversation", async () => {
+    stack = await startStack(join(temp.dir, "client-thread.db"));
+    const runIds: string[] = [];
+    for (const message of [TASK, "And invoice INV-2001 over EUR 99?"]) {
+      const client = createActor(agentClientMachine, { input: { url: stack.base, agent: "payments", threadId: "page-thread" } }).start();
+      client.send({ type: "start", message });
+      const parked = await waitFor(client, is("awaitingApproval"));
+      client.send({ type: "approve", callId: parked.context.run.pendingApprovals[0]!.callId });
+      const done = await waitFor(client, is("done"));
+      runIds.push(done.context.run.runId!);
+      client.stop();
+      // The thread takes its next run once this one's final checkpoint is stored.
+      await expect.poll(async () => (await readThread({ url: stack.base, threadId: "page-thread" })).runs.at(-1)?.status).toBe("succeeded");
+    }
+    const thread = await readThread({ url: stack.base, threadId: "page-thread" });
+    expect(thread.runs).toEqual(runIds.map((runId) => ({ runId, agent: "payments", status: "succeeded" })));
+    expect(thread.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant"]);
+    await expect(readThread({ url: stack.base, threadId: "no-such-thread" })).rejects.toThrow(/there is no thread "no-such-thread"/);
+  });
+
   it("idle → connecting → streaming → awaitingApproval → (approve) → streaming → done, with the conversation and output", async () => {
     stack = await startStack(join(temp.dir, "client.db"));
     const client = createActor(agentClientMachine, { input: { url: stack.base, agent: "payments" } }).start();

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { z } from "zod";
 import { createReactMachine, defineTool, ModelClient, requireApproval } from "../../index.js";
 import { loadRecording } from "../../testing/recordings.js";
@@ -33,6 +33,31 @@ export interface WebStack {
 export function tempDir(): { dir: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), "jianmu-web-"));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A fresh temporary directory for each test of the file (`temp.dir`), and cleanups a test registers,
+ * run in reverse order after it, before the directory goes.
+ */
+export function scratchPerTest(): { readonly temp: { dir: string }; cleanups: (() => Promise<void> | void)[] } {
+  let current: ReturnType<typeof tempDir> | undefined;
+  const cleanups: (() => Promise<void> | void)[] = [];
+  beforeEach(() => {
+    current = tempDir();
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    current?.remove();
+  });
+  return {
+    temp: {
+      get dir() {
+        if (!current) throw new Error("scratchPerTest: temp.dir is there only while a test runs");
+        return current.dir;
+      },
+    },
+    cleanups,
+  };
 }
 
 type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;

@@ -1,23 +1,15 @@
 import { connect } from "node:net";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RunStore } from "../../queue/run-store.js";
 import { MemoryRunStore } from "../../queue/memory-store.js";
 import { SqliteRunStore } from "../../sqlite.js";
 import type { AgentHandlerOptions } from "../../http.js";
 import { ErrorBodySchema, RunSnapshotSchema } from "../../web/protocol.js";
-import { EventReader, postJson, startReplica, TASK, tempDir, type Replica } from "./helpers.js";
+import { EventReader, postJson, startReplica, TASK, scratchPerTest, type Replica } from "./helpers.js";
 import { expectConsecutive, paymentsAgent } from "./queue-helpers.js";
 
-let temp: ReturnType<typeof tempDir>;
-const cleanups: (() => Promise<void> | void)[] = [];
-beforeEach(() => {
-  temp = tempDir();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  temp.remove();
-});
+const { temp, cleanups } = scratchPerTest();
 
 async function queueStack(store: RunStore, extra: Partial<AgentHandlerOptions> = {}) {
   const agent = await paymentsAgent(store);

@@ -19,6 +19,8 @@ export interface AgentClientInput {
   agent: string;
   /** Follow this run at once (e.g. after a page reload). */
   runId?: string;
+  /** Start each run on this thread: it continues the thread's conversation (`GET /threads/:threadId`, `readThread`). */
+  threadId?: string;
   fetch?: FetchLike;
   /** Reconnection attempts before giving up (default 40). */
   maxReconnects?: number;
@@ -27,6 +29,7 @@ export interface AgentClientInput {
 export interface AgentClientContext {
   url: string;
   agent: string;
+  threadId: string | undefined;
   fetch: FetchLike;
   maxReconnects: number;
   run: RunState;
@@ -163,6 +166,7 @@ export const agentClientMachine = setup({
   context: ({ input }) => ({
     url: input.url,
     agent: input.agent,
+    threadId: input.threadId,
     fetch: input.fetch ?? ((url, init) => globalThis.fetch(url, init)),
     maxReconnects: input.maxReconnects ?? 40,
     run: input.runId ? { ...EMPTY_RUN, runId: input.runId } : EMPTY_RUN,
@@ -194,7 +198,7 @@ export const agentClientMachine = setup({
         src: "runStream",
         input: ({ context }): StreamRequest =>
           context.message !== undefined
-            ? { kind: "start", url: context.url, agent: context.agent, message: context.message, fetch: context.fetch }
+            ? { kind: "start", url: context.url, agent: context.agent, message: context.message, threadId: context.threadId, fetch: context.fetch }
             : { kind: "follow", url: context.url, runId: context.run.runId!, lastEventId: context.lastEventId, fetch: context.fetch },
       },
       on: {

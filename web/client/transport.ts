@@ -1,4 +1,4 @@
-import { ErrorBodySchema, parseRunEvent, type RunCommand, type RunEvent } from "../protocol.js";
+import { ErrorBodySchema, parseRunEvent, ThreadViewSchema, type RunCommand, type RunEvent, type ThreadView } from "../protocol.js";
 import { readSse } from "./sse-reader.js";
 import type { PartsContent } from "../../actors/messages.js";
 import { JianmuError } from "../../tools/jianmu-error.js";
@@ -7,7 +7,7 @@ export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 
 /** Where a stream starts: a new run (`POST /runs`) or an existing one (`GET /runs/:id/stream`). */
 export type StreamRequest =
-  | { kind: "start"; url: string; agent: string; message: PartsContent; fetch: FetchLike }
+  | { kind: "start"; url: string; agent: string; message: PartsContent; threadId?: string | undefined; fetch: FetchLike }
   | { kind: "follow"; url: string; runId: string; lastEventId: string | undefined; fetch: FetchLike };
 
 /** How a stream ended, when it did not end with the run. */
@@ -48,7 +48,7 @@ export async function openRunStream(request: StreamRequest, signal: AbortSignal,
         ? await request.fetch(`${base}/runs`, {
             method: "POST",
             headers: { "content-type": "application/json", accept: "text/event-stream" },
-            body: JSON.stringify({ agent: request.agent, message: request.message }),
+            body: JSON.stringify({ agent: request.agent, message: request.message, ...(request.threadId !== undefined ? { threadId: request.threadId } : {}) }),
             signal,
           })
         : await request.fetch(`${base}/runs/${encodeURIComponent(request.runId)}/stream`, {
@@ -81,4 +81,18 @@ export async function sendRunCommand(fetchFn: FetchLike, url: string, runId: str
   });
   if (!response.ok) throw new Error(await problemOf(response));
   await response.body?.cancel();
+}
+
+/**
+ * `GET /threads/:threadId`: the thread's runs and the conversation its latest ended run left, checked
+ * against the protocol's schema. Rejects with the server's reason (403, 404 `unknown_thread`).
+ */
+export async function readThread(options: { url: string; threadId: string; fetch?: FetchLike; signal?: AbortSignal }): Promise<ThreadView> {
+  const fetchFn = options.fetch ?? ((url: string, init?: RequestInit) => globalThis.fetch(url, init));
+  const response = await fetchFn(`${options.url.replace(/\/+$/, "")}/threads/${encodeURIComponent(options.threadId)}`, {
+    headers: { accept: "application/json" },
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  if (!response.ok) throw new Error(await problemOf(response));
+  return ThreadViewSchema.parse(await response.json());
 }

@@ -13,6 +13,8 @@ export interface UseAgentOptions {
   agent: string;
   /** Follow an existing run from the start (e.g. one whose id the page kept across a reload). */
   runId?: string;
+  /** Start each run on this thread, continuing its conversation (read it with `readThread`). */
+  threadId?: string;
   fetch?: FetchLike;
   maxReconnects?: number;
 }
@@ -55,6 +57,7 @@ export function useAgent(options: UseAgentOptions): UseAgentResult {
       url: options.url,
       agent: options.agent,
       ...(options.runId !== undefined ? { runId: options.runId } : {}),
+      ...(options.threadId !== undefined ? { threadId: options.threadId } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.maxReconnects !== undefined ? { maxReconnects: options.maxReconnects } : {}),
     },

@@ -9,8 +9,13 @@ export interface AuthorizeContext {
   request: Request;
   action: AuthorizeAction;
   agent: string;
-  /** Absent for `start` (the run has no id yet) and for an agent's chart. */
+  /** Absent for `start` (the run has no id yet), for an agent's chart and for a thread. */
   runId?: string;
+  /**
+   * The thread: for `read` of `GET /threads/:threadId` (with the agent of its latest run), and for a
+   * `start` on a thread (the new run is given the thread's conversation, so its starter reads it).
+   */
+  threadId?: string;
 }
 
 /** `agentHandler({ authorize })`: asked before every action; false (or a rejected promise's error logged) answers 403. */

@@ -9,7 +9,7 @@ const ENTRY = "agentHandler's default store (SQLite)";
  * peer: checked when the handler is made (so a missing one fails there, with the fix, not as a 500
  * on every request), loaded on the first request that needs it.
  */
-export function defaultStore(path: string): () => Promise<CheckpointStore & { close(): void }> {
+export function defaultStore(options: { path: string; keepFinishedMs?: number }): () => Promise<CheckpointStore & { close(): void }> {
   try {
     createRequire(import.meta.url).resolve("better-sqlite3");
   } catch (error) {
@@ -21,6 +21,6 @@ export function defaultStore(path: string): () => Promise<CheckpointStore & { cl
   let store: Promise<CheckpointStore & { close(): void }> | undefined;
   return () =>
     (store ??= loadOptionalPeer({ entry: ENTRY, packages: ["better-sqlite3"] }, () => import("../../machines/persistence/checkpoints/sqlite-store.js")).then(
-      ({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path }),
+      ({ SqliteCheckpointStore }) => new SqliteCheckpointStore(options),
     ));
 }

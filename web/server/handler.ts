@@ -15,6 +15,10 @@ import { matchRoute, type Route } from "./routes.js";
 import { streamResponse } from "./stream-response.js";
 import { authorized, checkClientInput, type Authorize, type AuthorizeAction, type ClientInputPolicy } from "./access.js";
 import { QueueRuns } from "./queue-runs.js";
+import { threadResponse } from "./threads.js";
+import { registerHandlerStats, StreamCount } from "./handler-stats.js";
+import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
+import { withPeerOf } from "./node-adapter.js";
 import type { RunStore } from "../../queue/run-store.js";
 
 export interface AgentHandlerOptions {
@@ -55,6 +59,11 @@ export interface AgentHandlerOptions {
   streamPollMs?: number;
   /** The default store's file (default `.jianmu/web-runs.db`). */
   storePath?: string;
+  /**
+   * The default store deletes a run this long after it finished (default 7 days; `false` keeps
+   * every run). A store you pass has its own `keepFinishedMs` option, swept by this handler or its worker.
+   */
+  keepFinishedMs?: number | false;
   /** The path the handler is mounted at, e.g. "/api" (default ""). */
   basePath?: string;
   /** Largest accepted request body (default 64 KiB). */
@@ -64,10 +73,20 @@ export interface AgentHandlerOptions {
   /** How long a finished run stays in memory for late followers (default 10 min). */
   retainFinishedMs?: number;
   /**
+   * At most this many finished runs stay in memory (default 1,000); past it the longest finished is
+   * let go first. A run let go is read from the store when there is one; otherwise it answers 410 `run_expired`.
+   */
+  maxFinishedRuns?: number;
+  /**
    * With a store: a run waiting for approval that no page follows is let go from memory after this
    * long (default 5 min) and restored from its checkpoint when someone asks for it again.
    */
   releaseParkedMs?: number;
+  /**
+   * Off by default. `{ windowMs, max, key? }`: at most `max` requests per client in each `windowMs`;
+   * past it the answer is 429 `rate_limited` with `Retry-After` (rate-limit.ts says how clients are told apart).
+   */
+  rateLimit?: RateLimitOptions;
   /** Failed checkpoint saves and other trouble that is not a request's fault (default: console.error). */
   onError?: (error: Error) => void;
 }
@@ -82,6 +101,8 @@ export interface AgentHandler {
   aiSdk(agent: string): (request: Request) => Promise<Response>;
   /** Stop the live runs (parked and running ones stay in the store) and close the default store. */
   close(): Promise<void>;
+  /** How many runs this process holds in memory: live (running or parked) and finished ones kept for late followers. */
+  held(): { live: number; finished: number };
 }
 
 const DEFAULT_STORE_PATH = ".jianmu/web-runs.db";
@@ -89,7 +110,8 @@ const DEFAULT_STORE_PATH = ".jianmu/web-runs.db";
 /**
  * Serve agents over HTTP: `POST /runs` starts a run and streams it as server-sent events,
  * `POST /runs/:id/events` approves, rejects or cancels, `GET /runs/:id/stream` follows a run again
- * (Last-Event-ID honoured), `GET /runs/:id` tells its status, `GET /agents/:name/chart` draws the
+ * (Last-Event-ID honoured), `GET /runs/:id` tells its status, `GET /threads/:threadId` lists a
+ * thread's runs and its conversation, `GET /agents/:name/chart` draws the
  * agent's statechart (an HTML fragment with inline SVG) for a live view, `POST /agents/:name/chat`
  * speaks the AI SDK's UI message stream to `useChat` (ai-sdk-chat.ts), `POST /agents/:name/ag-ui`
  * speaks AG-UI (ag-ui.ts).
@@ -102,25 +124,21 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   const onError = options.onError ?? ((error: Error) => console.error(`jianmu/http: ${error.message}`));
 
   const checkpoints = checkpointStore(options);
+  const limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : undefined;
   const authorize = options.authorize;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
   const readBody = <S extends Parameters<typeof readJsonBody>[1]>(request: Request, schema: S) => readJsonBody(request, schema, maxBodyBytes, bodyTimeoutMs);
   const queue = isRunStore(options.store)
     ? new QueueRuns({ store: options.store, agents, worker: options.worker ?? true, pollMs: options.streamPollMs ?? 250, retainEventsMs: options.retainFinishedMs ?? 600_000, onError })
     : undefined;
-  const runs = new RunRegistry({
-    agents,
-    store: checkpoints.store,
-    retainFinishedMs: options.retainFinishedMs ?? 600_000,
-    releaseParkedMs: options.store === false ? undefined : (options.releaseParkedMs ?? 300_000),
-    onError,
-  });
+  const runs = heldRuns(options, agents, checkpoints.store, onError);
+  const streams = new StreamCount();
 
   const routes = {
     async startRun(request: Request) {
       const body = await readBody(request, StartRunSchema);
       if (!Object.hasOwn(agents, body.agent)) throw unknownAgent(body.agent);
-      await authorized(authorize, { request, action: "start", agent: body.agent });
+      await authorized(authorize, { request, action: "start", agent: body.agent, ...(body.threadId !== undefined ? { threadId: body.threadId } : {}) });
       checkClientInput(body, options.clientInput?.[body.agent]);
       checkInputLimits({ messages: body.messages, state: body.state });
       const messages: Message[] = [...(body.messages ?? []), ...(body.message !== undefined ? [human(body.message)] : [])];
@@ -128,10 +146,10 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       const located = (runId: string) => ({ location: `${basePath}/runs/${encodeURIComponent(runId)}`, "x-run-id": runId });
       if (queue) {
         const runId = await queue.start(body.agent, input);
-        return streamResponse([], queue.follower(runId, null), heartbeatMs, located(runId));
+        return streamResponse([], streams.counted(queue.follower(runId, null)), heartbeatMs, located(runId));
       }
       const run = await runs.start(body.agent, input);
-      return streamResponse(run.log.all(), run.log, heartbeatMs, located(run.runId));
+      return streamResponse(run.log.all(), streams.counted(run.log), heartbeatMs, located(run.runId));
     },
 
     async runStatus(request: Request, runId: string) {
@@ -139,7 +157,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         await authorized(authorize, { request, action: "read", agent: await queue.agentOf(runId), runId });
         return jsonResponse(await queue.view(runId));
       }
-      const found = await findRun(runId);
+      const found = await runs.findOr404(runId);
       await authorized(authorize, { request, action: "read", agent: agentOfFound(found), runId });
       return jsonResponse(found.kind === "live" ? found.run.view() : found.view);
     },
@@ -148,16 +166,16 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       const lastEventId = request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("lastEventId");
       if (queue) {
         await authorized(authorize, { request, action: "read", agent: await queue.agentOf(runId), runId });
-        return streamResponse([], queue.follower(runId, lastEventId), heartbeatMs);
+        return streamResponse([], streams.counted(queue.follower(runId, lastEventId)), heartbeatMs);
       }
-      const found = await findRun(runId);
+      const found = await runs.findOr404(runId);
       await authorized(authorize, { request, action: "read", agent: agentOfFound(found), runId });
       if (found.kind === "stored") return streamResponse([{ type: "run.snapshot", data: found.view, id: "stored.0" }], undefined, heartbeatMs);
       const log = found.run.log;
       const missed = lastEventId ? log.after(lastEventId) : undefined;
       // Replay what the follower missed; when its id is from another process (or absent), start from a snapshot.
       const backlog: readonly IdentifiedRunEvent[] = missed ?? [{ type: "run.snapshot", data: found.run.view(), id: log.lastId ?? `${log.epoch}.0` }];
-      return streamResponse(backlog, log, heartbeatMs);
+      return streamResponse(backlog, streams.counted(log), heartbeatMs);
     },
 
     async runEvents(request: Request, runId: string) {
@@ -167,7 +185,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         await authorized(authorize, { request, action, agent: await queue.agentOf(runId), runId });
         return jsonResponse(await queue.command(runId, command), 202);
       }
-      const found = await findRun(runId);
+      const found = await runs.findOr404(runId);
       await authorized(authorize, { request, action, agent: agentOfFound(found), runId });
       if (found.kind === "stored" || !found.run.active) {
         const status = found.kind === "stored" ? found.view.status : found.run.view().status;
@@ -193,12 +211,6 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
     },
   };
 
-  async function findRun(runId: string) {
-    const found = await runs.find(runId);
-    if (!found) throw new HttpError(404, "unknown_run", `there is no run ${JSON.stringify(runId)} (it never started here, or its checkpoint was deleted)`);
-    return found;
-  }
-
   const dispatch = (route: Route, request: Request): Promise<Response> => {
     switch (route.name) {
       case "startRun":
@@ -209,6 +221,8 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
         return routes.runStream(request, route.runId);
       case "runEvents":
         return routes.runEvents(request, route.runId);
+      case "thread":
+        return threadResponse(request, route.threadId, { store: checkpoints.store, agents, authorize });
       case "agentChart":
         return routes.agentChart(request, route.agent);
       case "aiSdkChat":
@@ -225,6 +239,8 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       const matched = matchRoute(request.method, path.slice(basePath.length) || "/");
       if (!matched) throw notFound(path);
       if ("allow" in matched) throw new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}; use ${matched.allow}`, undefined, matched.allow);
+      const limited = await limiter?.check(request);
+      if (limited) return limited;
       return await dispatch(matched.route, request);
     } catch (error) {
       if (error instanceof HttpError) return errorResponse(error);
@@ -235,6 +251,9 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
 
   handler.aiSdk = (agent: string) => aiSdkRoute(handler, agents, basePath, agent);
 
+  registerHandlerStats(handler, streams, runs, queue?.followers);
+  handler.held = () => runs.held();
+
   handler.close = async () => {
     runs.stopAll();
     await queue?.close();
@@ -243,11 +262,23 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   return handler;
 }
 
+/** The runs this process holds (all of them without a `RunStore`; the chat routes' with one), with the handler's memory bounds. */
+function heldRuns(options: AgentHandlerOptions, agents: Readonly<Record<string, ReactMachine>>, store: () => Promise<CheckpointStore | undefined>, onError: (error: Error) => void): RunRegistry {
+  return new RunRegistry({
+    agents,
+    store,
+    retainFinishedMs: options.retainFinishedMs ?? 600_000,
+    maxFinishedRuns: options.maxFinishedRuns ?? 1_000,
+    releaseParkedMs: options.store === false ? undefined : (options.releaseParkedMs ?? 300_000),
+    onError,
+  });
+}
+
 /** The store runs held in this process are checkpointed in: the given one, none (`false`), or the default SQLite file. */
 function checkpointStore(options: AgentHandlerOptions): { store: () => Promise<CheckpointStore | undefined>; close: () => Promise<void> } {
   // Checked now (a missing better-sqlite3 fails here, with the fix), opened on first use: an
   // application that brings its own store never loads SQLite.
-  const own = options.store === undefined ? defaultStore(options.storePath ?? DEFAULT_STORE_PATH) : undefined;
+  const own = options.store === undefined ? defaultStore({ path: options.storePath ?? DEFAULT_STORE_PATH, ...defaultRetention(options.keepFinishedMs) }) : undefined;
   let opened: Promise<CheckpointStore & { close(): void }> | undefined;
   return {
     store: async () => {
@@ -261,11 +292,18 @@ function checkpointStore(options: AgentHandlerOptions): { store: () => Promise<C
   };
 }
 
+const DEFAULT_KEEP_FINISHED_MS = 7 * 24 * 3_600_000;
+
+function defaultRetention(keepFinishedMs: number | false | undefined): { keepFinishedMs?: number } {
+  if (keepFinishedMs === false) return {};
+  return { keepFinishedMs: keepFinishedMs ?? DEFAULT_KEEP_FINISHED_MS };
+}
+
 /** `handler.aiSdk(agent)`: the chat route, wherever the page posts (useChat's default is /api/chat). */
 function aiSdkRoute(handler: AgentHandler, agents: Readonly<Record<string, ReactMachine>>, basePath: string, agent: string): (request: Request) => Promise<Response> {
   if (!Object.hasOwn(agents, agent)) throw new TypeError(`agentHandler(...).aiSdk: there is no agent ${JSON.stringify(agent)}; this handler serves ${Object.keys(agents).map((name) => JSON.stringify(name)).join(", ")}`);
   const route = `${basePath}/agents/${encodeURIComponent(agent)}/chat`;
-  return (request: Request) => handler(new Request(new URL(route, request.url), request));
+  return (request: Request) => handler(withPeerOf(request, new Request(new URL(route, request.url), request)));
 }
 
 /**
@@ -347,5 +385,5 @@ function checkInputLimits(input: { messages?: unknown; state?: unknown }): void 
 }
 
 function notFound(path: string): HttpError {
-  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /agents/:name/chart, POST /agents/:name/chat, POST /agents/:name/ag-ui`);
+  return new HttpError(404, "not_found", `no route ${path}; the routes are POST /runs, GET /runs/:id, GET /runs/:id/stream, POST /runs/:id/events, GET /threads/:threadId, GET /agents/:name/chart, POST /agents/:name/chat, POST /agents/:name/ag-ui`);
 }

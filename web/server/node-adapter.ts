@@ -3,6 +3,21 @@ import { Readable } from "node:stream";
 
 type FetchHandler = (request: Request) => Promise<Response>;
 
+/** The peer address of each request `toNodeListener` made (a Request carries none of its own). */
+const peers = new WeakMap<Request, string>();
+
+/** The address of the client that sent the request, when `toNodeListener` made it; undefined otherwise. */
+export function remoteAddressOf(request: Request): string | undefined {
+  return peers.get(request);
+}
+
+/** A request made from another (a route that forwards) keeps the other's peer. */
+export function withPeerOf(from: Request, made: Request): Request {
+  const peer = peers.get(from);
+  if (peer !== undefined) peers.set(made, peer);
+  return made;
+}
+
 /**
  * Serve a fetch-style handler from Node's http server: `http.createServer(toNodeListener(handler))`.
  * One AbortController per request, aborted when the connection closes (a browser that goes away
@@ -25,6 +40,7 @@ export function toNodeListener(handler: FetchHandler): (req: IncomingMessage, re
       signal: controller.signal,
       ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" } : {}),
     } as RequestInit);
+    if (req.socket.remoteAddress !== undefined) peers.set(request, req.socket.remoteAddress);
     handler(request)
       .then((response) => send(response, res, method))
       .catch((error: unknown) => {

@@ -9,6 +9,7 @@ import { HttpError } from "./errors.js";
 import { runSnapshotOf, type SnapshotLike } from "./run-view.js";
 import { StoreFollowers } from "./store-follow.js";
 import { storeRunEvents } from "./store-events.js";
+import { checkQueuedEdit } from "./queue-edits.js";
 
 export interface QueueRunsOptions {
   store: RunStore;
@@ -88,6 +89,11 @@ export class QueueRuns {
   /** An approval, a rejection or a cancel: into the run's inbox, for whichever worker holds it. */
   async command(runId: string, command: RunCommand): Promise<CommandAccepted> {
     try {
+      if (command.type === "guard.approve" && command.args !== undefined) {
+        const info = await this.options.store.status(runId);
+        const machine = this.options.agents[info.agent];
+        if (machine) checkQueuedEdit(machine, info, command);
+      }
       await this.options.store.send(runId, command);
     } catch (error) {
       throw httpErrorOf(error);

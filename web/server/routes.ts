@@ -4,6 +4,7 @@ export type Route =
   | { name: "runStatus"; runId: string }
   | { name: "runStream"; runId: string }
   | { name: "runEvents"; runId: string }
+  | { name: "thread"; threadId: string }
   | { name: "agentChart"; agent: string }
   | { name: "aiSdkChat"; agent: string }
   | { name: "agUi"; agent: string };
@@ -13,6 +14,7 @@ const PATTERNS: { pattern: RegExp; method: string; make: (match: string[]) => Ro
   { pattern: /^\/runs\/([^/]+)\/?$/, method: "GET", make: (m) => ({ name: "runStatus", runId: m[1]! }) },
   { pattern: /^\/runs\/([^/]+)\/stream\/?$/, method: "GET", make: (m) => ({ name: "runStream", runId: m[1]! }) },
   { pattern: /^\/runs\/([^/]+)\/events\/?$/, method: "POST", make: (m) => ({ name: "runEvents", runId: m[1]! }) },
+  { pattern: /^\/threads\/([^/]+)\/?$/, method: "GET", make: (m) => ({ name: "thread", threadId: m[1]! }) },
   { pattern: /^\/agents\/([^/]+)\/chart\/?$/, method: "GET", make: (m) => ({ name: "agentChart", agent: m[1]! }) },
   { pattern: /^\/agents\/([^/]+)\/chat\/?$/, method: "POST", make: (m) => ({ name: "aiSdkChat", agent: m[1]! }) },
   { pattern: /^\/agents\/([^/]+)\/ag-ui\/?$/, method: "POST", make: (m) => ({ name: "agUi", agent: m[1]! }) },

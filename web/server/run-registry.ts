@@ -9,6 +9,7 @@ import { HttpError } from "./errors.js";
 import { LiveRun } from "./live-run.js";
 import { runSnapshotOf, type SnapshotLike } from "./run-view.js";
 import { loadCheckpoint } from "../../machines/persistence/checkpoints/load-checkpoint.js";
+import { sweepFinishedRuns } from "../../machines/persistence/log/finished-retention.js";
 
 /** A run the handler knows: held live by this process, or only as a finished checkpoint. */
 export type FoundRun = { kind: "live"; run: LiveRun } | { kind: "stored"; view: RunSnapshot };
@@ -18,6 +19,8 @@ export interface RunRegistryOptions {
   store: () => Promise<CheckpointStore | undefined>;
   /** How long a finished run stays in memory for late followers (then it is read from the store). */
   retainFinishedMs: number;
+  /** At most this many finished runs stay in memory; past it the longest finished goes first. */
+  maxFinishedRuns: number;
   /**
    * A run waiting for approval with no one following it is let go after this long: its checkpoint
    * is in the store, and the next request for it restores it. Undefined: kept in memory.
@@ -33,11 +36,18 @@ export interface RunRegistryOptions {
  */
 export class RunRegistry {
   private readonly live = new Map<string, LiveRun>();
+  /** The finished runs still held, oldest first, each with the timer that lets it go. */
+  private readonly finished = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Ids of finished runs let go from memory, so a late request hears "expired", not "never existed". */
+  private readonly expired: ExpiredRuns;
   private readonly restoring = new Map<string, Promise<FoundRun | undefined>>();
 
   private readonly sweeper: ReturnType<typeof setInterval> | undefined;
+  /** With a store that has `keepFinishedMs`: its finished runs are pruned as they age (started on the store's first use). */
+  private finishedSweeps: { stop(): void } | undefined;
 
   constructor(private readonly options: RunRegistryOptions) {
+    this.expired = new ExpiredRuns(Math.max(1_000, options.maxFinishedRuns * 10));
     const after = options.releaseParkedMs;
     if (after !== undefined) {
       this.sweeper = setInterval(() => this.releaseParked(after), Math.max(50, Math.min(after / 2, 30_000)));
@@ -47,7 +57,7 @@ export class RunRegistry {
 
   async start(agent: string, given: AgentInput): Promise<LiveRun> {
     const machine = this.options.agents[agent]!;
-    const store = await this.options.store();
+    const store = await this.store();
     let run: LiveRun;
     let input = given;
     try {
@@ -73,16 +83,43 @@ export class RunRegistry {
     if (held) return { kind: "live", run: held };
     const pending = this.restoring.get(runId);
     if (pending) return pending;
-    const lookup = this.load(runId).finally(() => this.restoring.delete(runId));
+    const lookup = this.load(runId)
+      .then((found) => {
+        if (found || !this.expired.has(runId)) return found;
+        throw new HttpError(410, "run_expired", `run ${runId} has finished and is no longer kept (a finished run is held for retainFinishedMs, at most maxFinishedRuns of them; a store keeps it for its keepFinishedMs)`);
+      })
+      .finally(() => this.restoring.delete(runId));
     this.restoring.set(runId, lookup);
     return lookup;
+  }
+
+  /** `find`, or the handler's 404 for a run it does not know. */
+  async findOr404(runId: string): Promise<FoundRun> {
+    const found = await this.find(runId);
+    if (!found) throw new HttpError(404, "unknown_run", `there is no run ${JSON.stringify(runId)} (it never started here, or its checkpoint was deleted)`);
+    return found;
+  }
+
+  /** Listeners on the logs of the runs held here (for tests and metrics). */
+  followers(): number {
+    let count = 0;
+    for (const run of this.live.values()) count += run.log.followers;
+    return count;
+  }
+
+  /** How many runs this process holds: live ones (running or parked) and finished ones kept for late followers. */
+  held(): { live: number; finished: number } {
+    return { live: this.live.size - this.finished.size, finished: this.finished.size };
   }
 
   /** Stop every live run; parked and running runs stay in the store for the next process. */
   stopAll(): void {
     if (this.sweeper !== undefined) clearInterval(this.sweeper);
+    this.finishedSweeps?.stop();
     for (const run of this.live.values()) run.stop();
     this.live.clear();
+    for (const timer of this.finished.values()) clearTimeout(timer);
+    this.finished.clear();
   }
 
   /** Parked runs cost no memory: the ones idle for `after` ms are stopped (their checkpoints stay). */
@@ -110,15 +147,33 @@ export class RunRegistry {
     });
   }
 
+  /** A finished run is kept for late followers until `retainFinishedMs` passes or `maxFinishedRuns` newer ones push it out. */
   private release(run: LiveRun): void {
-    const timer = setTimeout(() => {
-      if (this.live.get(run.runId) === run) this.live.delete(run.runId);
-    }, this.options.retainFinishedMs);
+    if (this.live.get(run.runId) !== run || this.finished.has(run.runId)) return;
+    const timer = setTimeout(() => this.forget(run.runId), this.options.retainFinishedMs);
     (timer as { unref?: () => void }).unref?.();
+    this.finished.set(run.runId, timer);
+    for (const oldest of this.finished.keys()) {
+      if (this.finished.size <= this.options.maxFinishedRuns) break;
+      this.forget(oldest);
+    }
+  }
+
+  private forget(runId: string): void {
+    clearTimeout(this.finished.get(runId));
+    this.finished.delete(runId);
+    this.live.delete(runId);
+    this.expired.add(runId);
+  }
+
+  private async store(): Promise<CheckpointStore | undefined> {
+    const store = await this.options.store();
+    this.finishedSweeps ??= sweepFinishedRuns(store, this.options.onError);
+    return store;
   }
 
   private async load(runId: string): Promise<FoundRun | undefined> {
-    const store = await this.options.store();
+    const store = await this.store();
     if (!store) return undefined;
     let record: PersistedAgent | undefined;
     try {
@@ -148,5 +203,24 @@ export class RunRegistry {
     this.hold(run);
     run.start();
     return { kind: "live", run };
+  }
+}
+
+/** A bounded set of ids, the oldest dropped first: remembering expired runs must not grow without bound either. */
+class ExpiredRuns {
+  private readonly ids = new Set<string>();
+  constructor(private readonly capacity: number) {}
+
+  add(runId: string): void {
+    this.ids.delete(runId);
+    this.ids.add(runId);
+    for (const oldest of this.ids) {
+      if (this.ids.size <= this.capacity) break;
+      this.ids.delete(oldest);
+    }
+  }
+
+  has(runId: string): boolean {
+    return this.ids.has(runId);
   }
 }

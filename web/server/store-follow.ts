@@ -62,6 +62,18 @@ export class StoreFollowers {
     return this.channels.size;
   }
 
+  /** Followers of all runs now. */
+  get followers(): number {
+    let count = 0;
+    for (const channel of this.channels.values()) count += channel.followers.size;
+    return count;
+  }
+
+  /** Whether the poll timer and the store subscription are on (only while some run is followed). */
+  get listening(): boolean {
+    return this.unsubscribe !== undefined;
+  }
+
   close(): void {
     for (const channel of this.channels.values()) for (const follower of [...channel.followers]) this.finish(channel, follower);
     this.stopListening();

@@ -10,6 +10,8 @@ const OptionsSchema = z
     busyTimeoutMs: z.number().int().min(0).default(5_000),
     /** Keep only the last N checkpoints of each run (and those a fork starts from). Default: every one. */
     keepCheckpoints: z.number().int().min(1).optional(),
+    /** Delete a finished run once it has been finished this long (ms; machines/persistence/log/finished-retention.ts says what is kept). Default: kept forever. */
+    keepFinishedMs: z.number().int().min(1).optional(),
   })
   .strict();
 export type SqliteCheckpointStoreOptions = z.input<typeof OptionsSchema>;
@@ -18,7 +20,7 @@ function parse(options: SqliteCheckpointStoreOptions) {
   const parsed = OptionsSchema.safeParse(options);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new CheckpointError("(none)", `SqliteCheckpointStore: options.${issue.path.map(String).join(".") || "(all)"} ${issue.message} (options are { path, busyTimeoutMs?, keepCheckpoints? })`);
+    throw new CheckpointError("(none)", `SqliteCheckpointStore: options.${issue.path.map(String).join(".") || "(all)"} ${issue.message} (options are { path, busyTimeoutMs?, keepCheckpoints?, keepFinishedMs? })`);
   }
   return parsed.data;
 }
@@ -32,11 +34,12 @@ function parse(options: SqliteCheckpointStoreOptions) {
  */
 export class SqliteCheckpointStore extends SqliteRunLog {
   constructor(options: SqliteCheckpointStoreOptions) {
-    const { path, busyTimeoutMs, keepCheckpoints } = parse(options);
+    const { path, busyTimeoutMs, keepCheckpoints, keepFinishedMs } = parse(options);
     super({
       path,
       busyTimeoutMs,
       ...(keepCheckpoints !== undefined ? { keepCheckpoints } : {}),
+      ...(keepFinishedMs !== undefined ? { keepFinishedMs } : {}),
       fail: (_kind, message, cause) => new CheckpointError("(none)", `SqliteCheckpointStore: ${message}`, { cause }),
     });
   }

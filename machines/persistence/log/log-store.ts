@@ -6,6 +6,7 @@ import type { CheckpointStore } from "../checkpoints/store.js";
 import type { PersistedAgent } from "../persistence.js";
 import type { BlobStore } from "../blobs.js";
 import type { JournalInheritance } from "./journal-inheritance.js";
+import type { PrunesFinished } from "./finished-retention.js";
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -33,6 +34,8 @@ export type StoredRunStatus = z.infer<typeof RunStatusSchema> | "queued";
 export interface ThreadRun {
   runId: string;
   status: StoredRunStatus;
+  /** What the run was started for: the queue's agent name (`submit({ agent })`), or the machine's id for a run started in process. */
+  agent: string;
 }
 
 /** A run of a fork tree: its id, and the checkpoint of another run it was forked from (absent for the tree's root). */
@@ -70,7 +73,7 @@ export interface ForkRequest {
  * `MemoryCheckpointStore`, `SqliteCheckpointStore`, `MemoryRunStore`, `SqliteRunStore` and
  * `PostgresRunStore` all are one. Methods may be synchronous (memory, SQLite) or return promises.
  */
-export interface RunLogStore extends CheckpointStore, ToolJournal, BlobStore {
+export interface RunLogStore extends CheckpointStore, ToolJournal, BlobStore, PrunesFinished {
   /** The run's latest checkpoint, or the one named (undefined when there is none). */
   load(runId: string, checkpointId?: string): MaybePromise<PersistedAgent | undefined>;
   /** Every checkpoint of the run still kept, oldest first ([] for an unknown run). */

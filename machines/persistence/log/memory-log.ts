@@ -11,6 +11,7 @@ import { lineageOf } from "./lineage.js";
 import { checkpointIdOf, entryOf, isFinal, metaOf, outputOfRecord, recordFrom, withParents, type CheckpointMeta } from "./records.js";
 import { emptyContext, pathsOf, streamsFromRows, withStoredIds, type RunContext } from "./streams.js";
 import { ThreadBusyError } from "./thread-busy.js";
+import { keepFinishedProblem, PRUNE_LIMIT } from "./finished-retention.js";
 import type { StoredBlob } from "../blobs.js";
 import { MemoryBlobTable } from "../checkpoints/memory-blobs.js";
 
@@ -59,6 +60,8 @@ interface MemoryStream {
 export interface MemoryLogOptions {
   /** Keep only the last N checkpoints of each run (and those a fork starts from). Default: all. */
   keepCheckpoints?: number;
+  /** Delete finished runs this long after they ended (`pruneFinished`, finished-retention.ts). Default: kept. */
+  keepFinishedMs?: number;
   now?: () => number;
 }
 
@@ -84,7 +87,14 @@ export class MemoryRunLog implements RunLogStore {
   private nextStream = 1;
   private seq = 0;
 
-  constructor(protected readonly logOptions: MemoryLogOptions = {}) {}
+  constructor(protected readonly logOptions: MemoryLogOptions = {}) {
+    const problem = keepFinishedProblem(logOptions.keepFinishedMs);
+    if (problem) throw new CheckpointError("(none)", `memory store: options.${problem}`);
+  }
+
+  get keepFinishedMs(): number | undefined {
+    return this.logOptions.keepFinishedMs;
+  }
 
   protected now(): number {
     return (this.logOptions.now ?? Date.now)();
@@ -157,6 +167,23 @@ export class MemoryRunLog implements RunLogStore {
     return true;
   }
 
+  /** With `keepFinishedMs`: delete up to `limit` runs finished longer ago than that (finished-retention.ts). */
+  pruneFinished(limit = PRUNE_LIMIT): number {
+    const keep = this.logOptions.keepFinishedMs;
+    if (keep === undefined) return 0;
+    const before = this.now() - keep;
+    const ended = (run: MemoryRunRow) => run.status === "succeeded" || run.status === "failed";
+    const runs = [...this.runs.values()];
+    const forked = new Set(runs.flatMap((run) => (run.forkOf !== undefined ? [run.forkOf] : [])));
+    const laterEnded = (run: MemoryRunRow) => runs.some((other) => other.threadId === run.threadId && (other.threadSeq ?? 0) > (run.threadSeq ?? 0) && ended(other));
+    const due = runs
+      .filter((run) => ended(run) && run.updatedAt < before && !forked.has(run.runId) && (run.threadId === undefined || laterEnded(run)))
+      .sort((a, b) => a.updatedAt - b.updatedAt)
+      .slice(0, limit);
+    for (const run of due) this.delete(run.runId);
+    return due.length;
+  }
+
   history(runId: string): CheckpointEntry[] {
     return withParents([...this.checkpoints.values()].filter((c) => c.runId === runId).sort((a, b) => a.id - b.id).map(entryOf), this.runs.get(runId)?.forkedFrom);
   }
@@ -193,7 +220,7 @@ export class MemoryRunLog implements RunLogStore {
   }
 
   threadRuns(threadId: string): ThreadRun[] {
-    return this.threadRows(threadId).map((r) => ({ runId: r.runId, status: r.status }));
+    return this.threadRows(threadId).map((r) => ({ runId: r.runId, status: r.status, agent: r.agent }));
   }
 
   lineage(runId: string): Promise<RunBranch[]> {

@@ -86,13 +86,14 @@ export function streamsFromRows(rows: readonly StreamRow[], own: ReadonlyMap<num
 }
 
 /** Read everything (a run's own streams: the next save may append to them). */
-const ALL_ELEMENTS = Number.MAX_SAFE_INTEGER;
+export const ALL_ELEMENTS = Number.MAX_SAFE_INTEGER;
 
 /**
  * How many elements of each stream a reader needs: the counts the refs name, everything of the
- * run's own streams, and of each base the prefix the streams built on it take.
+ * streams of run `writer` (whose next save may append to them), and of each base the prefix the
+ * streams built on it take.
  */
-export function neededCounts(rows: readonly StreamRow[], refs: readonly StreamRef[], runId: string): Map<number, number> {
+export function neededCounts(rows: readonly StreamRow[], refs: readonly StreamRef[], writer: string | undefined): Map<number, number> {
   const need = new Map<number, number>();
   const raise = (id: number, count: number) => {
     if (count > (need.get(id) ?? 0)) {
@@ -102,7 +103,7 @@ export function neededCounts(rows: readonly StreamRow[], refs: readonly StreamRe
     return false;
   };
   for (const [id, count] of refs) raise(id, count);
-  for (const row of rows) if (row.owner === runId) raise(row.id, ALL_ELEMENTS);
+  if (writer !== undefined) for (const row of rows) if (row.owner === writer) raise(row.id, ALL_ELEMENTS);
   for (let changed = true; changed; ) {
     changed = false;
     for (const row of rows) if (row.baseId !== null && raise(row.baseId, Math.min(row.baseCount ?? 0, need.get(row.id) ?? 0))) changed = true;

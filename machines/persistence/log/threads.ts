@@ -1,7 +1,7 @@
 import type { Message } from "../../../actors/messages.js";
 import { AgentInputError, ThreadIdSchema, type AgentInput } from "../../contract/context.js";
 import type { CheckpointStore } from "../checkpoints/store.js";
-import { isRunLogStore, type RunLogStore } from "./log-store.js";
+import { isRunLogStore, type RunLogStore, type ThreadRun } from "./log-store.js";
 import { isFinal } from "./records.js";
 import { resolveBlobs } from "../blobs.js";
 
@@ -45,9 +45,13 @@ export async function loadThread(store: RunLogStore, threadId: string): Promise<
   needsLogStore(store, "loadThread: store");
   const id = checkThreadId(threadId, "loadThread");
   const runs = await store.threadRuns(id);
+  return { threadId: id, messages: await threadConversation(store, runs), runs: runs.map((r) => r.runId) };
+}
+
+/** The conversation a thread's runs (`store.threadRuns`) left: the final messages of its latest ended run ([] before one ended). */
+export async function threadConversation(store: RunLogStore, runs: readonly ThreadRun[]): Promise<Message[]> {
   const ended = runs.filter((r) => isFinal(r.status)).at(-1);
-  const messages = ended ? await finalMessages(store, ended.runId) : [];
-  return { threadId: id, messages, runs: runs.map((r) => r.runId) };
+  return ended ? finalMessages(store, ended.runId) : [];
 }
 
 /** A run's final messages, its large images and files put back (they are kept per run: the next run stores its own). */

@@ -31,15 +31,40 @@ export class SqliteCheckpointRows {
     return row ? stored(row) : undefined;
   }
 
+  /**
+   * The run's checkpoint `id` (its head when null) with the run's head, and the keyframes it
+   * is compressed against, in one statement: a load on a store opened afresh reads no row twice.
+   */
+  ofRun(runId: string, id: number | null): { head: number | null; row: StoredCheckpoint } | undefined {
+    const found = this.sql(
+      `SELECT r.head, c.id, c.key_id, c.prev_key, c.body, k.prev_key AS k_prev, k.body AS k_body, p.id AS p_id, p.prev_key AS p_prev, p.body AS p_body
+       FROM jianmu_runs r JOIN jianmu_checkpoints c ON c.id = coalesce(?, r.head) AND c.run_key = r.run_key
+       LEFT JOIN jianmu_checkpoints k ON k.id = c.key_id AND k.key_id IS NULL
+       LEFT JOIN jianmu_checkpoints p ON p.id = k.prev_key AND p.key_id IS NULL
+       WHERE r.run_id = ?`,
+    ).get(id, runId) as (Omit<Row, "run_id"> & { head: number | null; k_prev: number | null; k_body: Buffer | null; p_id: number | null; p_prev: number | null; p_body: Buffer | null }) | undefined;
+    if (!found) return undefined;
+    const row = stored({ ...found, run_id: runId });
+    // Keyframes are stored on their own (no dictionary): known from their bodies alone.
+    if (found.p_id !== null && found.p_body) this.remember({ id: found.p_id, runId, keyId: null, prevKey: found.p_prev, body: found.p_body });
+    if (row.keyId !== null && found.k_body) this.remember({ id: row.keyId, runId, keyId: null, prevKey: found.k_prev, body: found.k_body });
+    return { head: found.head, row };
+  }
+
+  private remember(keyframe: StoredCheckpoint): void {
+    if (this.keyframes.has(keyframe.id)) return;
+    if (this.keyframes.size > 256) this.keyframes.clear();
+    this.keyframes.set(keyframe.id, { id: keyframe.id, text: this.text(keyframe), prevKey: keyframe.prevKey });
+  }
+
   /** A keyframe with its text (read once per store, then kept: keyframes never change). */
   keyframe = (id: number): KnownKeyframe | undefined => {
     let known = this.keyframes.get(id);
     if (!known) {
       const row = this.get(id);
       if (!row || row.keyId !== null) return undefined;
-      if (this.keyframes.size > 256) this.keyframes.clear();
-      known = { id, text: this.text(row), prevKey: row.prevKey };
-      this.keyframes.set(id, known);
+      this.remember(row);
+      known = this.keyframes.get(id);
     }
     return known;
   };

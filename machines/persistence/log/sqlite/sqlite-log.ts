@@ -7,7 +7,7 @@ import { pendingFromSnapshot } from "../../../contract/approvals.js";
 import type { AgentOutput } from "../../../contract/context.js";
 import { CheckpointError, checkRecordId, journalEntryOf, queueOwned, type CheckpointSummary } from "../../checkpoints/store.js";
 import type { PersistedAgent, RunStatus } from "../../persistence.js";
-import { encodeValue } from "../codec.js";
+import { encodeValue, type KnownStream, type StreamRef } from "../codec.js";
 import { packOutcome, storedOutcome } from "../journal-packing.js";
 import { RunContextCache } from "../context-cache.js";
 import { effectiveEntries, inheritedKey, readInheritance, type ForkOrigin, type KeyedEntry } from "../journal-inheritance.js";
@@ -22,6 +22,7 @@ import { SqliteCheckpointRows } from "./checkpoint-rows.js";
 import type { StoredBlob } from "../../blobs.js";
 import { SqliteBlobTable } from "../../checkpoints/sqlite-blobs.js";
 import { pruneKeepingSql } from "../retention.js";
+import { finishedRunsSql, PRUNE_LIMIT } from "../finished-retention.js";
 import { ThreadBusyError } from "../thread-busy.js";
 import { migrate } from "./migrate.js";
 import type { SqliteRunRow } from "./schema.js";
@@ -38,6 +39,8 @@ export interface SqliteLogConfig {
   busyTimeoutMs: number;
   /** Keep only the last N checkpoints of each run (and those a fork starts from). Default: all. */
   keepCheckpoints?: number;
+  /** Delete finished runs this long after they ended (`pruneFinished`). Default: kept. */
+  keepFinishedMs?: number;
   /** The error a store reports for a file it cannot open or migrate. */
   fail: (kind: "open" | "schema", message: string, cause: unknown) => Error;
 }
@@ -69,12 +72,14 @@ export class SqliteRunLog implements RunLogStore {
   private readonly checkpoints: SqliteCheckpointRows;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly keepCheckpoints: number | undefined;
+  readonly keepFinishedMs: number | undefined;
   /** Large images and files of each run, stored once (machines/persistence/blobs.ts). */
   private readonly blobs: SqliteBlobTable;
 
   constructor(config: SqliteLogConfig) {
     this.path = config.path;
     this.keepCheckpoints = config.keepCheckpoints;
+    this.keepFinishedMs = config.keepFinishedMs;
     try {
       if (config.path !== ":memory:") mkdirSync(dirname(config.path), { recursive: true });
       this.db = new Database(config.path, { timeout: config.busyTimeoutMs });
@@ -160,13 +165,21 @@ export class SqliteRunLog implements RunLogStore {
   }
 
   load(runId: string, checkpointId?: string): PersistedAgent | undefined {
-    const row = this.runRow(runId);
-    const id = checkpointId === undefined ? (row?.head ?? undefined) : checkpointIdOf(checkpointId);
-    const checkpoint = id === undefined || !row ? undefined : this.checkpoints.get(id, row.run_key);
-    if (!checkpoint) return undefined;
-    const { refs, skeleton } = this.split(checkpoint);
-    const cached = checkpointId === undefined ? this.cache.get(runId, row?.head) : undefined;
-    return recordFrom({ id: checkpoint.id, runId }, skeleton, refs, cached?.known ?? this.reader.read(runId, refs), this.path);
+    const id = checkpointId === undefined ? null : checkpointIdOf(checkpointId);
+    const found = id === undefined ? undefined : this.checkpoints.ofRun(runId, id);
+    if (!found) return undefined;
+    const { refs, skeleton } = this.split(found.row);
+    const cached = checkpointId === undefined ? this.cache.get(runId, found.head) : undefined;
+    return recordFrom({ id: found.row.id, runId }, skeleton, refs, cached?.known ?? this.streams(runId, found.row.id, refs, false), this.path);
+  }
+
+  /** The streams a checkpoint refers to (a lost element is a CheckpointError naming the checkpoint). */
+  private streams(runId: string, checkpointId: number, refs: readonly StreamRef[], forWriting: boolean): Map<number, KnownStream> {
+    try {
+      return this.reader.read(runId, refs, forWriting);
+    } catch (error) {
+      return damaged(runId, checkpointId, this.path, error);
+    }
   }
 
   /** A checkpoint's refs and skeleton (a damaged one is a CheckpointError naming it). */
@@ -207,6 +220,15 @@ export class SqliteRunLog implements RunLogStore {
     }).immediate();
     this.cache.delete(runId);
     return deleted;
+  }
+
+  /** With `keepFinishedMs`: delete up to `limit` runs finished longer ago than that (finished-retention.ts). */
+  pruneFinished(limit = PRUNE_LIMIT): number {
+    if (this.keepFinishedMs === undefined) return 0;
+    const due = this.sql(finishedRunsSql("jianmu_runs", "@before", "@limit")).all({ before: Date.now() - this.keepFinishedMs, limit }) as { run_id: string }[];
+    let pruned = 0;
+    for (const { run_id } of due) if (this.delete(run_id)) pruned++;
+    return pruned;
   }
 
   history(runId: string): CheckpointEntry[] {
@@ -261,8 +283,8 @@ export class SqliteRunLog implements RunLogStore {
   }
 
   threadRuns(threadId: string): ThreadRun[] {
-    const rows = this.sql(`SELECT run_id, status FROM jianmu_runs WHERE thread_id = ? ORDER BY thread_seq`).all(threadId) as { run_id: string; status: ThreadRun["status"] }[];
-    return rows.map((row) => ({ runId: row.run_id, status: row.status }));
+    const rows = this.sql(`SELECT run_id, status, agent FROM jianmu_runs WHERE thread_id = ? ORDER BY thread_seq`).all(threadId) as { run_id: string; status: ThreadRun["status"]; agent: string }[];
+    return rows.map((row) => ({ runId: row.run_id, status: row.status, agent: row.agent }));
   }
 
   lineage(runId: string): Promise<RunBranch[]> {
@@ -294,7 +316,7 @@ export class SqliteRunLog implements RunLogStore {
 
   protected decodeOutput(runId: string, text: string): AgentOutput {
     try {
-      return decodeOutput(text, this.reader.read(runId, outputRefs(text)));
+      return decodeOutput(text, this.reader.read(runId, outputRefs(text), false));
     } catch (error) {
       return damaged(runId, "output", this.path, error);
     }
@@ -397,7 +419,7 @@ export class SqliteRunLog implements RunLogStore {
     const checkpoint = this.checkpoints.get(checkpointId);
     if (!checkpoint) return emptyContext(runId);
     const { text, refs, skeleton } = this.split(checkpoint);
-    const base = { runId, head: own ? checkpoint.id : undefined, known: this.reader.read(runId, refs), paths: pathsOf(skeleton, refs) };
+    const base = { runId, head: own ? checkpoint.id : undefined, known: this.streams(runId, checkpoint.id, refs, true), paths: pathsOf(skeleton, refs) };
     if (!own) return base;
     try {
       return { ...base, keyframe: keyframesAt(checkpoint, text, this.checkpoints.keyframe) };
