@@ -18,7 +18,8 @@ export class ExampleRunFailed<T = unknown> extends Error {
 /** "the run failed (modelError): model call failed: ... HTTP 404 ...": the reason, and the error behind it. */
 export function failureLine(output: Pick<AgentOutput, "status" | "termination">): string {
   const termination = output.termination;
-  const why = termination?.error?.message ?? termination?.detail;
+  const detail = termination?.guardrail !== undefined ? `${termination.guardrail}: ${termination.detail ?? ""}` : termination?.detail;
+  const why = termination?.error?.message ?? detail;
   return `the run failed (${termination?.reason ?? output.status})${why ? `: ${why}` : ""}`;
 }
 
