@@ -258,7 +258,9 @@ describe("the docs' TypeScript, in fresh apps built from the packed tarball", ()
   it("every block that stands alone (it uses no stand-in) runs to its end against jianmu serve", async () => {
     const runnable = BLOCKS.filter(standsAlone);
     // README's API, testing.md's scripted model and loopback server, web.md's server and its client without React, at least.
-    expect(runnable.map((block) => block.file)).toEqual(expect.arrayContaining(["README_md_1.ts", "docs_testing_md_1.ts", "docs_testing_md_3.ts", "docs_web_md_1.ts", "docs_web_md_4.ts"]));
+    const named = (page: string, file: string) => runnable.some((block) => block.page === page && block.code.startsWith(`// file: ${file}\n`));
+    expect(runnable.map((block) => block.file)).toEqual(expect.arrayContaining(["README_md_1.ts", "docs_testing_md_1.ts", "docs_testing_md_3.ts"]));
+    expect([named("docs/web.md", "server.ts"), named("docs/web.md", "client.ts")]).toEqual([true, true]);
     for (const page of new Set(runnable.map((block) => block.page))) {
       const blocks = runnable.filter((block) => block.page === page);
       const servers = blocks.filter((block) => block.server).map((block) => ({ block, ...runBlock(appOf(block), block) }));
