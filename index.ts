@@ -13,7 +13,7 @@ export { agentTool } from "./machines/composition/agent-tool.js";
 export type { AgentToolOptions } from "./machines/composition/agent-tool.js";
 export { handoff } from "./machines/composition/handoff.js";
 export type { HandoffOptions } from "./machines/composition/handoff.js";
-export type { ApprovalAnswer, PendingApproval } from "./machines/contract/approvals.js";
+export type { ApprovalAnswer, ApprovalRequest, PendingApproval } from "./machines/contract/approvals.js";
 export type { RunOptions, TracerLike } from "./machines/runner.js";
 export { AgentInputError, AgentOutputSchema } from "./machines/contract/context.js";
 export type { AgentContext, AgentInput, AgentOutput, LoopContext } from "./machines/contract/context.js";

@@ -1,7 +1,7 @@
 /**
  * jianmu/react: `useAgent({ url, agent })` runs an agent served by `agentHandler` (jianmu/http)
  * from a React component. Needs the optional peers react and @xstate/react. The client statechart
- * and its SSE transport are exported too, for pages without React (`createActor(agentClientMachine, ...)`).
+ * and its SSE transport are exported too; a page or script without React imports them from jianmu/client.
  */
 import { loadOptionalPeer } from "./tools/optional-peer.js";
 import type * as Hook from "./web/client/use-agent.js";
@@ -11,15 +11,9 @@ const hook: typeof Hook = await loadOptionalPeer({ entry: "jianmu/react", packag
 
 export const { useAgent } = hook;
 export type { UseAgentOptions, UseAgentResult } from "./web/client/use-agent.js";
-export { agentClientMachine, clientStatusOf, reconnectDelay } from "./web/client/agent-client-machine.js";
-export type { AgentClientContext, AgentClientEvent, AgentClientInput, AgentClientStatus } from "./web/client/agent-client-machine.js";
-export { applyRunEvent, EMPTY_RUN } from "./web/client/run-state.js";
-export type { RunState, ToolCallView } from "./web/client/run-state.js";
-export { readSse } from "./web/client/sse-reader.js";
-export type { SseMessage } from "./web/client/sse-reader.js";
-export { readThread } from "./web/client/transport.js";
-export type { FetchLike } from "./web/client/transport.js";
-export type { ThreadView, ThreadRunView } from "./web/protocol.js";
+// The React-free part, also its own entry point (jianmu/client): one statechart, whichever a page imports.
+export { agentClientMachine, applyRunEvent, clientStatusOf, EMPTY_RUN, readSse, readThread, reconnectDelay } from "./client.js";
+export type { AgentClientContext, AgentClientEvent, AgentClientInput, AgentClientStatus, FetchLike, RunState, SseMessage, ThreadRunView, ThreadView, ToolCallView } from "./client.js";
 export { OptionalPeerMissingError } from "./tools/optional-peer.js";
 // A message's content may be parts (text, images, files): its text, or the text with each image or file named.
 export { describeContent, textOf } from "./actors/content-parts.js";

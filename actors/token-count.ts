@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { isMissing, OptionalPeerMissingError } from "../tools/optional-peer.js";
 import type { Message, PartsContent } from "./messages.js";
 import { inlineData, mediaKindOf } from "./content-parts.js";
 import { base64Bytes } from "../tools/byte-size.js";
@@ -19,7 +20,8 @@ function counter(): CountTokens {
     try {
       tokenizer = createRequire(import.meta.url)("gpt-tokenizer/encoding/o200k_base") as { countTokens: CountTokens };
     } catch (error) {
-      throw new Error(`config.context counts tokens with the gpt-tokenizer package, which could not be loaded (${error instanceof Error ? error.message : String(error)}); install it: npm install gpt-tokenizer`);
+      if (isMissing(error, "gpt-tokenizer")) throw new OptionalPeerMissingError("config.context", "gpt-tokenizer", "npm install gpt-tokenizer", { cause: error });
+      throw new Error(`config.context counts tokens with the gpt-tokenizer package, which could not be loaded: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, { cause: error });
     }
     countTokens = tokenizer.countTokens;
   }

@@ -23,9 +23,14 @@ export interface ApproverOptions {
   onExit: (how: PromptExit) => void;
 }
 
+/** "get_weather {"city":"Paris"}": a call as the approver sees it. */
+export function describeCall(call: { name: string; arguments: string }): string {
+  return `${call.name} ${call.arguments || "{}"}`;
+}
+
 /** "? get_weather {"city":"Paris"} needs approval: reason" */
 export function describeRequest(request: Requested): string {
-  return `? ${request.name} ${request.arguments || "{}"} needs approval${request.reason ? `: ${request.reason}` : ""}`;
+  return `? ${describeCall(request)} needs approval${request.reason ? `: ${request.reason}` : ""}`;
 }
 
 /**
@@ -99,8 +104,8 @@ export function attachApprover(actor: ReactAgentRef, progress: Progress, options
       progress.line(`  approved (--yes)`);
       actor.send({ type: "guard.approve", callId: request.callId, ...pathOf(request) });
     } else if (!interactive) {
+      // The rejection's own line (⊘ ... rejected: <reason>) says why; the reason is not printed twice.
       progress.line(describeRequest(request));
-      progress.line(`  ${NO_TTY_REASON}`);
       actor.send({ type: "guard.reject", callId: request.callId, ...pathOf(request), reason: NO_TTY_REASON });
     } else {
       queue.push(request);

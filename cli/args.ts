@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { CONFIG_FILE, ReActConfig } from "../machines/contract/config.js";
+import { ReActConfig } from "../machines/contract/config.js";
+import { COMMANDS, type CommandName } from "./help.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 import type { ModelApi } from "../actors/model-api.js";
 
@@ -9,70 +10,7 @@ export class UsageError extends JianmuError {
   override name = "UsageError";
 }
 
-export const COMMANDS = ["run", "view", "serve", "help"] as const;
-export type CommandName = (typeof COMMANDS)[number];
-
-const EXIT_CODES = `Exit codes: 0 the agent succeeded, 1 the agent failed (the reason is printed), 2 usage or configuration error,
-130 interrupted (Ctrl-C, or Ctrl-D at a prompt), 143 terminated (SIGTERM).`;
-
-export const HELP: Record<CommandName, string> = {
-  run: `Usage: jianmu run ["<task>"] [options]
-Run a ReAct agent on a task (no task: the recorded demo task). Only the answer goes to stdout;
-progress, tool calls and prompts go to stderr.
-
-Options:
-  --image <file | url>      an image to go with the task (png, jpg, gif, webp, or an http(s) URL); repeatable
-  --file <file>             a document or recording to go with the task (pdf, wav, mp3); repeatable
-  --accepts <kinds>         what the model takes besides text, of image,file,audio (default: known
-                            from the model's name, see docs/content-parts.md)
-  --model <name>            model to use (default: ${CONFIG_FILE.pathOf("model")} in jianmu.yaml, $JIANMU_MODEL, gpt-4o-mini)
-  --base-url <url>          OpenAI-compatible endpoint, http(s)://... (default: $OPENAI_BASE_URL, ${CONFIG_FILE.pathOf("baseURL")} in jianmu.yaml)
-  --api <chat|responses>    the API to speak: Chat Completions (default) or the Responses API (default: ${CONFIG_FILE.pathOf("api")} in jianmu.yaml)
-  --max-iterations <n>      loop iterations before giving up (default ${ReActConfig.shape.maxIterations.parse(undefined)})
-  --budget <tokens>         total token budget for the run
-  --tools <a,b,...>         built-in tools to offer: calculator,current_time,read_file,list_files (default: calculator,current_time)
-  --root <dir>              sandbox folder for read_file/list_files (default: the current folder)
-  --require-approval <a,b>  ask before running these tools (or effect tags, e.g. tag:filesystem)
-  --yes                     approve every call that needs approval without asking
-  --record <file.jsonl>     record the run (inspection + telemetry events) for \`jianmu view\`
-  --inspect                 send the run to the Stately inspector over WebSocket (dev only; needs @statelyai/inspect;
-                            the server: $JIANMU_INSPECT_URL, default ws://localhost:8080)
-  --json                    print events and the output as JSON lines on stdout instead of text
-
-With neither OPENAI_API_KEY nor OPENAI_BASE_URL (nor ${CONFIG_FILE.pathOf("baseURL")}) set, run replays real recorded model
-turns from a local loopback server: only the recorded demo tasks work then (see also: jianmu serve).
-Colour is used only on a terminal, and never when NO_COLOR is set.
-
-${EXIT_CODES}`,
-  view: `Usage: jianmu view <recording.jsonl> [--out <file.html>]
-Write a self-contained HTML viewer of a recorded run (record one with: jianmu run --record run.jsonl).`,
-  serve: `Usage: jianmu serve [--port <n>]
-Start the offline replay server: an OpenAI-compatible endpoint on 127.0.0.1 that answers with real
-recorded model turns (the demo tasks) and scripted turns (the README's calculator question), so your
-own app and the examples run keyless on the real-endpoint path. It prints the line to export:
-  export OPENAI_BASE_URL=http://127.0.0.1:<port>/v1
-Stop it with Ctrl-C. --port 0 (the default) picks a free port.`,
-  help: `Usage: jianmu help [command]
-Show the commands, or one command's options: jianmu help run (same as jianmu run --help).`,
-};
-
-export const USAGE = `Usage:
-  jianmu run ["<task>"] [options]   run a ReAct agent on a task (no task: the recorded demo task)
-  jianmu view <recording.jsonl> [--out <file.html>]   write a self-contained HTML viewer of a recorded run
-  jianmu serve [--port <n>]         start the offline replay server and print the OPENAI_BASE_URL to export
-  jianmu help [command]             this text, or one command's options (also: jianmu <command> --help)
-  jianmu --version
-  jianmu worker | runs | approve | reject | cancel ... --store <file.db | postgres://...>   the run queue (below)
-
-Options for run:
-${HELP.run.split("\n").slice(HELP.run.split("\n").indexOf("Options:") + 1).join("\n")}
-
-Run queue (--store <file.db | postgres://...>, --schema <name> for PostgreSQL):
-  jianmu worker --store <s> --agents <module> [--concurrency n] [--lease-ms n] [--poll-ms n] [--json]
-  jianmu run --store <s> --agent <name> "<task>" [--detach]
-  jianmu runs --store <s> [--status s] [--agent a] [--limit n] [--json]   |   jianmu runs show <runId> --store <s>
-  jianmu approve|reject <runId> [callId] --store <s> [--reason text]   |   jianmu cancel <runId> --store <s>
-  jianmu view --store <s> <runId> [--out run.html]   the run viewer of a stored run`;
+export { COMMANDS, HELP, USAGE, type CommandName } from "./help.js";
 
 export interface RunArgs {
   command: "run";
@@ -149,7 +87,8 @@ function joinDashValues(argv: readonly string[], options: Options): string[] {
   return out;
 }
 
-function parse(command: CommandName, argv: string[], options: Options): { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] } {
+/** Parse one command's flags (plus --help/-h); a mistake is a UsageError naming the flag and the fix. */
+export function parse(command: CommandName, argv: string[], options: Options): { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] } {
   try {
     return parseArgs({ args: joinDashValues(argv, options), options: { ...options, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
   } catch (error) {
@@ -176,7 +115,7 @@ export function parseCli(argv: string[]): CliArgs {
     if (topic !== undefined && !isCommand(topic)) throw new UsageError(`no help for "${topic}": the commands are ${COMMANDS.join(", ")}`);
     return { command: "help", ...(topic !== undefined ? { topic } : {}) };
   }
-  if (!isCommand(command)) throw new UsageError(`unknown command "${command}": use jianmu run, jianmu view, jianmu serve or jianmu help`);
+  if (!isCommand(command)) throw new UsageError(`unknown command "${command}": the commands are ${COMMANDS.join(", ")} (jianmu help lists them)`);
   if (command === "view") {
     const { values, positionals } = parse("view", rest, { out: { type: "string" } });
     if (values["help"]) return { command: "help", topic: "view" };

@@ -5,6 +5,7 @@ import { ConfigError } from "../machines/contract/config.js";
 import { HELP, parseCli, UsageError, USAGE } from "./args.js";
 import { Interrupts, SIGINT, SIGTERM, STDOUT_CLOSED } from "./interrupts.js";
 import { packageRoot } from "./package-root.js";
+import { OptionalPeerMissingError } from "../tools/optional-peer.js";
 
 /**
  * The `jianmu` command. Exit codes: 0 success, 1 the agent failed, 2 usage or configuration error,
@@ -16,7 +17,7 @@ async function main(argv: string[], interrupts: Interrupts): Promise<number> {
   try {
     // The run queue's commands (worker, runs, approve, reject, cancel, run --store) live in queue-commands.ts.
     const queue = await import("./queue-commands.js");
-    if (queue.isQueueCommand(argv)) return await queue.queueCommand(argv, { ...terminal, cwd: process.cwd(), interrupts });
+    if (queue.isQueueCommand(argv)) return await queue.queueCommand(argv, { ...terminal, input: process.stdin, cwd: process.cwd(), interrupts });
     const args = parseCli(argv);
     if (args.command === "version") {
       const manifest = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string };
@@ -44,7 +45,8 @@ async function main(argv: string[], interrupts: Interrupts): Promise<number> {
     const { runCommand } = await import("./run-command.js");
     return await runCommand(args, { ...terminal, input: process.stdin, cwd: process.cwd(), interrupts });
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ConfigError) {
+    // A missing optional package is the setup's problem, found before any model call: one line naming the install.
+    if (error instanceof UsageError || error instanceof ConfigError || error instanceof OptionalPeerMissingError) {
       process.stderr.write(`jianmu: ${error.message}\n`);
       return 2;
     }

@@ -143,9 +143,8 @@ export class TextProgress {
         this.stopSpinner();
         this.endStream();
         break;
-      case "guard.approval.refused":
-        this.note(`  ${event.reason}`);
-        break;
+      // guard.approval.refused: the CLI's approver is the only sender of decisions, and it says
+      // itself why an answer was refused, at the prompt (once, not twice).
       default:
         break;
     }

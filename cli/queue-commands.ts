@@ -7,31 +7,19 @@ import type { RunStore } from "../queue/run-store.js";
 import { QueueStatusSchema, type RunCommand } from "../queue/schemas.js";
 import { startWorker } from "../queue/worker.js";
 import type { WorkerEvent } from "../queue/worker-events.js";
-import { UsageError } from "./args.js";
-import type { Interrupts } from "./interrupts.js";
+import { parse, UsageError } from "./args.js";
+import { HELP, QUEUE_COMMANDS } from "./help.js";
+import { SIGINT, type Interrupts } from "./interrupts.js";
 import type { Terminal } from "./progress.js";
+import { followRun } from "./queue-follow.js";
 import { openStore } from "./queue-store.js";
 import { human } from "../actors/messages.js";
 import { attachmentParts } from "./attachments.js";
 
-/** The run-queue commands: worker, runs, approve, reject, cancel, and run --store. */
-export const QUEUE_COMMANDS = ["worker", "runs", "approve", "reject", "cancel"] as const;
-
-export const QUEUE_USAGE = `Run queue (--store <file.db | postgres://...>, --schema <name> for PostgreSQL):
-  jianmu worker --store <s> --agents <module> [--concurrency n] [--lease-ms n] [--poll-ms n] [--json]
-                            claim and run queued runs of the agents the module exports
-  jianmu run --store <s> --agent <name> "<task>" [--image f] [--file f] [--detach]   submit a run (--detach: print its id and exit)
-  jianmu runs --store <s> [--status s] [--agent a] [--limit n] [--json]   list runs
-  jianmu runs show <runId> --store <s>      one run: status, pending approvals, output
-  jianmu approve|reject <runId> [callId] --store <s> [--reason text]   decide a pending call (all, without callId)
-  jianmu cancel <runId> --store <s> [--reason text]
-  jianmu view --store <s> <runId> [--checkpoint id] [--out file.html]
-                            the run viewer of a stored run at a checkpoint (default: its last), with its history and branches`;
-
-/** True when this command line belongs to the run queue (including `run --store`). */
+/** True when this command line belongs to the run queue (including `run --store` and `view --store`). */
 export function isQueueCommand(argv: readonly string[]): boolean {
   const [command] = argv;
-  return (QUEUE_COMMANDS as readonly string[]).includes(command ?? "") || ((command === "run" || command === "view") && argv.includes("--store"));
+  return (QUEUE_COMMANDS as readonly string[]).includes(command ?? "") || ((command === "run" || command === "view") && argv.some((arg) => arg === "--store" || arg.startsWith("--store=")));
 }
 
 const OPTIONS = {
@@ -60,18 +48,18 @@ function whole(flag: string, value: string | undefined): number | undefined {
 }
 
 /** What the queue commands use: the terminal, the working folder, and the CLI's interruptions (signals). */
-export type QueueContext = Terminal & { cwd: string; interrupts: Interrupts };
+export type QueueContext = Terminal & { cwd: string; interrupts: Interrupts; input: NodeJS.ReadableStream & { isTTY?: boolean } };
 
 export async function queueCommand(argv: string[], ctx: QueueContext): Promise<number> {
-  const [command, ...rest] = argv;
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message.replace(/\. To specify a positional.*$/s, "")}\n${QUEUE_USAGE}`);
+  const [command, ...rest] = argv as [QueueCommand, ...string[]];
+  const { values, positionals } = parse(command, rest, OPTIONS) as { values: Values & { help?: boolean }; positionals: string[] };
+  if (values.help) {
+    ctx.out.write(`${HELP[command]}\n`);
+    return 0;
   }
-  const { values, positionals } = parsed;
-  const store = await openStore(values.store, { cwd: ctx.cwd, ...(values.schema !== undefined ? { schema: values.schema } : {}) }).catch((error: unknown) => {
+  // Only worker and run --store may make a new queue; the others read (or decide in) one that exists.
+  const creates = command === "worker" || command === "run";
+  const store = await openStore(values.store, { cwd: ctx.cwd, existing: !creates, ...(values.schema !== undefined ? { schema: values.schema } : {}) }).catch((error: unknown) => {
     if (error instanceof RunQueueError) throw new UsageError(error.message);
     throw error;
   });
@@ -98,17 +86,25 @@ export async function queueCommand(argv: string[], ctx: QueueContext): Promise<n
         return 0;
       }
       default:
-        return await decideCommand(command as "approve" | "reject" | "cancel", store, values, positionals, ctx);
+        return await decideCommand(command, store, values, positionals, ctx);
     }
   } catch (error) {
     if (error instanceof RunQueueError) {
-      ctx.err.write(`jianmu: ${error.message}\n`);
+      const runId = command === "runs" ? positionals[1] : positionals[0];
+      ctx.err.write(`jianmu: ${error.problem === "unknown_run" && runId !== undefined ? `no run "${runId}" in this store; list its runs with: jianmu runs ${storeFlags(values)}` : error.message}\n`);
       return 2;
     }
     throw error;
   } finally {
     await store.close();
   }
+}
+
+type QueueCommand = (typeof QUEUE_COMMANDS)[number] | "run" | "view";
+
+/** The flags that name the store, to repeat in a suggested command line. */
+export function storeFlags(values: { store?: string; schema?: string }): string {
+  return `--store ${values.store ?? "<s>"}${values.schema !== undefined ? ` --schema ${values.schema}` : ""}`;
 }
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
@@ -120,7 +116,10 @@ async function loadAgents(spec: string | undefined, store: RunStore, cwd: string
   try {
     mod = (await import(pathToFileURL(resolve(cwd, spec)).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new UsageError(`cannot load --agents ${spec}: ${error instanceof Error ? error.message : String(error)}`);
+    // Node runs no TypeScript of its own (Node 20): say how to give it a loader.
+    const typescript = /\.[mc]?ts$/.test(spec) && (error as { code?: unknown }).code === "ERR_UNKNOWN_FILE_EXTENSION";
+    const hint = typescript ? `; a TypeScript module needs a loader: node --import tsx node_modules/jianmu/dist/cli/main.js worker --agents ${spec} ..., or compile it to JavaScript` : "";
+    throw new UsageError(`cannot load --agents ${spec}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}${hint}`);
   }
   const isMachine = (value: unknown): value is ReactMachine => typeof value === "object" && value !== null && "config" in value && "id" in value;
   const factory = mod["agents"];
@@ -191,9 +190,14 @@ async function submitCommand(store: RunStore, values: Values, positionals: strin
     return 0;
   }
   ctx.err.write(`submitted ${runId}; waiting for a worker (Ctrl-C leaves it queued)\n`);
-  const output = await store.wait(runId);
-  ctx.out.write(`${output.finalAnswer ?? `failed: ${output.termination?.reason ?? "unknown"}`}\n`);
-  return output.status === "succeeded" ? 0 : 1;
+  const output = await followRun(store, runId, ctx, { storeFlags: storeFlags(values), input: ctx.input, onCtrlC: () => ctx.interrupts.trigger(SIGINT) });
+  if (output.status === "succeeded") {
+    ctx.out.write(`${output.finalAnswer ?? ""}\n`);
+    return 0;
+  }
+  const why = output.termination?.error?.message ?? output.termination?.detail;
+  ctx.err.write(`run ${runId} failed (${output.termination?.reason ?? "unknown"})${why ? `: ${why}` : ""}\n`);
+  return 1;
 }
 
 async function runsCommand(store: RunStore, values: Values, positionals: string[], ctx: Terminal): Promise<number> {

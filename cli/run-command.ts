@@ -93,6 +93,11 @@ function modelClientFor(options: ModelClientOptions): ModelClient {
 /** The live Stately inspector, loaded only for --inspect (its package is an optional peer). */
 async function startInspector(progress: Progress, secrets: (string | undefined)[], env: Record<string, string | undefined>) {
   const url = env["JIANMU_INSPECT_URL"] || DEFAULT_INSPECTOR_URL;
+  // inspectAgent's own reason suggests its force option, which the CLI does not have: say what the CLI user can do.
+  if (env["NODE_ENV"] === "production") {
+    progress.note('--inspect: NODE_ENV is "production" and the inspector is a development tool; run without NODE_ENV=production to use it. The run goes on without it.');
+    return undefined;
+  }
   let inspectAgent: typeof import("../inspect.js").inspectAgent;
   try {
     ({ inspectAgent } = await import("../inspect.js"));
@@ -204,6 +209,14 @@ export async function runCommand(args: RunArgs, ctx: RunContext): Promise<number
       if (value !== lastState && !ctx.interrupts.reason?.quiet) progress.state(snapshot.value);
       lastState = value;
     });
+    // Replayed turns were recorded once: a rejected or edited call does not change what the model "says" next.
+    if (demo && endpoint.kind === "offline") {
+      const sub = actor.on("guard.approval.decided", (event) => {
+        if (event.decision === "approved" && !event.edited) return;
+        sub.unsubscribe();
+        progress.note(`offline replay: the recorded answers do not change with your decision (${event.callId} ${event.decision}${event.edited ? " with edited arguments" : ""}); they were recorded with the call approved as asked`);
+      });
+    }
     const approver = attachApprover(actor, progress, {
       yes: args.yes,
       input: ctx.input,

@@ -5,8 +5,14 @@ import type { ServeArgs } from "./args.js";
 import { demoTasks, recordedDemoFor, recordingPath } from "./demos.js";
 import type { Terminal } from "./progress.js";
 
+/** `GET /jianmu/tasks` (beside `/v1`): the tasks this server answers, as JSON. */
+export const TASKS_PATH = "/jianmu/tasks";
+
 /** The README's first question, answered by scripted turns: the calculator, then the answer. */
 const CALCULATOR_TASK = "What is 25 * 4 + 10?";
+
+/** docs/web.md's walkthrough: its client asks its server's payments agent this; pay_invoice (approved), then the answer. */
+const WEB_DOCS_TASK = "Pay INV-1042, EUR 1,250";
 
 function catalogue(): Map<string, TurnReplay> {
   const tasks = new Map<string, TurnReplay>();
@@ -17,6 +23,13 @@ function catalogue(): Map<string, TurnReplay> {
   tasks.set(
     normalize(CALCULATOR_TASK),
     scriptedTurns([toolCallTurn([{ id: "call_calc_1", name: "calculator", args: { expression: "25 * 4 + 10" } }]), textTurn("25 * 4 + 10 = 110.")]),
+  );
+  tasks.set(
+    normalize(WEB_DOCS_TASK),
+    scriptedTurns([
+      toolCallTurn([{ id: "call_pay_1", name: "pay_invoice", args: { invoice: "INV-1042", amountEur: 1250 } }]),
+      textTurn("Paid: transfer of EUR 1250 for INV-1042 sent."),
+    ]),
   );
   return tasks;
 }
@@ -43,8 +56,10 @@ function textOf(content: unknown): string {
  */
 export function serveResponder(): { respond: Respond; tasks: string[] } {
   const tasks = catalogue();
-  const known = [...demoTasks(), CALCULATOR_TASK];
+  const known = [...demoTasks(), CALCULATOR_TASK, WEB_DOCS_TASK];
   const respond: Respond = (request) => {
+    // Which tasks it answers, for tools that want to know before they ask (examples/run.mjs skips the others).
+    if (request.method === "GET" && request.path === TASKS_PATH) return replies.json({ server: "jianmu serve", tasks: known });
     const body = ChatBody.safeParse(request.body);
     if (!request.path.endsWith("/chat/completions") || !body.success) {
       return replies.error(404, "jianmu serve answers POST /v1/chat/completions with a messages array");

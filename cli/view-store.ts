@@ -47,12 +47,10 @@ export async function viewStoredRun(store: RunStore, view: StoredRunView): Promi
   // Large images and files the store keeps apart are put back (machines/persistence/blobs.ts).
   const record = await loadCheckpoint(store, runId, checkpointId);
   if (!record) {
-    throw new RunQueueError(
-      "unknown_run",
-      checkpointId === undefined
-        ? `view: run ${runId} has no checkpoint in this store yet (see jianmu runs --store ...)`
-        : `view: run ${runId} has no checkpoint ${checkpointId}; this page without --checkpoint lists them`,
-    );
+    // A wrong --checkpoint is bad input, told as such (the command line says "no run" only of an unknown run).
+    throw checkpointId === undefined
+      ? new RunQueueError("unknown_run", `view: run ${runId} has no checkpoint in this store yet (see jianmu runs --store ...)`)
+      : new RunQueueError("invalid_input", `view: run ${runId} has no checkpoint ${checkpointId}; this page without --checkpoint lists them`);
   }
   const history = await store.history(runId);
   const shown = { runId, checkpointId: checkpointId ?? history.at(-1)?.checkpointId ?? "" };

@@ -12,6 +12,7 @@ import { createActor, toPromise } from "xstate";
 import { z } from "zod";
 import { createReactMachine, defineTool, human, requireApproval, type AgentEmitted, type AgentOutput } from "../index.js";
 import { connectModel, type EndpointOptions } from "./support/endpoint.js";
+import { failIfFailed } from "./support/outcome.js";
 import { scriptedTurns, textTurn, toolCallTurn } from "./support/turns.js";
 
 export const TASK = "Clean up the workspace: delete drafts/old-notes.txt and contracts/signed-2026.pdf.";
@@ -119,7 +120,8 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
 
     actor.start();
     const output = await toPromise(actor);
-    log(output.finalAnswer ?? `the run failed: ${output.termination?.reason}`);
+    failIfFailed(output, log);
+    log(output.finalAnswer ?? "");
     return { output, events, files: [...workspace.files.keys()], trash: [...workspace.trash.keys()] };
   } finally {
     await endpoint.close();

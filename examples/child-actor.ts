@@ -13,11 +13,12 @@ import { assign, createActor, sendTo, setup, toPromise } from "xstate";
 import { z } from "zod";
 import { createReactMachine, defineTool, human, pendingApprovals, requireApproval, type PendingApproval } from "../index.js";
 import { connectModel, type EndpointOptions } from "./support/endpoint.js";
+import { ExampleRunFailed, failureLine } from "./support/outcome.js";
 import { repoPath } from "./support/paths.js";
 import { recordedTurns } from "./support/turns.js";
 
 /** The question the recording was made with, word for word. */
-export const QUESTION = "What is the capital of the UK? Use the tool, then answer.";
+export const TASK = "What is the capital of the UK? Use the tool, then answer.";
 
 export const RECORDED_TURNS = recordedTurns(
   repoPath("test", "fixtures", "openai", "pydantic-ai", "test_openai", "test_run_stream_sync_streams_real_model.yaml"),
@@ -65,7 +66,7 @@ export function createTripPlanner(agent: ReturnType<typeof createReactMachine>) 
               target: "booking",
               actions: assign({ destination: ({ event }) => event.output.finalAnswer, pending: [] }),
             },
-            { target: "failed", actions: assign({ failure: ({ event }) => event.output.termination?.reason ?? "unknown", pending: [] }) },
+            { target: "failed", actions: assign({ failure: ({ event }) => failureLine(event.output), pending: [] }) },
           ],
           onError: { target: "failed", actions: assign({ failure: ({ event }) => String(event.error) }) },
         },
@@ -102,7 +103,7 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
       tools: [getCapital],
       constraints: [requireApproval({ effectTags: ["network"] })],
     });
-    const planner = createActor(createTripPlanner(agent), { input: { question: QUESTION } });
+    const planner = createActor(createTripPlanner(agent), { input: { question: TASK } });
     const asked: PendingCall[] = [];
     const states: string[] = [];
 
@@ -123,7 +124,11 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
 
     planner.start();
     const result = await toPromise(planner);
-    log(result.destination !== null ? `destination: ${result.destination}` : `the agent failed: ${result.failure}`);
+    if (result.failure !== null) {
+      log(result.failure);
+      throw new ExampleRunFailed(result.failure);
+    }
+    log(`destination: ${result.destination}`);
     return { ...result, asked, states };
   } finally {
     await endpoint.close();

@@ -14,6 +14,7 @@ import { fromAiSdk } from "../ai-sdk.js";
 import { createReactMachine, human, runAgent, type AgentOutput } from "../index.js";
 import { replayRecording, startOpenAIServer } from "../testing.js";
 import { calculator } from "./responses-reasoning.js";
+import { failIfFailed } from "./support/outcome.js";
 import { repoPath } from "./support/paths.js";
 
 export const QUESTION = "The previous result was 925. Now divide it by 5.";
@@ -38,8 +39,9 @@ export async function main(options: { env?: Record<string, string | undefined>; 
         if (event.type === "reasoning.delta") thinking += event.delta;
       },
     });
+    failIfFailed(output, log); // a failed run says why, and ends the example with exit code 1
     log(`thinking: ${thinking.replace(/\s+/g, " ").trim()}`);
-    log(output.finalAnswer ?? `the run failed: ${output.termination?.reason}`);
+    log(output.finalAnswer ?? "");
     log(`tokens: ${output.usage.promptTokens} in, ${output.usage.completionTokens} out`);
     return output;
   } finally {

@@ -25,10 +25,11 @@ import {
   type PendingApproval,
 } from "../index.js";
 import { replies, type Reply, type Respond } from "../testing.js";
+import { failIfFailed } from "./support/outcome.js";
 import { connectModel, type EndpointOptions, type OfflineReplay } from "./support/endpoint.js";
 import { textTurn, toolCallTurn } from "./support/turns.js";
 
-export const QUESTION = "My order A-17 arrived broken. Can I get my money back?";
+export const TASK = "My order A-17 arrived broken. Can I get my money back?";
 
 const PROMPTS = {
   desk: "You are the help desk. Use the research tool to find out what happened, then hand billing questions to billing.",
@@ -118,7 +119,7 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
     const events: AgentEmitted[] = [];
     const asked: PendingApproval[] = [];
     const where = (event: { agent: string; agentPath?: { agent: string }[] }) => (event.agentPath ? event.agentPath.map((p) => p.agent).join(" › ") : event.agent);
-    const output = await runAgent(desk, { messages: [human(QUESTION)] }, {
+    const output = await runAgent(desk, { messages: [human(TASK)] }, {
       onEvent: (event) => {
         events.push(event);
         if (event.type === "tool.call.started") log(`[${where(event)}] ${event.name} ${event.arguments}`);
@@ -131,7 +132,8 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
         return { approve: true };
       },
     });
-    log(`answer: ${output.finalAnswer ?? "(none)"} (${output.status}, ${output.usage.totalTokens} tokens across the three agents)`);
+    failIfFailed(output, log);
+    log(`answer: ${output.finalAnswer ?? "(none)"} (${output.usage.totalTokens} tokens across the three agents)`);
     return { output, asked, refunds, events };
   } finally {
     await endpoint.close();

@@ -12,7 +12,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createActor, toPromise } from "xstate";
+import { createActor, toPromise, waitFor } from "xstate";
 import { z } from "zod";
 import {
   pendingApprovals,
@@ -28,6 +28,7 @@ import {
 } from "../index.js";
 import { SqliteCheckpointStore } from "../sqlite.js";
 import { connectModel, type EndpointOptions } from "./support/endpoint.js";
+import { failIfFailed } from "./support/outcome.js";
 import { scriptedTurns, textTurn, toolCallTurn } from "./support/turns.js";
 
 export const TASK = "Pay invoice INV-1042 from Acme GmbH: EUR 1,250.";
@@ -81,10 +82,14 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
     const runId = await (async () => {
       const store = new SqliteCheckpointStore({ path: dbPath });
       const actor = createActor(buildMachine(endpoint.modelClient, store, ledger), { input: { messages: [human(TASK)] } });
-      const parkedAt = new Promise<void>((resolve) => actor.on("guard.approval.requested", () => resolve()));
       actor.on("guard.approval.requested", (event) => log(`approval requested: ${event.name} ${event.arguments} (${event.reason})`));
       actor.start();
-      await parkedAt;
+      // Parked, or finished without ever asking (a failed model call): never wait for a request that may not come.
+      const settled = await waitFor(actor, (snapshot) => snapshot.status !== "active" || pendingApprovals(snapshot).length > 0);
+      if (settled.status === "done") {
+        store.close();
+        failIfFailed(settled.output!, log);
+      }
       const saved = persistAgent(actor);
       store.save(saved.runId, saved);
       log(`saved run ${saved.runId} in ${saved.state} to ${dbPath}`);
@@ -108,7 +113,8 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
       }
       const output = await toPromise(actor);
       store.delete(runId);
-      log(output.finalAnswer ?? `the run failed: ${output.termination?.reason}`);
+      failIfFailed(output, log);
+      log(output.finalAnswer ?? "");
       return { output, parked, ledger };
     } finally {
       store.close();

@@ -1,7 +1,19 @@
 import { describe, expect, it } from "vitest";
 import { textOf } from "../index.js";
 import { EXAMPLE_MODES, runInMode } from "./support/live.js";
+import { ExampleRunFailed } from "./support/outcome.js";
 import { JUDGE_MODEL, main, OFFLINE_TURNS } from "./guardrails.js";
+import type { AgentOutput } from "../index.js";
+
+/** A run meant to fail: the example throws (so `node examples/run.mjs` exits 1), carrying the run's output. */
+async function failedRun(run: Promise<AgentOutput>): Promise<AgentOutput> {
+  const error = await run.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  if (!(error instanceof ExampleRunFailed)) throw new Error(`expected the run to fail, got ${String(error)}`);
+  return error.result as AgentOutput;
+}
 
 describe.each(EXAMPLE_MODES)("examples/guardrails (%s)", (mode) => {
   it("the cheap judge sends the over-promising answer back with its reason; the corrected answer passes", async () => {
@@ -28,11 +40,11 @@ describe.each(EXAMPLE_MODES)("examples/guardrails (%s)", (mode) => {
   it("the input guardrail refuses a message with a card number before any model call", async () => {
     const lines: string[] = [];
     const { result: output, requests } = await runInMode(mode, OFFLINE_TURNS, (options) =>
-      main({ ...options, question: "My card number is 4111 1111 1111 1111, refund me", log: (line) => lines.push(line) }),
+      failedRun(main({ ...options, question: "My card number is 4111 1111 1111 1111, refund me", log: (line) => lines.push(line) })),
     );
     expect(output.termination).toMatchObject({ reason: "guardrailTripped", guardrail: "no-card-numbers" });
     expect(output.rounds).toBe(0);
     if (mode === "live") expect(requests).toEqual([]);
-    expect(lines.at(-1)).toMatch(/^the run failed: guardrailTripped \(no-card-numbers: /);
+    expect(lines.at(-1)).toMatch(/^the run failed \(guardrailTripped\): no-card-numbers: /);
   });
 });

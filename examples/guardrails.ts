@@ -14,10 +14,12 @@
  */
 import { blocklist, createReactMachine, defineGuardrail, human, runAgent, system, type AgentOutput, type Guardrail, type ModelClient } from "../index.js";
 import { connectModel, type EndpointOptions } from "./support/endpoint.js";
+import { failIfFailed } from "./support/outcome.js";
 import { scriptedTurns, textTurn } from "./support/turns.js";
 
 export const POLICY = "Refunds: within 30 days of delivery, to the original payment method. After 30 days: store credit only.";
-export const QUESTION = "I got my blender 45 days ago and it broke. Can I have my money back?";
+/** The customer's question (`node examples/run.mjs` skips the example at `jianmu serve`, which does not know it). */
+export const TASK = "I got my blender 45 days ago and it broke. Can I have my money back?";
 export const JUDGE_MODEL = "gpt-4.1-nano";
 
 /** The agent over-promises, the judge says why, the agent corrects itself, the judge lets it through. */
@@ -45,7 +47,7 @@ export function policyJudge(judge: ModelClient, onVerdict: (text: string) => voi
     timeoutMs: 30_000,
     async check(subject, ctx) {
       const turn = await judge.complete(
-        { messages: [system(JUDGE_INSTRUCTIONS), human(`Customer: ${QUESTION}\nAnswer: ${subject.text}`)], tools: [], maxTokens: 80, temperature: 0 },
+        { messages: [system(JUDGE_INSTRUCTIONS), human(`Customer: ${TASK}\nAnswer: ${subject.text}`)], tools: [], maxTokens: 80, temperature: 0 },
         { signal: ctx.signal },
       );
       const verdict = turn.content.trim();
@@ -69,9 +71,9 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
       inputGuardrails: [blocklist(["card number"], { name: "no-card-numbers" })],
       outputGuardrails: [policyJudge(judge, (verdict) => log(`judge: ${verdict}`))],
     });
-    const output = await runAgent(machine, { messages: [human(options.question ?? QUESTION)] });
-    const termination = output.termination;
-    log(output.finalAnswer ?? `the run failed: ${termination?.reason}${termination?.guardrail ? ` (${termination.guardrail}: ${termination.detail ?? ""})` : ""}`);
+    const output = await runAgent(machine, { messages: [human(options.question ?? TASK)] });
+    failIfFailed(output, log); // a failed run (a tripped guardrail too) says why, and ends the example with exit code 1
+    log(output.finalAnswer ?? "");
     return output;
   } finally {
     await endpoint.close();

@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import { createReactMachine, defineTool, human, runAgent, type AgentOutput, type RoundView } from "../index.js";
+import { failIfFailed } from "./support/outcome.js";
 import { connectModel, type EndpointOptions } from "./support/endpoint.js";
 import { scriptedTurns, textTurn, toolCallTurn } from "./support/turns.js";
 
@@ -42,6 +43,8 @@ const OFFLINE_TURNS = scriptedTurns([
   textTurn("(not reached)"),
 ]);
 
+export const TASK = `Read all ${PAGES} pages of the report, one per turn, then summarize it.`;
+
 export async function main(options: EndpointOptions & { log?: (line: string) => void } = {}): Promise<AgentOutput> {
   const log = options.log ?? console.log;
   const { modelClient, banner, close } = await connectModel(OFFLINE_TURNS, options);
@@ -54,12 +57,13 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
       config: { maxIterations: PAGES + 2, context: { maxTokens: 500, strategy: "trim", keepLast: 4 } },
       configFile: false,
     });
-    const output = await runAgent(machine, { messages: [human(`Read all ${PAGES} pages of the report, one per turn, then summarize it.`)] }, {
+    const output = await runAgent(machine, { messages: [human(TASK)] }, {
       onEvent: (event) => {
         if (event.type === "context.compacted") log(`compacted: ${event.before.messages} messages (${event.before.tokens} tokens) -> ${event.after.messages} (${event.after.tokens})`);
       },
     });
-    log(output.finalAnswer ?? `the run failed: ${output.termination?.reason}`);
+    failIfFailed(output, log);
+    log(output.finalAnswer ?? "");
     return output;
   } finally {
     await close();

@@ -7,11 +7,12 @@
  */
 import { calculatorTool, createReactMachine, human, runAgent, type AgentOutput } from "../index.js";
 import { connectModel, type EndpointOptions } from "./support/endpoint.js";
+import { failIfFailed } from "./support/outcome.js";
 import { scriptedTurns, textTurn, toolCallTurn } from "./support/turns.js";
 
-export const QUESTION = "What is 25 * 4 + 10?";
+export const TASK = "What is 25 * 4 + 10?";
 
-/** What a model answers to QUESTION: call the calculator, then answer with its result. */
+/** What a model answers to TASK: call the calculator, then answer with its result. */
 export const OFFLINE_TURNS = scriptedTurns([
   toolCallTurn([{ id: "call_calc_1", name: "calculator", args: { expression: "25 * 4 + 10" } }]),
   textTurn("25 * 4 + 10 = 110."),
@@ -23,8 +24,9 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
   log(banner);
   try {
     const machine = createReactMachine({ modelClient, tools: [calculatorTool] }); // 1. the agent
-    const output = await runAgent(machine, { messages: [human(QUESTION)] }); // 2. run it
-    log(output.finalAnswer ?? `the run failed: ${output.termination?.reason}`); // 3. the answer
+    const output = await runAgent(machine, { messages: [human(TASK)] }); // 2. run it
+    failIfFailed(output, log); // a failed run says why, and ends the example with exit code 1
+    log(output.finalAnswer ?? ""); // 3. the answer
     return output;
   } finally {
     await close();

@@ -1,10 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { EXAMPLE_MODES, runInMode } from "./support/live.js";
-import { main, OFFLINE_TURNS } from "./research-assistant.js";
+import { ExampleRunFailed } from "./support/outcome.js";
+import { main, OFFLINE_TURNS, type ResearchResult } from "./research-assistant.js";
 import { textOf } from "../index.js";
 
 type Body = { tool_choice?: unknown; temperature?: unknown; messages: { role: string; content: string | null }[]; tools: { function: { name: string } }[] };
 const quiet = () => {};
+
+/** A run meant to fail: the example throws (so `node examples/run.mjs` exits 1), carrying what it would have returned. */
+async function failedRun(run: Promise<ResearchResult>): Promise<ResearchResult> {
+  const error = await run.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  if (!(error instanceof ExampleRunFailed)) throw new Error(`expected the run to fail, got ${String(error)}`);
+  return error.result as ResearchResult;
+}
 
 describe.each(EXAMPLE_MODES)("examples/research-assistant (%s)", (mode) => {
   it("reads the source, converts and computes with tools, and answers within budget", async () => {
@@ -46,7 +57,7 @@ describe.each(EXAMPLE_MODES)("examples/research-assistant (%s)", (mode) => {
   it("stops with tokenBudget before a call that could cross maxBudgetTokens, never past it", async () => {
     // Round 1 spends 940 tokens; round 2's prompt alone is estimated over the 1060 left, so that call is
     // not made (issue 33: a call is capped to what is left, or refused): one call, within the budget.
-    const run = await runInMode(mode, OFFLINE_TURNS, (options) => main({ ...options, maxBudgetTokens: 2_000, log: quiet }));
+    const run = await runInMode(mode, OFFLINE_TURNS, (options) => failedRun(main({ ...options, maxBudgetTokens: 2_000, log: quiet })));
     const { output } = run.result;
     const sent = run.requests ?? run.result.sent;
     expect(output.status).toBe("failed");
@@ -57,7 +68,7 @@ describe.each(EXAMPLE_MODES)("examples/research-assistant (%s)", (mode) => {
   });
 
   it("stops with maxIterations when the rounds run out before the answer", async () => {
-    const { output } = (await runInMode(mode, OFFLINE_TURNS, (options) => main({ ...options, maxIterations: 3, log: quiet }))).result;
+    const { output } = (await runInMode(mode, OFFLINE_TURNS, (options) => failedRun(main({ ...options, maxIterations: 3, log: quiet })))).result;
     expect(output.status).toBe("failed");
     expect(output.termination?.reason).toBe("maxIterations");
     expect(output.finalAnswer).toBeNull();

@@ -20,6 +20,7 @@ import {
   type AgentOutput,
 } from "../index.js";
 import type { ReceivedRequest } from "../testing.js";
+import { failIfFailed } from "./support/outcome.js";
 import { connectModel, type EndpointOptions } from "./support/endpoint.js";
 import { repoPath } from "./support/paths.js";
 import { scriptedTurns, textTurn, toolCallTurn } from "./support/turns.js";
@@ -133,8 +134,10 @@ export async function main(options: ResearchOptions = {}): Promise<ResearchResul
       },
     });
     const output = await runAgent(machine, { messages: [human(TASK)] }, { onEvent });
-    log(output.status === "succeeded" ? output.finalAnswer ?? "" : `no answer: the run ended with ${output.termination?.reason}`);
-    return { output, toolCalls, sent: [...(endpoint.server?.requests ?? [])] };
+    const result = { output, toolCalls, sent: [...(endpoint.server?.requests ?? [])] };
+    failIfFailed(output, log, result);
+    log(output.finalAnswer ?? "");
+    return result;
   } finally {
     await endpoint.close();
   }

@@ -12,10 +12,11 @@
 import { z } from "zod";
 import { createReactMachine, defineTool, human, runAgent, type AgentOutput, type AssistantMessage } from "../index.js";
 import { connectModel, type EndpointOptions } from "./support/endpoint.js";
+import { failIfFailed } from "./support/outcome.js";
 import { repoPath } from "./support/paths.js";
 import { recordedTurns } from "./support/turns.js";
 
-export const QUESTION = "Add 12 and 7, multiply the result by 3, then multiply that by 10. Use the calculator for each step.";
+export const TASK = "Add 12 and 7, multiply the result by 3, then multiply that by 10. Use the calculator for each step.";
 
 export const RECORDED_TURNS = recordedTurns(
   repoPath("test", "fixtures", "openai", "vercel-ai", "openai-responses", "openai-reasoning-encrypted-content.1.chunks.txt"),
@@ -41,7 +42,7 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
   try {
     const machine = createReactMachine({ modelClient, tools: [calculator] });
     let thinking = "";
-    const output = await runAgent(machine, { messages: [human(QUESTION)] }, {
+    const output = await runAgent(machine, { messages: [human(TASK)] }, {
       onEvent: (event) => {
         if (event.type === "reasoning.delta") thinking += event.delta; // 3. the reasoning, as it streams
         if (event.type === "reply.completed" && thinking !== "") {
@@ -51,9 +52,10 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
         if (event.type === "tool.call.completed") log(`${event.name} → ${event.output}`);
       },
     });
+    failIfFailed(output, log); // a failed run says why, and ends the example with exit code 1
     const kept = output.messages.filter((message): message is AssistantMessage => message.role === "assistant" && message.reasoningItems !== undefined);
     log(`reasoning items kept in the conversation: ${kept.flatMap((message) => message.reasoningItems!.items).length}`);
-    log(output.finalAnswer ?? `the run failed: ${output.termination?.reason}`);
+    log(output.finalAnswer ?? "");
     log(`tokens: ${output.usage.totalTokens} (reasoning ${output.usage.reasoningTokens ?? "not reported"}, cached prompt ${output.usage.cachedPromptTokens ?? "not reported"})`);
     return output;
   } finally {

@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { createReactMachine, defineTool, human, runAgent, type AgentOutput } from "../index.js";
 import { connectModel, type EndpointOptions } from "./support/endpoint.js";
+import { failIfFailed } from "./support/outcome.js";
 import { scriptedTurns, textTurn, toolCallTurn } from "./support/turns.js";
 
 export const Forecast = z.object({
@@ -18,6 +19,8 @@ export const Forecast = z.object({
   advice: z.string().describe("one short sentence"),
 });
 export type Forecast = z.infer<typeof Forecast>;
+
+export const TASK = "What's the weather in Bergen, and what should I wear?";
 
 const weather = defineTool({
   name: "get_weather",
@@ -46,13 +49,13 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
       config: { outputStrategy: "tool", outputRetries: 2 },
       configFile: false,
     });
-    const output = await runAgent(machine, { messages: [human("What's the weather in Bergen, and what should I wear?")] }, {
+    const output = await runAgent(machine, { messages: [human(TASK)] }, {
       onEvent: (event) => {
         if (event.type === "output.invalid") log(`rejected final output (${event.failures}): ${event.error}`);
       },
     });
+    failIfFailed(output, log);
     if (output.output) log(`${output.output.city}: ${output.output.temperatureC}°C, ${output.output.conditions}. ${output.output.advice}`);
-    else log(`the run failed: ${output.termination?.reason} ${output.termination?.error?.message ?? ""}`);
     return output;
   } finally {
     await close();

@@ -12,6 +12,7 @@
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { z } from "zod";
 import { createReactMachine, defineTool, human, requireApproval, runAgent, type AgentOutput } from "../index.js";
+import { failIfFailed } from "./support/outcome.js";
 import { connectModel, type EndpointOptions } from "./support/endpoint.js";
 import { scriptedTurns, textTurn, toolCallTurn } from "./support/turns.js";
 
@@ -97,7 +98,8 @@ export async function main(options: EndpointOptions & { log?: (line: string) => 
     const spans = exporter.getFinishedSpans().slice();
     const tree = spanTree(spans);
     for (const line of tree) log(line);
-    log(output.finalAnswer ?? `the run failed: ${output.termination?.reason}`);
+    failIfFailed(output, log);
+    log(output.finalAnswer ?? "");
     return { output, spans, tree };
   } finally {
     await provider.shutdown();

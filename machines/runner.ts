@@ -3,10 +3,13 @@ import { markUnheard } from "./chart/audience.js";
 import { checkpointAgent } from "./persistence/checkpoints/checkpoint-agent.js";
 import type { CheckpointStore } from "./persistence/checkpoints/store.js";
 import { abandonThreadRun, startThreadRun } from "./persistence/log/threads.js";
-import { pendingApprovals, type ApprovalAnswer, type PendingApproval } from "./contract/approvals.js";
+import { createApprover, type Approver } from "./approver.js";
+import { runOutputFields } from "./chart/run-output.js";
+import { pendingApprovals, type PendingApproval } from "./contract/approvals.js";
 import type { AgentContext, AgentInput, AgentOutput } from "./contract/context.js";
 import type { AgentEmitted } from "./contract/events.js";
-import { toolProvidersClosed, type ReactMachine } from "./react-machine.js";
+import { runStatusOf } from "./persistence/persistence.js";
+import { stateAccessOf, toolProvidersClosed, type ReactMachine } from "./react-machine.js";
 
 export interface RunOptions {
   /** Aborting it sends `agent.cancel`: the run ends `Failed` with reason "cancelled". */
@@ -26,9 +29,16 @@ export interface RunOptions {
   checkpoints?: CheckpointStore;
   /**
    * Decide calls that need approval. Called for each request, and, for a run resumed from a snapshot,
-   * for each call already waiting. A callback that throws rejects the call with its message.
+   * for each call already waiting. A callback that throws rejects the call with its message. An answer
+   * the agent refuses (edited arguments that do not fit the tool, ...) is asked again with the
+   * refusal's reason in `request.refusal`; after 3 refusals the call is rejected with that reason.
+   *
+   * Without it, a run that comes to wait for a person is not kept waiting: `runAgent` saves it (with
+   * `checkpoints`), stops it and resolves with `status: "awaitingApproval"`, its `runId` and its
+   * `pendingApprovals`; continue it with `runAgent(machine, undefined, { snapshot, onApproval })`.
+   * A call whose guard set a deadline keeps the run going until its approval timer fires.
    */
-  onApproval?: (request: PendingApproval) => ApprovalAnswer | Promise<ApprovalAnswer>;
+  onApproval?: Approver;
   /**
    * An OpenTelemetry `Tracer` (`trace.getTracer("my-app")` from `@opentelemetry/api`): the run
    * produces GenAI spans (`invoke_agent`, `chat`, `execute_tool`, `awaiting_approval`), see
@@ -47,13 +57,16 @@ export interface TracerLike {
   startSpan(name: string, options?: object, context?: object): object;
 }
 
+type AgentActor = ReturnType<typeof createActor<ReactMachine>>;
+
 /** How a run attaches an observer (tracing) to its actor before it starts. */
-type Attach = (actor: ReturnType<typeof createActor<ReactMachine>>) => void;
+type Attach = (actor: AgentActor) => void;
 
 /**
  * Run an agent to a final state and resolve with its output. Model and tool failures are outputs
  * (`status: "failed"` with a termination); it rejects only for programmer errors such as invalid input.
- * Resolves after the run's tool providers have closed.
+ * Given no `onApproval`, a run left waiting for a person resolves with `status: "awaitingApproval"`
+ * (see `RunOptions.onApproval`). Resolves after the run's tool providers have closed.
  */
 export function runAgent<M extends ReactMachine>(machine: M, input: AgentInput = {}, options: RunOptions = {}): Promise<OutputFrom<M>> {
   // A thread's next run starts from the thread's conversation, kept in the store (machines/persistence/log/threads.ts).
@@ -84,7 +97,7 @@ function tracedRun<M extends ReactMachine>(machine: M, input: AgentInput, option
 
 function startRun<M extends ReactMachine>(machine: M, input: AgentInput, options: RunOptions, attach?: Attach): Promise<OutputFrom<M>> {
   return new Promise<OutputFrom<M>>((resolve, reject) => {
-    let actor: ReturnType<typeof createActor<ReactMachine>>;
+    let actor: AgentActor;
     try {
       actor = createActor(machine as ReactMachine, {
         input,
@@ -106,50 +119,85 @@ function startRun<M extends ReactMachine>(machine: M, input: AgentInput, options
       finished = true;
       release();
     };
+    /** Settle once the providers have closed and every checkpoint is stored. */
+    const settle = (output: AgentOutput, runId: string) =>
+      toolProvidersClosed(machine, runId)
+        .then(() => checkpoints?.flush())
+        .then(() => resolve(output as OutputFrom<M>), reject);
     if (options.onEvent) {
       const onEvent = options.onEvent;
       actor.on("*", (event) => onEvent(event as AgentEmitted));
     }
-    const onApproval = options.onApproval;
-    const send = (event: Parameters<typeof actor.send>[0]) => {
-      if (actor.getSnapshot().status === "active") actor.send(event);
-    };
-    const ask = (request: PendingApproval) => {
-      // A nested agent's call goes back down its path.
-      const path = request.agentPath ? { agentPath: request.agentPath } : {};
-      Promise.resolve()
-        .then(() => onApproval!(request))
-        .then(
-          (answer) =>
-            answer.approve
-              ? send({ type: "guard.approve", callId: request.callId, ...path, ...(answer.args !== undefined ? { args: answer.args } : {}) })
-              : send({ type: "guard.reject", callId: request.callId, ...path, ...(answer.reason !== undefined ? { reason: answer.reason } : {}) }),
-          (error: unknown) =>
-            send({ type: "guard.reject", callId: request.callId, ...path, reason: `the approver failed: ${error instanceof Error ? error.message : String(error)}` }),
-        );
-    };
-    if (onApproval) actor.on("guard.approval.requested", (event) => ask(event));
+    const waitingNow = () => pendingApprovals(actor.getSnapshot() as { context: AgentContext });
+    const approver = options.onApproval
+      ? createApprover(actor, options.onApproval, (request) => waitingNow().some((p) => p.callId === request.callId && sameJson(p.agentPath, request.agentPath)))
+      : undefined;
+    if (approver) actor.on("guard.approval.requested", (event) => approver.ask(event));
     actor.subscribe({
+      next: (snapshot) => {
+        // Nobody to ask: once the run can only wait for a person, hand it back instead of hanging.
+        if (!approver && !finished && parkedCalls(machine, snapshot) !== undefined) void park();
+      },
       complete: () => {
+        if (finished) return;
         cleanup();
-        const output = actor.getSnapshot().output as OutputFrom<M> & AgentOutput;
-        toolProvidersClosed(machine, output.runId)
-          .then(() => checkpoints?.flush())
-          .then(() => resolve(output), reject);
+        const output = actor.getSnapshot().output as AgentOutput;
+        void settle(output, output.runId);
       },
       error: (error) => {
+        if (finished) return;
         cleanup();
         reject(error);
       },
     });
+    let parking = false;
+    /** The run waits on calls only a person can decide: save it, stop it, resolve with what waits. */
+    const park = async () => {
+      if (parking) return;
+      parking = true;
+      // After the macrostep that got here: the checkpoint of AwaitingApproval is queued by then.
+      await Promise.resolve();
+      const snapshot = actor.getSnapshot();
+      const pending = parkedCalls(machine, snapshot);
+      if (finished || pending === undefined) {
+        parking = false;
+        return;
+      }
+      cleanup();
+      const context = snapshot.context as AgentContext;
+      const output: AgentOutput = { status: "awaitingApproval", ...runOutputFields(context, stateAccessOf(machine)!), pendingApprovals: pending };
+      try {
+        await checkpoints?.flush();
+      } catch (error) {
+        actor.stop();
+        reject(error);
+        return;
+      }
+      checkpoints?.stop();
+      actor.stop();
+      await settle(output, context.loop.runId);
+    };
     actor.start();
     // A restored run may already be waiting: its requests were emitted in the process that saved it.
-    if (onApproval && options.snapshot) for (const request of pendingApprovals(actor.getSnapshot() as { context: AgentContext })) ask(request);
+    if (approver && options.snapshot) for (const request of waitingNow()) approver.ask(request);
     // A run restored from a finished snapshot completes inside start(): nothing is left to cancel.
     if (finished || !options.signal) return;
     if (options.signal.aborted) onAbort();
     else release = whenAborted(options.signal, onAbort);
   });
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+/**
+ * The calls a run waits on when a person is all it waits for: it sits in a state tagged `approval`
+ * and no waiting call has a deadline (the approval timer would move such a run on by itself).
+ * Undefined while the run has anything else to do.
+ */
+function parkedCalls(machine: ReactMachine, snapshot: ReturnType<AgentActor["getSnapshot"]>): PendingApproval[] | undefined {
+  if (snapshot.status !== "active" || runStatusOf(snapshot, machine) !== "awaitingApproval") return undefined;
+  const pending = pendingApprovals(snapshot as unknown as { context: AgentContext });
+  return pending.length > 0 && pending.every((call) => call.deadline === undefined) ? pending : undefined;
 }
 
 /**

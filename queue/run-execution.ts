@@ -343,7 +343,8 @@ class RunExecution implements Execution {
     if (this.heartbeat) clearInterval(this.heartbeat);
     const { store, emit, worker } = this.options;
     const recorded = await this.guarded(() => store.finish(this.runId, this.token, output, this.lastCheckpoint));
-    if (recorded) emit({ type: "run.finished", worker, runId: this.runId, status: output.status });
+    // The machine ends succeeded or failed ("awaitingApproval" is runAgent's, never a final state's).
+    if (recorded) emit({ type: "run.finished", worker, runId: this.runId, status: output.status === "succeeded" ? "succeeded" : "failed" });
     return recorded;
   }
 

@@ -29,7 +29,7 @@ export interface OptionalPeer {
 }
 
 /** True when `error` says that `name` (or a file inside it) could not be resolved. */
-function isMissing(error: unknown, name: string): boolean {
+export function isMissing(error: unknown, name: string): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return false;
   return typeof message === "string" && (message.includes(`'${name}'`) || message.includes(`'${name}/`) || message.includes(`/node_modules/${name}/`));

@@ -116,6 +116,12 @@ export interface RunSummary {
   finalAnswer?: string;
   /** Emitted events by type. */
   events: Record<string, number>;
+  /**
+   * False when the recording holds no telemetry: a stored run drawn from its checkpoint
+   * (`jianmu view --store`). Status, rounds, iterations, usage and tool calls then come from the
+   * run's output and messages; its duration, model calls and approvals are not known.
+   */
+  telemetry: boolean;
 }
 
 const num = (value: unknown, fallback = 0) => (typeof value === "number" && Number.isFinite(value) ? value : fallback);
@@ -136,6 +142,17 @@ const isMessageList = (value: unknown): value is Plain[] =>
   Array.isArray(value) && value.length > 0 && value.every((m) => isPlainObject(m) && typeof m["role"] === "string" && ROLES.has(m["role"]));
 
 /** The conversation inside a context: the `messages` array, wherever the state keys put it. */
+/** The first field of this name within a few levels of the context (the agent's fields, under its namespace). */
+function findField(context: Plain | undefined, name: string): Plain | undefined {
+  const queue: { node: Plain; depth: number }[] = context === undefined ? [] : [{ node: context, depth: 0 }];
+  for (let item = queue.shift(); item; item = queue.shift()) {
+    if (!isPlainObject(item.node) || item.depth > 5) continue;
+    if (name in item.node) return item.node[name];
+    for (const child of Object.values(item.node)) queue.push({ node: child, depth: item.depth + 1 });
+  }
+  return undefined;
+}
+
 function findMessages(context: Plain | undefined): Plain[] {
   let found: Plain[] | undefined;
   const visit = (node: Plain | undefined, depth: number) => {
@@ -156,6 +173,30 @@ function findMessages(context: Plain | undefined): Plain[] {
   };
   visit(context, 0);
   return found ?? [];
+}
+
+/**
+ * What a run without telemetry still tells: its output (a finished run) or its loop (a waiting one),
+ * and its messages. The figures only telemetry gives (durations, model calls, approvals) stay 0 and
+ * the page says they are unknown.
+ */
+function figuresWithoutTelemetry(output: Record<string, unknown> | undefined, context: Plain | undefined, messages: Message[]): Partial<RunSummary> {
+  const loop = isPlainObject(context) && isPlainObject(context["loop"]) ? context["loop"] : undefined;
+  const termination = isPlainObject(output?.["termination"] as Plain) ? (output!["termination"] as Record<string, unknown>) : undefined;
+  const figures: Partial<RunSummary> = {
+    toolCalls: messages.filter((m) => m.role === "tool").length,
+    rounds: num(output?.["rounds"], messages.filter((m) => m.role === "assistant").length),
+    iterations: num(output?.["iterations"], num(loop?.["iteration"])),
+  };
+  const status = str(output?.["status"]);
+  if (status !== undefined) figures.status = status;
+  const usage = usageOf(output?.["usage"]) ?? usageOf(findField(context, "usage"));
+  if (usage) figures.usage = usage;
+  const reason = str(termination?.["reason"]);
+  if (reason !== undefined) figures.reason = reason;
+  if (str(output?.["runId"]) !== undefined) figures.runId = str(output?.["runId"])!;
+  else if (str(loop?.["runId"]) !== undefined) figures.runId = str(loop?.["runId"])!;
+  return figures;
 }
 
 /** One part of a message as the viewer shows it: read leniently from the recording's JSON. */
@@ -527,6 +568,8 @@ export async function analyzeRecording(file: string): Promise<RunAnalysis> {
   );
   const output = isPlainObject(rootOutput as Plain) ? (rootOutput as Record<string, unknown>) : undefined;
   const finalAnswer = str(output?.["finalAnswer"]);
+  const messages = findMessages(context).map(toMessage);
+  const telemetry = Object.keys(timeline.counts).length > 0;
   const summary: RunSummary = {
     agent: timeline.summary.agent || header.machineId,
     status: timeline.summary.status ?? actorStatus ?? "unfinished",
@@ -539,10 +582,12 @@ export async function analyzeRecording(file: string): Promise<RunAnalysis> {
     toolCalls: entries.filter((e) => e.kind === "tool").length,
     approvals: entries.filter((e) => e.kind === "approval").length,
     events: timeline.counts,
+    telemetry,
   };
   if (timeline.summary.runId !== undefined) summary.runId = timeline.summary.runId;
   if (timeline.summary.reason !== undefined) summary.reason = timeline.summary.reason;
   if (finalAnswer !== undefined) summary.finalAnswer = finalAnswer;
+  if (!telemetry) Object.assign(summary, figuresWithoutTelemetry(output, context, messages));
 
   return {
     header,
@@ -553,7 +598,7 @@ export async function analyzeRecording(file: string): Promise<RunAnalysis> {
     timeline: entries,
     markers: timeline.markers,
     iterations,
-    messages: findMessages(context).map(toMessage),
+    messages,
     summary,
     nestedAgents: [...timeline.nested.values()],
     nestedActors: nestedActors.map((a) => ({ ...a, parent: actorIds.get(a.parent) ?? a.parent })),

@@ -39,19 +39,28 @@ function summaryCards(a: RunAnalysis): string {
   const approvals = a.timeline.filter((e) => e.kind === "approval");
   const approved = approvals.filter((e) => e.status === "approved").length;
   const failedTools = a.timeline.filter((e) => e.kind === "tool" && e.status === "failed").length;
+  // Without telemetry (a stored run, from its checkpoint) these figures are unknown, not zero.
+  const unknown = (key: string, label: string) => card(label, "—", "not kept in a checkpoint", ` data-summary="${key}" data-value="unknown"`);
   return [
     `<section id="summary" class="cards" data-run-status="${esc(s.status)}">`,
-    card("Duration", formatMs(s.durationMs), `${a.steps.length} state entries`, ` data-summary="duration" data-value="${Math.round(s.durationMs)}"`),
+    s.telemetry ? card("Duration", formatMs(s.durationMs), `${a.steps.length} state entries`, ` data-summary="duration" data-value="${Math.round(s.durationMs)}"`) : unknown("duration", "Duration"),
     card("Iterations", String(s.iterations), `${s.rounds} model round${s.rounds === 1 ? "" : "s"}`, ` data-summary="iterations" data-value="${s.iterations}"`),
-    card("Model calls", String(s.modelCalls), a.timeline.some((e) => e.kind === "model" && e.status !== "ok") ? "some failed or retried" : "all answered", ` data-summary="model-calls" data-value="${s.modelCalls}"`),
+    s.telemetry
+      ? card("Model calls", String(s.modelCalls), a.timeline.some((e) => e.kind === "model" && e.status !== "ok") ? "some failed or retried" : "all answered", ` data-summary="model-calls" data-value="${s.modelCalls}"`)
+      : unknown("model-calls", "Model calls"),
     card("Tokens", formatCount(s.usage.totalTokens), tokenDetail(s.usage), ` data-summary="tokens" data-value="${s.usage.totalTokens}"`),
     // Only with config.pricing: the cost, or that it is not known.
     ...(s.usage.cost !== undefined
       ? [card("Cost", s.usage.cost === null ? "unknown" : formatCost(s.usage.cost), s.usage.cost === null ? "a model had no price" : "in the pricing's units", ` data-summary="cost" data-value="${s.usage.cost ?? ""}"`)]
       : []),
-    card("Tool calls", String(s.toolCalls), failedTools > 0 ? `${failedTools} failed` : "none failed", ` data-summary="tool-calls" data-value="${s.toolCalls}"`),
-    card("Approvals", String(s.approvals), s.approvals > 0 ? `${approved} approved · ${s.approvals - approved} not` : "none asked", ` data-summary="approvals" data-value="${s.approvals}"`),
+    card("Tool calls", String(s.toolCalls), failedTools > 0 ? `${failedTools} failed` : s.telemetry ? "none failed" : "from the messages", ` data-summary="tool-calls" data-value="${s.toolCalls}"`),
+    s.telemetry
+      ? card("Approvals", String(s.approvals), s.approvals > 0 ? `${approved} approved · ${s.approvals - approved} not` : "none asked", ` data-summary="approvals" data-value="${s.approvals}"`)
+      : unknown("approvals", "Approvals"),
     `</section>`,
+    s.telemetry
+      ? ""
+      : `<p class="hint" id="no-telemetry">This run was read from its last checkpoint, which keeps its state and messages but no telemetry: its timings, model calls and approvals are unknown, and the chart and path show where it stood, not the way it went. Record a run (<code>jianmu run --record run.jsonl</code>, or <code>recordRun</code>) to see all of it.</p>`,
   ].join("");
 }
 

@@ -124,18 +124,28 @@ export interface StreamReader {
  * Reads an SDK stream to its end through `reader`. The SDK parses each event with JSON.parse: a
  * SyntaxError is the server's fault (a cut or plain-text line), not the connection's, and sending
  * the same request again will not fix it. A body that ends before its terminal item (`awaited`) was
- * cut off (a proxy closed it cleanly): a connection failure, retried.
+ * cut off (a proxy closed it cleanly): a connection failure, retried. A 200 answer that is not an
+ * event stream at all (a proxy's or a login page) is the server's fault too: the same request gets the same page.
  */
-export async function readStream(run: AttemptRun, stream: AsyncIterable<unknown>, reader: StreamReader, names: { item: "chunk" | "event"; awaited: string }): Promise<void> {
+export async function readStream(
+  run: AttemptRun,
+  reply: { data: AsyncIterable<unknown>; response: Response },
+  reader: StreamReader,
+  names: { item: "chunk" | "event"; awaited: string },
+): Promise<void> {
   run.delivered = () => reader.delivered;
   try {
-    for await (const raw of stream) reader.push(raw);
+    for await (const raw of reply.data) reader.push(raw);
   } catch (error) {
     if (error instanceof SyntaxError) throw invalidResponse(`a stream ${names.item} is not JSON (${error.message})`, reader.delivered, error);
     throw error;
   }
   // The SDK ends the iteration quietly when its request is aborted, so look at why it ended.
   if (run.abortReason !== undefined) throw new Error("aborted");
+  const contentType = reply.response.headers.get("content-type") ?? "";
+  if (reader.count === 0 && !contentType.includes("event-stream")) {
+    throw invalidResponse(`the server answered ${contentType.split(";")[0] || "a body without a content type"}, not an event stream (is the base URL an OpenAI-compatible API?)`, false);
+  }
   if (!reader.finished) {
     throw new AttemptError({
       category: "connection",
@@ -165,7 +175,7 @@ async function readChatReply(input: AttemptInput, run: AttemptRun): Promise<Turn
   if (!input.stream) return readWholeCompletion(input, run);
   const reader = new ChunkReader(input.onText, input.onToolArguments, input.onReasoning);
   const body = input.body as unknown as ChatCompletionCreateParamsStreaming;
-  await readStream(run, await input.client.chat.completions.create(body, run.requestOptions), reader, { item: "chunk", awaited: "a finish_reason" });
+  await readStream(run, await input.client.chat.completions.create(body, run.requestOptions).withResponse(), reader, { item: "chunk", awaited: "a finish_reason" });
   return reader.finish();
 }
 

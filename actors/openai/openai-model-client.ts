@@ -88,7 +88,9 @@ class OpenAIModelClient implements ModelClient {
       const apiKey = fromEnv.apiKey ?? options.apiKey;
       if (apiKey === undefined && new URL(baseURL).hostname === "api.openai.com") {
         throw new ModelClientOptionsError([
-          `apiKey: ${baseURL} needs an API key: pass apiKey, or set OPENAI_API_KEY and envOverride: true`,
+          options.envOverride
+            ? `apiKey: ${baseURL} needs an API key, and neither OPENAI_API_KEY nor OPENAI_BASE_URL is set: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server (jianmu serve prints one to try without a key)`
+            : `apiKey: ${baseURL} needs an API key: pass apiKey, or set OPENAI_API_KEY and envOverride: true (or baseURL for a local server: jianmu serve prints one to try without a key)`,
         ]);
       }
       this.primary = { baseURL, apiKey: apiKey ?? NO_KEY };

@@ -30,6 +30,6 @@ async function readResponsesReply(input: AttemptInput, run: AttemptRun): Promise
   }
   const reader = new ResponsesStreamReader(source, input.onText, input.onReasoning, input.onToolArguments);
   const body = input.body as unknown as ResponseCreateParamsStreaming;
-  await readStream(run, await input.client.responses.create(body, run.requestOptions), reader, { item: "event", awaited: "response.completed" });
+  await readStream(run, await input.client.responses.create(body, run.requestOptions).withResponse(), reader, { item: "event", awaited: "response.completed" });
   return reader.finish();
 }

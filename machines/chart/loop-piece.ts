@@ -1,7 +1,6 @@
 import { assign, enqueueActions, emit } from "xstate";
 import { toErrorInfo } from "../../actors/errors.js";
 import { createLLMActor, type LLMOutput, type LLMProgress } from "../../actors/llm-step.js";
-import type { Message } from "../../actors/messages.js";
 import type { Usage } from "../../actors/model-client.js";
 import { pricedUsage } from "../../actors/pricing.js";
 import { spendRefusal, unreportedOf } from "../../actors/spend.js";
@@ -17,6 +16,7 @@ import { defineActions, defineGuards, stateConfig, type AgentOn, type DoneBranch
 import { heard } from "./audience.js";
 import { carriedProgress } from "./progress.js";
 import { addUnreported, costBudgetSpent, tokenBudgetSpent, unreportedSpend } from "./spend.js";
+import { runOutputFields } from "./run-output.js";
 import { applyReply } from "./transitions.js";
 
 /**
@@ -272,19 +272,9 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
 
 /** The run's output, from its final context (`T`: the structured output's type, when there is one). */
 export function runOutput<T>(build: ChartBuild, context: AgentContext): AgentOutput<T> {
-  const { read, outputPlan } = build;
-  const output: AgentOutput<T> = {
-    status: context.loop.termination ? "failed" : "succeeded",
-    finalAnswer: read<string | null>(context, "finalAnswer") ?? null,
-    messages: read<Message[]>(context, "messages"),
-    rounds: read<number>(context, "rounds"),
-    usage: read<Usage>(context, "usage"),
-    toolEffects: read<string[]>(context, "toolEffects"),
-    iterations: context.loop.iteration,
-    runId: context.loop.runId,
-    state: context.state,
-  };
+  const output: AgentOutput<T> = { status: context.loop.termination ? "failed" : "succeeded", ...runOutputFields(context, build.access) };
   if (context.loop.termination) output.termination = context.loop.termination;
+  const { outputPlan } = build;
   if (outputPlan && !context.loop.termination && context.loop.output?.status === "valid") output.output = outputPlan.value(context.loop.output.raw) as T;
   return output;
 }

@@ -20,9 +20,11 @@ export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
  * The calls an agent is waiting on, read from a snapshot alone: its own, then those of the nested
  * agent it runs (marked with their `agentPath`). Works where the telemetry events are out of reach:
  * a restored run (its `guard.approval.requested` was emitted in another process) or an agent
- * invoked by your own machine (read the child's snapshot in `onSnapshot`).
+ * invoked by your own machine (read the child's snapshot in `onSnapshot`). A run that has ended (a
+ * cancelled one included) waits on nothing, whatever calls it was waiting on when it stopped.
  */
 export function pendingApprovals(snapshot: { context: AgentContext }): PendingApproval[] {
+  if (snapshot.context.loop.termination) return [];
   const own = snapshot.context.loop.decisions
     .filter((d) => d.status === "pending")
     .map((d) => ({
@@ -42,6 +44,16 @@ export function pendingFromSnapshot(snapshot: Record<string, unknown>): PendingA
   if (!Array.isArray(loop?.decisions)) return [];
   return pendingApprovals(snapshot as unknown as { context: AgentContext });
 }
+
+/**
+ * What `runAgent`'s `onApproval` is asked with: the waiting call and, when its previous answer was
+ * refused (edited arguments that do not fit the tool, ...), why.
+ */
+export const ApprovalRequestSchema = PendingApprovalSchema.extend({
+  /** Why your previous answer for this call was refused; answer again (after 3 refusals the call is rejected with it). */
+  refusal: z.string().optional(),
+});
+export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;
 
 /** What an `onApproval` callback answers. */
 export type ApprovalAnswer =

@@ -164,9 +164,17 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return node;
 }
 
-/** Turn the first zod issue into a ConfigError naming the field as the user wrote it (`name` spells a path). */
+/**
+ * Turn zod's issues into one ConfigError naming each field as the user wrote it (`name` spells a
+ * path): the first problem, then the others (a field left out and another mistyped are both said).
+ */
 function toConfigError(error: z.ZodError, input: unknown, source: string, name: (path: readonly PropertyKey[]) => string): ConfigError {
-  const issue = error.issues[0]!;
+  const [first, ...others] = error.issues.slice(0, 3).map((issue) => issueError(issue, input, source, name));
+  if (others.length > 0) first!.message = [first!.message, ...others.map((other) => other.message.slice(source.length + 2))].join("; and ");
+  return first!;
+}
+
+function issueError(issue: z.core.$ZodIssue, input: unknown, source: string, name: (path: readonly PropertyKey[]) => string): ConfigError {
   if (issue.code === "unrecognized_keys") {
     const path = [...issue.path, issue.keys[0]!];
     const value = valueAt(input, path);
@@ -176,7 +184,14 @@ function toConfigError(error: z.ZodError, input: unknown, source: string, name: 
     }
     return new ConfigError(name(path), value, source, "unknown field; remove it or check its spelling");
   }
-  return new ConfigError(name(issue.path), valueAt(input, issue.path), source, issue.message);
+  const value = valueAt(input, issue.path);
+  const error = new ConfigError(name(issue.path), value, source, issue.message);
+  // Left out, not mistyped: say that it is needed (and, inside a block, that the block asks for it).
+  if (value === undefined && issue.code === "invalid_type") {
+    const block = issue.path.length > 1 ? ` when ${name(issue.path.slice(0, -1))} is set` : "";
+    error.message = `${source}: ${name(issue.path)} is required${block}`;
+  }
+  return error;
 }
 
 const codeName = (path: readonly PropertyKey[]) => path.map(String).join(".") || "(root)";
@@ -213,7 +228,10 @@ export function readConfigFile(options: LoadConfigOptions = {}): { path: string;
   try {
     raw = parseYaml(text);
   } catch (error) {
-    throw new ConfigError("(file)", undefined, path, `not valid YAML: ${error instanceof Error ? error.message : String(error)}`);
+    const invalid = new ConfigError("(file)", undefined, path, "not valid YAML");
+    // The parser's first line says what and where ("... at line 3, column 1"); its snippet of the file follows on other lines.
+    invalid.message = `${path}: not valid YAML: ${(error instanceof Error ? error.message : String(error)).split("\n")[0]!.replace(/:$/, "")}`;
+    throw invalid;
   }
   const file = CONFIG_FILE.toConfig(raw, path);
   const parsed = JianmuConfigSchema.safeParse(file);

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { readPersisted, type PersistedAgent } from "../../machines/persistence/persistence.js";
+import { RunQueueError } from "../errors.js";
 
 /**
  * The tables, as numbered migrations. A database records the versions it has; `connect` applies the
@@ -188,6 +189,15 @@ async function versionOf(client: pg.ClientBase, schema: string): Promise<number>
 function checkNotNewer(schema: string, version: number): void {
   if (version > LATEST_VERSION) {
     throw Object.assign(new Error(`schema ${schema} is at version ${version}, written by a newer jianmu (this one knows ${LATEST_VERSION}); upgrade jianmu here`), { code: "JIANMU_NEWER" });
+  }
+}
+
+/** For `connect({ create: false })`: the schema's tables must already be there; nothing is created. */
+export async function requireTables(client: pg.ClientBase, schema: string): Promise<void> {
+  const version = await versionOf(client, schema);
+  checkNotNewer(schema, version);
+  if (version === 0) {
+    throw new RunQueueError("schema", `there is no run queue in schema ${schema} here (nothing was created): check --schema / the schema option, or start a worker (or submit a run) on it first`);
   }
 }
 

@@ -27,8 +27,10 @@ export const ConnectOptionsSchema = z
     connectionString: z
       .string({ error: "is required, e.g. postgres://user:password@localhost:5432/app" })
       .refine(isPostgresUrl, "must be a PostgreSQL URL such as postgres://user:password@localhost:5432/app (check the scheme, host and port)"),
-    /** The schema holding jianmu's tables (created when missing). */
+    /** The schema holding jianmu's tables (created when missing, unless `create` is false). */
     schema: SchemaNameSchema.default("jianmu"),
+    /** false: only connect to a queue whose tables exist (a reading command); a missing schema is a RunQueueError, and nothing is created. */
+    create: z.boolean().default(true),
     /** Your own pool (its connection string is then not used for queries); `close()` leaves it open. */
     pool: z.custom<pg.Pool>((value) => typeof value === "object" && value !== null && typeof (value as pg.Pool).query === "function", "must be a pg.Pool").optional(),
     /**

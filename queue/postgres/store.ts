@@ -17,7 +17,7 @@ import { explainPgError, isTransientPgFault, type ServerNaming } from "./errors.
 import { NotificationListener } from "./listener.js";
 import { clientConfig, ownPool } from "./pool.js";
 import { claimStatement, NOW } from "./statements.js";
-import { migrate } from "./migrations.js";
+import { migrate, requireTables } from "./migrations.js";
 import { ConnectOptionsSchema, serverNaming, type PostgresRunStoreOptions, type ResolvedOptions } from "./options.js";
 import { PostgresRunLog, type PgWriteFence } from "./run-log.js";
 
@@ -85,8 +85,12 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     let client: pg.PoolClient | undefined;
     try {
       client = await pool.connect();
-      // Runs saved by the release before become the first checkpoint of their log, written as a save would.
-      await migrate(client, resolved.schema, async (query, runId, record) => void (await store.writeWithClient(query as never, runId, record, emptyContext(runId))));
+      if (resolved.create) {
+        // Runs saved by the release before become the first checkpoint of their log, written as a save would.
+        await migrate(client, resolved.schema, async (query, runId, record) => void (await store.writeWithClient(query as never, runId, record, emptyContext(runId))));
+      } else {
+        await requireTables(client, resolved.schema);
+      }
     } catch (error) {
       client?.release(true);
       client = undefined;

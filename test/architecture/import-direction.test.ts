@@ -36,8 +36,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ["machines/chart/"],
   // createReactMachine: wires the pieces into the chart.
   ["machines/react-machine.ts"],
-  // What is built on a machine: agents as tools and handoffs; snapshots and checkpoint stores.
-  ["machines/composition/", "machines/persistence/"],
+  // What is built on a machine: agents as tools and handoffs; snapshots and checkpoint stores; runAgent's approver.
+  ["machines/composition/", "machines/persistence/", "machines/approver.ts"],
   // runAgent: one run to its end (restores, checkpoints, traces).
   ["machines/runner.ts"],
   // What uses the machines, each on its own.

@@ -130,7 +130,7 @@ describe("removed and unknown settings name the field and the fix", () => {
     const error = thrown(() => loadConfig({}, { path: fileWith("resilience:\n  fallbacks:\n    - { base_url: not-a-url }\n") }));
     expect(error.field).toBe("resilience.fallbacks.0.base_url");
     expect(error.value).toBe("not-a-url");
-    expect(thrown(() => loadConfig({}, { path: fileWith("context:\n  keep_last: 2\n") })).message).toMatch(/context\.max_tokens = \(missing\) is invalid/);
+    expect(thrown(() => loadConfig({}, { path: fileWith("context:\n  keep_last: 2\n") })).message).toMatch(/context\.max_tokens is required when context is set$/);
     expect(thrown(() => loadConfig({}, { path: fileWith("llm: 3\n") })).message).toMatch(/llm = 3 is invalid: must be a mapping of settings \(temperature, .*base_url/);
     expect(thrown(() => loadConfig({}, { path: fileWith("- a list\n") })).message).toMatch(/\(root\) = \["a list"\] is invalid: must be a mapping of sections \(models, llm, limits, pricing, resilience, react, context\)/);
   });

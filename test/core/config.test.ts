@@ -92,8 +92,34 @@ resilience:
 
   it("out-of-range values and broken YAML are errors too", () => {
     expect(() => loadConfig({}, { cwd: dirWith("limits:\n  max_iterations: 0\n"), env: {} })).toThrow(/limits\.max_iterations = 0 is invalid/);
-    expect(() => loadConfig({}, { cwd: dirWith("llm: [unclosed\n"), env: {} })).toThrow(/jianmu\.yaml: \(file\) = \(missing\) is invalid: not valid YAML/);
+    expect(() => loadConfig({}, { cwd: dirWith("llm: [unclosed\n"), env: {} })).toThrow(/jianmu\.yaml: not valid YAML: /);
     expect(() => loadConfig({}, { env: { JIANMU_CONFIG: "/nonexistent/jianmu.yaml" } })).toThrow(/JIANMU_CONFIG: path = "\/nonexistent\/jianmu.yaml" is invalid: no such file/);
+  });
+
+  it("a YAML syntax error is said as the parser says it, where it is, without a field", () => {
+    for (const [yaml, problem] of [
+      ["limits:\n  max_iterations: [1,\n", /^Flow sequence .* at line 3, column 1$/],
+      ["limits:\n\tmax_iterations: 3\n", /at line 2, column 1$/],
+      ["limits:\n  max_iterations: 3\nlimits:\n  max_iterations: 4\n", /^Map keys must be unique at line 3, column 1$/],
+    ] as const) {
+      const cwd = dirWith(yaml);
+      let message = "";
+      try {
+        loadConfig({}, { cwd, env: {} });
+      } catch (error) {
+        message = (error as ConfigError).message;
+      }
+      expect(message.startsWith(`${join(cwd, "jianmu.yaml")}: not valid YAML: `), message).toBe(true);
+      expect(message.slice(`${join(cwd, "jianmu.yaml")}: not valid YAML: `.length)).toMatch(problem);
+      expect(message).not.toMatch(/\(file\)|\(missing\)|\n/);
+    }
+  });
+
+  it("a block missing a required field says so, and names the block's other problems too", () => {
+    const cwd = dirWith("context:\n  strategy: squash\n");
+    expect(() => loadConfig({}, { cwd, env: {} })).toThrow(
+      new RegExp(`^${join(cwd, "jianmu.yaml").replace(/[.]/g, "\\.")}: context\\.max_tokens is required when context is set; and context\\.strategy = "squash" is invalid: .*"trim".*"summarize"`),
+    );
   });
 
   it("a bad value given in code names the field", () => {

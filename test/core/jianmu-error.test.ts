@@ -15,6 +15,7 @@ const ENTRIES: Record<string, () => Promise<object>> = {
   "jianmu/otel": () => import("../../otel.js"),
   "jianmu/http": () => import("../../http.js"),
   "jianmu/react": () => import("../../react.js"),
+  "jianmu/client": () => import("../../client.js"),
   "jianmu/postgres": () => import("../../postgres.js"),
   "jianmu/ai-sdk": () => import("../../ai-sdk.js"),
 };

@@ -2,7 +2,9 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { entryPoints, ROOT } from "../package/package-manifest.js";
+import { COMMANDS } from "../../cli/help.js";
+import { PendingApprovalSchema } from "../../machines/contract/approvals.js";
+import { entryPoints, manifest, optionalPeers, ROOT } from "../package/package-manifest.js";
 
 // Several real processes per test, on a machine the whole suite shares.
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
@@ -50,6 +52,7 @@ const NOT_EXPORTS: Record<string, string> = {
   agents: "the function a worker's agents module exports (docs/scale.md)",
   hash: "a hash function in scale.md's sharding sketch",
   list: "a method (store.list())",
+  connect: "a static method (PostgresRunStore.connect({ create: false }))",
 };
 
 const exported = new Map<string, Set<string>>();
@@ -183,5 +186,50 @@ describe("files the docs cite", () => {
   it("no page cites SPEC.md: the contract is docs/contract.md", () => {
     for (const doc of DOCS) expect(read(doc), doc).not.toMatch(/\bSPEC\.md\b/);
     expect(tracked.has("docs/contract.md")).toBe(true);
+  });
+});
+
+describe("statements the docs make about the code", () => {
+  it("README's tour says what npm run demo does: it builds dist/ first when the script does", () => {
+    const demo = manifest.scripts?.["demo"] ?? "";
+    const line = /^npm run demo\s+#(.*)$/m.exec(read("README.md"))?.[1] ?? "";
+    expect(line).toContain("node dist/cli/main.js run");
+    if (/npm run build/.test(demo)) expect(line).toMatch(/builds dist\//);
+  });
+
+  it("README's install section names every optional package, and what needs it", () => {
+    const install = read("README.md").split("## Install")[1]!.split("\n## ")[0]!;
+    for (const name of optionalPeers()) expect(install, name).toContain(`\`${name}\``);
+  });
+
+  it("README's runAgent row names every option runAgent takes", () => {
+    const runner = readFileSync(join(ROOT, "machines", "runner.ts"), "utf8");
+    const block = /export interface RunOptions \{([\s\S]*?)\n\}/.exec(runner)![1]!;
+    const options = [...block.matchAll(/^ {2}(\w+)\?:/gm)].map((match) => match[1]!);
+    expect(options.length).toBeGreaterThan(5);
+    const row = /^\| `runAgent\(machine, input, \{([^}]*)\}\)` \|/m.exec(read("README.md"))?.[1] ?? "";
+    expect(row.split(",").map((name) => name.trim()).sort()).toEqual([...options].sort());
+  });
+
+  it("guards.md lists the fields pendingApprovals() gives, by their names", () => {
+    const listed = /`pendingApprovals\(snapshot\)` lists the waiting calls \(([^)]*)\)/.exec(read("docs/guards.md"))?.[1] ?? "";
+    const names = [...listed.matchAll(/`(\w+)`/g)].map((match) => match[1]!);
+    expect(names.sort()).toEqual(Object.keys(PendingApprovalSchema.shape).sort());
+  });
+
+  it("contract.md's entry-point table has every entry point of package.json's exports", () => {
+    const section = read("docs/contract.md").split("## 1. Entry points")[1]!.split("\n## ")[0]!;
+    const listed = [...section.matchAll(/^\| `(jianmu(?:\/[\w-]+)?)` \|/gm)].map((match) => match[1]!);
+    expect(listed.sort()).toEqual(entryPoints().map((entry) => entry.specifier).sort());
+    for (const command of COMMANDS.filter((name) => name !== "help")) expect(section, command).toContain(`\`${command}\``);
+  });
+
+  it("the files the README's tour writes in the checkout are ignored by git", () => {
+    const tour = read("README.md").split("## A 60-second tour")[1]!.split("\n## ")[0]!;
+    const written = [...tour.matchAll(/--record (\S+\.jsonl)/g)].map((match) => match[1]!);
+    expect(written.length).toBeGreaterThan(0);
+    for (const file of [...written, ...written.map((file) => file.replace(/\.jsonl$/, ".html"))]) {
+      expect(execFileSync("git", ["check-ignore", file], { cwd: ROOT, encoding: "utf8" }).trim(), file).toBe(file);
+    }
   });
 });

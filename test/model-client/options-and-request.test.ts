@@ -38,7 +38,11 @@ describe("resolveModelClient options", () => {
 
   it("wants a key for api.openai.com, but not for a local server", () => {
     expect(optionsError(() => resolveModelClient({ env: {} })).message).toContain(
-      "apiKey: https://api.openai.com/v1 needs an API key: pass apiKey, or set OPENAI_API_KEY and envOverride: true",
+      "apiKey: https://api.openai.com/v1 needs an API key: pass apiKey, or set OPENAI_API_KEY and envOverride: true (or baseURL for a local server: jianmu serve prints one to try without a key)",
+    );
+    // envOverride already on and the environment empty: the variables to set, not the option already given.
+    expect(optionsError(() => resolveModelClient({ envOverride: true, model: "gpt-4o-mini", env: {} })).message).toContain(
+      "apiKey: https://api.openai.com/v1 needs an API key, and neither OPENAI_API_KEY nor OPENAI_BASE_URL is set: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server (jianmu serve prints one to try without a key)",
     );
     expect(resolveModelClient({ baseURL: "http://127.0.0.1:8080/v1", model: "local" }).description).toBe(
       "OpenAI-compatible endpoint http://127.0.0.1:8080/v1, model local",

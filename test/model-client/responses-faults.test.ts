@@ -217,6 +217,14 @@ describe("Responses: the server's own failures and bad events", () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("a 200 answer that is not an event stream (a proxy's HTML page) is an invalid response naming its type, not retried", async () => {
+    const server = await serve(() => ({ kind: "text", status: 200, headers: { "content-type": "text/html" }, body: "<html><body>Please sign in</body></html>" }));
+    const error = (await caught(() => responsesClient(server).complete(REQUEST))) as ModelError;
+    expect(error.kind).toBe("invalid-response");
+    expect(error.message).toContain("the server answered text/html, not an event stream");
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("a completed response whose output item has the wrong shape names the field", async () => {
     const server = await serve(() => events({ type: "response.completed", response: { id: "r", status: "completed", output: [{ type: "function_call", call_id: 7, name: "x", arguments: "{}" }] } }));
     const error = (await caught(() => responsesClient(server).complete(REQUEST))) as ModelError;

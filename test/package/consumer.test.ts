@@ -1,33 +1,32 @@
-import { execFile } from "node:child_process";
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
 import { scriptedTurns, textTurn, toolCallTurn } from "../../testing/turns.js";
+import { installApp, installedVersion, node22, packTarball, run, TSC } from "./packed-app.js";
 import { manifest, ROOT } from "./package-manifest.js";
 
-const run = promisify(execFile);
-const TSC = join(ROOT, "node_modules", "typescript", "bin", "tsc");
 const APP = join(ROOT, "test", "package", "consumer-app");
 
 /**
- * The packed tarball installed into a fresh app with the app's own xstate, zod and openai: the
- * lowest versions the peer ranges allow, and the latest they allow. One `npm install` each.
+ * The packed tarball installed into a fresh app with the app's own xstate, zod and openai, on two
+ * Nodes: today's Node 20 with the lowest versions the peer ranges allow, and Node 22 (the `node@22`
+ * package from the npm registry) with the latest they allow, openai 7 included (it needs Node 22).
+ * One `npm install` each.
  */
 const VERSION_SETS = {
-  lowest: { xstate: "~5.30.0", zod: "~4.1.0", openai: "~6.48.0" },
-  latest: { xstate: manifest.peerDependencies!["xstate"]!, zod: manifest.peerDependencies!["zod"]!, openai: manifest.peerDependencies!["openai"]! },
+  "lowest, Node 20": { node: async () => process.execPath, versions: { xstate: "~5.30.0", zod: "~4.1.0", openai: "~6.48.0" } },
+  "latest, Node 22": {
+    node: node22,
+    versions: { xstate: manifest.peerDependencies!["xstate"]!, zod: manifest.peerDependencies!["zod"]!, openai: manifest.peerDependencies!["openai"]! },
+  },
 } as const;
 
 let tarball: string;
 const servers: OpenAIServer[] = [];
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), "jianmu-pack-"));
-  const { stdout } = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], { cwd: ROOT });
-  tarball = join(dir, (JSON.parse(stdout) as { filename: string }[])[0]!.filename);
+  tarball = await packTarball();
 }, 120_000);
 afterAll(() => Promise.all(servers.map((server) => server.close())));
 
@@ -39,50 +38,77 @@ async function endpoint(): Promise<OpenAIServer> {
   return server;
 }
 
-function installedVersion(app: string, name: string): string {
-  return (JSON.parse(readFileSync(join(app, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+/** The README's jianmu.yaml, its endpoint pointed at `baseURL`. */
+function readmeConfig(baseURL: string): string {
+  const yaml = /```yaml\n([\s\S]*?)```/.exec(readFileSync(join(ROOT, "README.md"), "utf8"))?.[1];
+  if (!yaml?.includes("context:")) throw new Error("README.md's jianmu.yaml block (with its context: section) is gone");
+  return yaml.replace(/base_url: \S+/, `base_url: ${baseURL}`);
 }
 
-describe.concurrent.each(Object.entries(VERSION_SETS))("an app with its own packages (%s)", (label, versions) => {
+describe.concurrent.each(Object.entries(VERSION_SETS))("an app with its own packages (%s)", (label, set) => {
   it("installs the tarball, typechecks strictly without @types/node, and runs the agent inside its own machine", async () => {
-    const app = mkdtempSync(join(tmpdir(), `jianmu-consumer-${label}-`));
-    writeFileSync(
-      join(app, "package.json"),
-      JSON.stringify({ name: `consumer-${label}`, private: true, type: "module", dependencies: { jianmu: `file:${tarball}`, ...versions } }, null, 2),
-    );
-    await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: app, timeout: 240_000 });
+    const node = await set.node();
+    const app = await installApp(label.replace(/\W+/g, "-"), tarball, { dependencies: set.versions, node });
+    const env = { PATH: process.env["PATH"] ?? "", NO_COLOR: "1" };
 
     // One copy of each: the app's. jianmu brings none of its own.
     expect(existsSync(join(app, "node_modules", "jianmu", "node_modules"))
       ? readdirSync(join(app, "node_modules", "jianmu", "node_modules")).filter((name) => ["xstate", "zod", "openai"].includes(name))
       : []).toEqual([]);
-    if (label === "lowest") {
+    if (label.startsWith("lowest")) {
       expect(installedVersion(app, "xstate")).toMatch(/^5\.30\./);
       expect(installedVersion(app, "zod")).toMatch(/^4\.1\./);
       expect(installedVersion(app, "openai")).toMatch(/^6\.48\./);
+    } else {
+      // Today's openai, which needs Node 22: the peer range lets npm install it beside jianmu.
+      expect(installedVersion(app, "openai")).toMatch(/^7\./);
     }
     expect(existsSync(join(app, "node_modules", "@types", "node"))).toBe(false);
     // No optional peer came along.
-    for (const name of ["@modelcontextprotocol/sdk", "better-sqlite3", "@statelyai/inspect"]) expect(existsSync(join(app, "node_modules", name)), name).toBe(false);
+    for (const name of ["@modelcontextprotocol/sdk", "better-sqlite3", "@statelyai/inspect", "gpt-tokenizer", "pg", "react"]) expect(existsSync(join(app, "node_modules", name)), name).toBe(false);
 
     copyFileSync(join(APP, "app.ts"), join(app, "app.ts"));
     copyFileSync(join(APP, "tsconfig.json"), join(app, "tsconfig.json"));
-    const typecheck = await run(process.execPath, [TSC, "-p", "tsconfig.json"], { cwd: app }).catch((error: { stdout: string }) => ({ stdout: error.stdout, failed: true }));
+    const typecheck = await run(node, [TSC, "-p", "tsconfig.json"], { cwd: app }).catch((error: { stdout: string }) => ({ stdout: error.stdout, failed: true }));
     expect(typecheck.stdout).toBe("");
 
     const server = await endpoint();
-    const { stdout } = await run(process.execPath, [join("out", "app.js")], { cwd: app, env: { PATH: process.env["PATH"] ?? "", OPENAI_BASE_URL: server.baseURL } });
+    const { stdout } = await run(node, [join("out", "app.js")], { cwd: app, env: { ...env, OPENAI_BASE_URL: server.baseURL } });
     expect(JSON.parse(stdout)).toEqual({ answer: "It is sunny in Paris.", status: "succeeded", modelCalls: 2 });
     const mine = server.requests.filter((request) => request.headers["authorization"] === "Bearer app-key");
     expect(mine.map((request) => (request.body as { model: string }).model)).toEqual(["app-model", "app-model"]);
 
     // The CLI from the tarball: its offline demo needs only the fixtures shipped with it.
-    const demo = await run(process.execPath, [join("node_modules", "jianmu", "dist", "cli", "main.js"), "run"], { cwd: app, env: { PATH: process.env["PATH"] ?? "", NO_COLOR: "1" } });
+    const cli = join("node_modules", "jianmu", "dist", "cli", "main.js");
+    const demo = await run(node, [cli, "run"], { cwd: app, env });
     expect(demo.stdout).toMatch(/^Capital: The capital of Mexico is Mexico City\./);
 
     // The optional parts, asked for without their packages: one line naming the install command.
     const probe = `try { await import("jianmu/sqlite"); } catch (error) { console.log(error.message); }`;
-    const missing = await run(process.execPath, ["--input-type=module", "-e", probe], { cwd: app });
+    const missing = await run(node, ["--input-type=module", "-e", probe], { cwd: app });
     expect(missing.stdout.trim()).toBe("jianmu/sqlite needs the optional package better-sqlite3, which is not installed: run `npm install better-sqlite3`");
-  }, 300_000);
+
+    // config.context without gpt-tokenizer: in code, and through the README's own jianmu.yaml in the CLI.
+    const tokens = `import { createReactMachine, ModelClient } from "jianmu";
+try { createReactMachine({ modelClient: ModelClient.resolve({ baseURL: "http://127.0.0.1:9/v1", model: "m" }), config: { context: { maxTokens: 1000 } } }); }
+catch (error) { console.log(error.name + ": " + error.message); }`;
+    expect((await run(node, ["--input-type=module", "-e", tokens], { cwd: app })).stdout).toBe(
+      "OptionalPeerMissingError: config.context needs the optional package gpt-tokenizer, which is not installed: run `npm install gpt-tokenizer`\n",
+    );
+    writeFileSync(join(app, "jianmu.yaml"), readmeConfig(server.baseURL));
+    const before = server.requests.length;
+    const yamlRun = await run(node, [cli, "run", "What is 25 * 4 + 10?"], { cwd: app, env: { ...env, OPENAI_API_KEY: "app-key" } }).catch((error: { code: number; stdout: string; stderr: string }) => error);
+    expect("code" in yamlRun ? yamlRun.code : 0).toBe(2);
+    expect(yamlRun.stderr.match(/^jianmu: .*$/gm)).toEqual(["jianmu: config.context needs the optional package gpt-tokenizer, which is not installed: run `npm install gpt-tokenizer`"]);
+    expect(server.requests.length).toBe(before);
+
+    // jianmu/http's default store without better-sqlite3: refused when the handler is made, with the fix.
+    const web = `import { createReactMachine, ModelClient } from "jianmu";
+import { agentHandler } from "jianmu/http";
+const agent = createReactMachine({ modelClient: ModelClient.resolve({ baseURL: "http://127.0.0.1:9/v1", model: "m" }), configFile: false });
+try { agentHandler({ agents: { agent } }); console.log("made"); } catch (error) { console.log(error.name + ": " + error.message); }`;
+    expect((await run(node, ["--input-type=module", "-e", web], { cwd: app })).stdout).toBe(
+      "OptionalPeerMissingError: agentHandler's default store (SQLite) needs the optional package better-sqlite3, which is not installed: run `npm install better-sqlite3`; or pass store: false (runs kept in memory only) or a CheckpointStore of your own\n",
+    );
+  }, 420_000);
 });

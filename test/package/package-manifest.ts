@@ -19,6 +19,7 @@ export interface Manifest {
   peerDependencies?: Record<string, string>;
   peerDependenciesMeta?: Record<string, { optional?: boolean }>;
   devDependencies?: Record<string, string>;
+  scripts?: Record<string, string>;
 }
 
 export const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as Manifest;

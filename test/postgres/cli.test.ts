@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OpenAIServer } from "../../testing/openai-server.js";
 import { scriptMessage, startScriptServer } from "../queue/script-model.js";
@@ -75,7 +76,7 @@ describe("jianmu worker / runs / approve against PostgreSQL", () => {
       // The stored run's scan, read back from the blob table for the viewer.
       expect(html).toContain(`src="data:image/png;base64,${scan.toString("base64")}"`);
       expect(cli("approve", runId, ...store)).toMatchObject({ code: 2, err: expect.stringContaining("already succeeded") });
-      expect(cli("cancel", "no-such-run", ...store)).toMatchObject({ code: 2, err: expect.stringContaining('no run "no-such-run"') });
+      expect(cli("cancel", "no-such-run", ...store)).toMatchObject({ code: 2, err: `jianmu: no run "no-such-run" in this store; list its runs with: jianmu runs --store ${db.url} --schema cli\n` });
     } finally {
       worker.kill("SIGTERM");
     }
@@ -87,5 +88,18 @@ describe("jianmu worker / runs / approve against PostgreSQL", () => {
     expect(cli("runs")).toMatchObject({ code: 2, err: expect.stringContaining("--store is required") });
     expect(cli("runs", "--store", "postgres://")).toMatchObject({ code: 2, err: expect.stringContaining("connectionString") });
     expect(cli("worker", "--store", db.url, "--schema", "cli2")).toMatchObject({ code: 2, err: expect.stringContaining("--agents is required") });
+  });
+
+  it("a reading command never creates a schema: runs --schema <absent> says there is no queue there", async () => {
+    for (const args of [["runs"], ["runs", "show", "r1"], ["approve", "r1"], ["view", "r1"]]) {
+      expect(cli(...args, "--store", db.url, "--schema", "absent")).toMatchObject({ code: 2, err: expect.stringMatching(/^jianmu: there is no run queue in schema absent here \(nothing was created\)/) });
+    }
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      expect((await client.query("SELECT 1 FROM pg_namespace WHERE nspname = 'absent'")).rowCount).toBe(0);
+    } finally {
+      await client.end();
+    }
   });
 });

@@ -74,7 +74,7 @@ describe("invalid config", () => {
       writeFileSync(join(dir, "broken.yaml"), "llm: [unclosed\n");
       writeFileSync(join(dir, "wrong.yaml"), "limits:\n  max_iterations: -1\n");
       writeFileSync(join(dir, "unknown.yaml"), "llm:\n  temprature: 0.2\n");
-      expect(thrown(() => loadConfig({}, { path: join(dir, "broken.yaml") })).message).toMatch(/broken\.yaml: \(file\) = \(missing\) is invalid: not valid YAML/);
+      expect(thrown(() => loadConfig({}, { path: join(dir, "broken.yaml") })).message).toMatch(/broken\.yaml: not valid YAML: /);
       expect(thrown(() => loadConfig({}, { path: join(dir, "wrong.yaml") })).message).toMatch(/wrong\.yaml: limits\.max_iterations = -1 is invalid/);
       expect(thrown(() => loadConfig({}, { path: join(dir, "unknown.yaml") })).message).toMatch(/unknown\.yaml: llm\.temprature = 0\.2 is invalid: unknown field/);
       expect(thrown(() => loadConfig({}, { path: join(dir, "missing.yaml") })).message).toMatch(/missing\.yaml" is invalid: no such file/);

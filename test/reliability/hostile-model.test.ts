@@ -115,6 +115,17 @@ describe("streams that end early are described as what they are", () => {
     expect(error.attempts?.every((a) => !/error event/.test(a.message))).toBe(true);
   });
 
+  it("a 200 answer that is not an event stream (a proxy's HTML page) is an invalid response naming its type, not retried", async () => {
+    const page = { kind: "text", status: 200, headers: { "content-type": "text/html; charset=utf-8" }, body: "<html><body>Please sign in</body></html>" } as const;
+    plan = [page, page, page];
+    const before = server.requests.length;
+    const error = await failure(client().complete({ messages: [human("hi")], tools: [] }));
+    expect(error.kind).toBe("invalid-response");
+    expect(error.message).toMatch(/the server answered text\/html, not an event stream/);
+    expect(error.message).not.toMatch(/the stream ended/);
+    expect(server.requests.length - before).toBe(1);
+  });
+
   it("a real error event is still called one", async () => {
     plan = [replies.sse(`data: ${JSON.stringify({ error: { message: "model overloaded", code: "bad_thing" } })}\n\n`)];
     const error = await failure(client(0).complete({ messages: [human("hi")], tools: [] }));

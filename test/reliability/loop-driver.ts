@@ -254,7 +254,10 @@ export async function runScenario(scenario: Scenario, scheduler: fc.Scheduler, l
     for (const call of modelCalls) if (!call.settled) observation.inFlightAtEnd.push({ what: "model call", aborted: call.signal?.aborted === true });
     for (const run of executions) if (!run.settled) observation.inFlightAtEnd.push({ what: `tool ${run.tool} (${run.callId})`, aborted: run.signal.aborted });
   };
-  const run = runAgent(machine, { messages: [human("go")] }, { signal, onEvent, inspect }).then(
+  // The driver answers approvals itself, as events at scheduled moments (answerPending); an onApproval
+  // that never answers keeps runAgent from handing back a run that waits for them (it would, with none).
+  const onApproval = () => new Promise<never>(() => undefined);
+  const run = runAgent(machine, { messages: [human("go")] }, { signal, onEvent, inspect, onApproval }).then(
     (output) => {
       noteInFlight();
       observation.output = output;

@@ -46,6 +46,13 @@ describe("entry points load only their own parts", () => {
     expect(urls.filter((u) => u.includes("/dist/web/server/") || u.startsWith("node:"))).toEqual([]);
   });
 
+  it("jianmu/client: the client statechart without React and without the server", () => {
+    const urls = loaded("client.js");
+    expect(urls.some((u) => u.includes("/dist/web/client/agent-client-machine.js"))).toBe(true);
+    expect(urls.some((u) => u.includes("/node_modules/xstate/"))).toBe(true);
+    expect(urls.filter((u) => /\/node_modules\/(react|react-dom|@xstate\/react)\//.test(u) || u.includes("/dist/web/server/") || u.startsWith("node:"))).toEqual([]);
+  });
+
   it("jianmu: no web code", () => {
     expect(loaded("index.js").filter((u) => u.includes("/dist/web/") || /\/node_modules\/(react|@xstate\/react)\//.test(u))).toEqual([]);
   });

@@ -33,13 +33,18 @@ function startServer(): Promise<string> {
     { cwd: root, env: { ...process.env, OPENAI_API_KEY: "", OPENAI_BASE_URL: "" }, stdio: ["ignore", "pipe", "pipe"] },
   );
   server = child;
+  return listening(child);
+}
+
+/** The URL a started example server prints. */
+function listening(child: ChildProcess): Promise<string> {
   return new Promise((resolveUrl, reject) => {
     const onData = (chunk: Buffer) => {
       const text = chunk.toString();
       serverLog.push(text);
       const found = /listening on (http:\/\/127\.0\.0\.1:(\d+)\/)/.exec(text);
       if (found) {
-        port = Number(found[2]);
+        if (child === server) port = Number(found[2]);
         resolveUrl(found[1]!);
       }
     };
@@ -252,5 +257,44 @@ describe("the web example in Chromium", () => {
     await poll(() => page.locator('[data-testid="final-answer"]').textContent()).toContain(`Done: transfer of EUR 42 for INV-5005 sent. The photo (${size}) is filed with it.`);
     await shot("12-photo-run-finished-after-restart");
     expect(ledger().filter((p) => p.invoice === "INV-5005").map(({ amountEur }) => amountEur)).toEqual([42]);
+  });
+
+  test("a run whose model call fails: a red failed status, and the reason on the page", async () => {
+    // The live path against `jianmu serve`, which knows no payments task: the model call ends in a 404.
+    const serve = spawn(process.execPath, [join(root, "dist/cli/main.js"), "serve"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const failing = { serve, example: undefined as ChildProcess | undefined };
+    try {
+      const baseURL = await new Promise<string>((resolveUrl) => {
+        let out = "";
+        serve.stdout!.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          const found = /OPENAI_BASE_URL=(\S+)/.exec(out);
+          if (found) resolveUrl(found[1]!);
+        });
+      });
+      failing.example = spawn(process.execPath, [join(root, "examples/web/start.mjs"), "--no-build", "--port", "0", "--db", join(temp.dir, "failing.db")], {
+        cwd: root,
+        env: { ...process.env, OPENAI_API_KEY: "", OPENAI_BASE_URL: baseURL },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const failingUrl = await listening(failing.example);
+      const other = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+      await other.goto(failingUrl);
+      await other.locator('[data-testid="task"]').fill("Pay invoice INV-5005 to Hooli: EUR 20.");
+      await other.locator('[data-testid="send"]').click();
+      const answer = other.locator('[data-testid="final-answer"]');
+      await answer.waitFor({ timeout: 20_000 });
+      await expect(answer.getAttribute("data-status")).resolves.toBe("failed");
+      await poll(() => answer.textContent()).toMatch(/The run failed \(modelError\).*jianmu serve replays only these tasks/);
+      const pill = other.locator('[data-testid="client-status"]');
+      await poll(() => pill.getAttribute("data-shown")).toBe("failed");
+      await expect(pill.textContent()).resolves.toBe("failed");
+      await expect(pill.getAttribute("class")).resolves.toContain("status-failed");
+      await other.screenshot({ path: join(SHOTS, "13-failed-run.png"), fullPage: true });
+      await other.close();
+    } finally {
+      failing.example?.kill("SIGKILL");
+      serve.kill("SIGTERM");
+    }
   });
 });

@@ -53,14 +53,15 @@ describe("POST /runs streams the run as server-sent events", () => {
   it("text deltas, state changes, the approval with tool, arguments and reason; then approve → tool result, usage, output", async () => {
     stack = await startStack(join(temp.dir, "stream.db"));
     const { reader, runId } = await startRun();
+    // The guard's question first, then the waiting state it leads to.
     const approval = await reader.until("approval.requested");
+    await reader.until("state.changed", (e) => e.type === "state.changed" && e.data.path === AWAITING);
     expect(approval.data).toEqual({
       callId: "call_pay_1",
       name: "pay_invoice",
       arguments: JSON.stringify({ invoice: "INV-1042", amountEur: 1250 }),
       reason: "payments need a second pair of eyes",
     });
-    await reader.until("state.changed", (e) => e.type === "state.changed" && e.data.path === AWAITING);
     const deltas = reader.events.filter((e) => e.type === "text.delta").map((e) => (e.type === "text.delta" ? e.data.delta : ""));
     expect(deltas.join("")).toBe("I found invoice INV-1042 over EUR 1250. I will pay it once you approve.");
     const waiting = await status(runId);
@@ -94,6 +95,33 @@ describe("POST /runs streams the run as server-sent events", () => {
     expect((await status(runId)).status).toBe("succeeded");
   });
 
+  it("tells each step in causal order: a message before the state change it causes, a state before what begins in it", async () => {
+    stack = await startStack(join(temp.dir, "order.db"));
+    const { reader, runId } = await startRun();
+    await reader.until("approval.requested");
+    await postJson(`${stack.base}/runs/${runId}/events`, { type: "guard.approve", callId: "call_pay_1" });
+    await reader.rest();
+    const events = reader.events;
+    const at = (find: (e: IdentifiedRunEvent) => boolean, from = 0) => {
+      const index = events.findIndex((e, i) => i >= from && find(e));
+      expect(index, "an expected event is missing").toBeGreaterThanOrEqual(0);
+      return index;
+    };
+    const message = (index: number) => at((e) => e.type === "message" && e.data.index === index);
+    const state = (path: string, from = 0) => at((e) => e.type === "state.changed" && e.data.path.endsWith(path), from);
+    const reply = (round: number) => at((e) => e.type === "reply.started" && e.data.round === round);
+    // The assistant's tool call, then the tool executor it leads to.
+    expect(message(1)).toBeLessThan(state("ToolExecutor.AwaitingApproval"));
+    // The tool's result, then the next model call (its state, then its reply).
+    const executing = state("ToolExecutor.Executing");
+    const nextLlm = state("ChildRunning.AgentLLM", executing);
+    expect(message(2)).toBeLessThan(nextLlm);
+    expect(nextLlm).toBeLessThan(reply(2));
+    // Each call starts in Executing; each reply in AgentLLM.
+    expect(executing).toBeLessThan(at((e) => e.type === "tool.call.started"));
+    expect(state("ChildRunning.AgentLLM")).toBeLessThan(reply(1));
+  });
+
   it("a follower that went away does not stop the run", async () => {
     stack = await startStack(join(temp.dir, "detach.db"));
     const { reader, runId } = await startRun();
@@ -113,13 +141,14 @@ describe("GET /runs/:id/stream follows a run again", () => {
   it("replays exactly what came after Last-Event-ID; without one (or with a foreign one) starts from a snapshot", async () => {
     stack = await startStack(join(temp.dir, "follow.db"));
     const { reader, runId } = await startRun();
-    // The last event before the run parks: the state change into AwaitingApproval.
-    await reader.until("state.changed", (e) => e.type === "state.changed" && e.data.path === AWAITING);
+    // The last event before the run parks: the state it waits in, after the question that led there.
+    const parked = (e: IdentifiedRunEvent) => e.type === "state.changed" && e.data.path === AWAITING;
+    await reader.until("state.changed", parked);
     const seen = [...reader.events];
     const cut = seen[2]!;
 
     const replay = new EventReader(await fetch(`${stack.base}/runs/${runId}/stream`, { headers: { "last-event-id": cut.id } }));
-    const replayedPark = await replay.until("state.changed", (e) => e.type === "state.changed" && e.data.path === AWAITING);
+    const replayedPark = await replay.until("state.changed", parked);
     expect(replay.events.map((e) => e.id)).toEqual(seen.slice(3).map((e) => e.id));
     expect(replay.events).toEqual(seen.slice(3));
     expect(replayedPark).toEqual(seen[seen.length - 1]);

@@ -1,4 +1,3 @@
-import { loadOptionalPeer } from "../../tools/optional-peer.js";
 import { human, type Message } from "../../actors/messages.js";
 import type { CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
 import { DEFAULT_INPUT_LIMITS, inputLimitProblem } from "../../machines/persistence/snapshot-limits.js";
@@ -8,6 +7,7 @@ import { agUiResponse } from "./ag-ui.js";
 import { chatResponse } from "./ai-sdk-chat.js";
 import type { ChatRuns } from "./chat-runs.js";
 import { readJsonBody } from "./body.js";
+import { defaultStore } from "./default-store.js";
 import { errorResponse, HttpError, jsonResponse } from "./errors.js";
 import type { LiveRun } from "./live-run.js";
 import { RunRegistry } from "./run-registry.js";
@@ -276,17 +276,18 @@ function heldRuns(options: AgentHandlerOptions, agents: Readonly<Record<string, 
 
 /** The store runs held in this process are checkpointed in: the given one, none (`false`), or the default SQLite file. */
 function checkpointStore(options: AgentHandlerOptions): { store: () => Promise<CheckpointStore | undefined>; close: () => Promise<void> } {
-  let own: Promise<CheckpointStore & { close?: () => void }> | undefined;
+  // Checked now (a missing better-sqlite3 fails here, with the fix), opened on first use: an
+  // application that brings its own store never loads SQLite.
+  const own = options.store === undefined ? defaultStore({ path: options.storePath ?? DEFAULT_STORE_PATH, ...defaultRetention(options.keepFinishedMs) }) : undefined;
+  let opened: Promise<CheckpointStore & { close(): void }> | undefined;
   return {
     store: async () => {
       if (options.store === false) return undefined;
       if (options.store) return options.store;
-      // Loaded on first use: an application that brings its own store never loads SQLite.
-      own ??= loadOptionalPeer({ entry: "jianmu/http (its default SQLite store)", packages: ["better-sqlite3"] }, () => import("../../machines/persistence/checkpoints/sqlite-store.js")).then(({ SqliteCheckpointStore }) => new SqliteCheckpointStore({ path: options.storePath ?? DEFAULT_STORE_PATH, ...defaultRetention(options.keepFinishedMs) }));
-      return own;
+      return (opened = own!());
     },
     close: async () => {
-      if (own) (await own.catch(() => undefined))?.close?.();
+      if (opened) (await opened.catch(() => undefined))?.close();
     },
   };
 }

@@ -32,31 +32,47 @@ export function translateRunEvents(actor: Actor<ReactMachine>, options: RunEvent
     ended = true;
     options.onEnd?.();
   };
+  // Telemetry of the macrostep under way, told with the snapshot it led to (see tellStep).
+  const step: RunEvent[] = [];
+  const tell = (count: number) => {
+    for (const event of step.splice(0, count)) append(event);
+  };
   actor.on("*", (event) => {
     const translated = translate(event as AgentEmitted);
-    if (translated && !ended) append(translated);
+    if (translated && !ended) step.push(translated);
   });
+  /**
+   * One macrostep, told in causal order. XState hands over a macrostep's emitted events before its
+   * snapshot, though the step may have finished things (a call's result is a new message, a decision
+   * leads to a new state) and then begun the next (a reply, a call, a question asked in the new
+   * state). So the step's events are told in their order, and the messages, usage and state change
+   * the step made go in after the last event that ended something, before what began after it.
+   */
+  const tellStep = (snapshot: SnapshotLike) => {
+    tell(step.findLastIndex((event) => !BEGINNINGS.has(event.type)) + 1);
+    const fields = fieldsOf(machine, snapshot);
+    for (; sentMessages < fields.messages.length; sentMessages++) append({ type: "message", data: { index: sentMessages, message: fields.messages[sentMessages]! } });
+    if (fields.usage.totalTokens !== lastUsage) {
+      lastUsage = fields.usage.totalTokens;
+      append({ type: "usage", data: { usage: fields.usage } });
+    }
+    const position = positionOf(snapshot);
+    if (position.path !== lastPath) {
+      lastPath = position.path;
+      append({ type: "state.changed", data: { ...position, status: runSnapshotOf(agent, machine, snapshot).status } });
+    }
+    tell(step.length);
+  };
   actor.subscribe({
     next: (value) => {
-      if (ended) return;
-      const snapshot = value as unknown as SnapshotLike;
-      const position = positionOf(snapshot);
-      if (position.path !== lastPath) {
-        lastPath = position.path;
-        append({ type: "state.changed", data: { ...position, status: runSnapshotOf(agent, machine, snapshot).status } });
-      }
-      const fields = fieldsOf(machine, snapshot);
-      for (; sentMessages < fields.messages.length; sentMessages++) append({ type: "message", data: { index: sentMessages, message: fields.messages[sentMessages]! } });
-      if (fields.usage.totalTokens !== lastUsage) {
-        lastUsage = fields.usage.totalTokens;
-        append({ type: "usage", data: { usage: fields.usage } });
-      }
+      if (!ended) tellStep(value as unknown as SnapshotLike);
     },
     error: (error) => {
       if (!ended) append({ type: "run.error", data: { message: error instanceof Error ? error.message : String(error) } });
       end();
     },
     complete: () => {
+      if (!ended) tell(step.length);
       // A stopped actor completes too: the run is parked (in the store), not finished.
       if (actor.getSnapshot().status === "done" && !ended) append({ type: "run.finished", data: { output: outputView(actor.getSnapshot().output as AgentOutput) } });
       end();
@@ -64,6 +80,14 @@ export function translateRunEvents(actor: Actor<ReactMachine>, options: RunEvent
   });
   if (!restored) append({ type: "run.started", data: { runId: (first.context as { loop: { runId: string } }).loop.runId, agent } });
 }
+
+/**
+ * Telemetry that begins something in the state a macrostep ends in (the rest reports what ended on the
+ * way there). `approval.requested` is not one: the guard's verdict that a person must decide is what
+ * leads the run into its waiting state, so it is told before that state (the chat protocols end a
+ * message when the run waits, and must have every question by then).
+ */
+const BEGINNINGS: ReadonlySet<RunEvent["type"]> = new Set(["reply.started", "tool.call.started"]);
 
 /** The agent's telemetry a page shows; the rest (model attempts, timings) stays on the server. */
 function translate(event: AgentEmitted): RunEvent | undefined {

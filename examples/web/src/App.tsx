@@ -27,14 +27,17 @@ export function App() {
   }, [agent.runId]);
 
   const busy = agent.status === "connecting" || agent.status === "streaming" || agent.status === "awaitingApproval" || agent.status === "reconnecting";
+  // The stream is done either way; a run that ended without an answer is shown as failed.
+  const shown = agent.status === "done" && agent.output?.status === "failed" ? "failed" : agent.status;
+  const failure = agent.output?.termination;
   return (
     <main>
       <header>
         <div className="brand">jianmu · agents in a web app</div>
         <h1>
           Accounts payable
-          <span className={`pill status-${agent.status}`} data-testid="client-status" data-status={agent.status}>
-            {agent.status}
+          <span className={`pill status-${shown}`} data-testid="client-status" data-status={agent.status} data-shown={shown}>
+            {shown}
           </span>
         </h1>
         <div className="meta" data-testid="usage" data-total-tokens={agent.usage.totalTokens}>
@@ -49,8 +52,8 @@ export function App() {
           ))}
           {agent.output && (
             <div className={`answer ${agent.output.status}`} data-testid="final-answer" data-status={agent.output.status}>
-              <b>{agent.output.status === "succeeded" ? "Answer" : `Failed: ${agent.output.termination?.reason ?? "unknown"}`}</b>
-              {agent.output.finalAnswer ?? agent.output.termination?.detail ?? ""}
+              <b>{agent.output.status === "succeeded" ? "Answer" : `The run failed (${failure?.reason ?? "unknown"})`}</b>
+              {agent.output.finalAnswer ?? failure?.error?.message ?? failure?.detail ?? ""}
             </div>
           )}
           {agent.error && (
