@@ -1,19 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { textOf } from "../index.js";
 import { EXAMPLE_MODES, runInMode } from "./support/live.js";
-import { ExampleRunFailed } from "./support/outcome.js";
+import { failedRun } from "./support/outcome.js";
 import { JUDGE_MODEL, main, OFFLINE_TURNS } from "./guardrails.js";
-import type { AgentOutput } from "../index.js";
 
-/** A run meant to fail: the example throws (so `node examples/run.mjs` exits 1), carrying the run's output. */
-async function failedRun(run: Promise<AgentOutput>): Promise<AgentOutput> {
-  const error = await run.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  if (!(error instanceof ExampleRunFailed)) throw new Error(`expected the run to fail, got ${String(error)}`);
-  return error.result as AgentOutput;
-}
 
 describe.each(EXAMPLE_MODES)("examples/guardrails (%s)", (mode) => {
   it("the cheap judge sends the over-promising answer back with its reason; the corrected answer passes", async () => {

@@ -1,21 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { EXAMPLE_MODES, runInMode } from "./support/live.js";
-import { ExampleRunFailed } from "./support/outcome.js";
-import { main, OFFLINE_TURNS, type ResearchResult } from "./research-assistant.js";
+import { failedRun } from "./support/outcome.js";
+import { main, OFFLINE_TURNS } from "./research-assistant.js";
 import { textOf } from "../index.js";
 
 type Body = { tool_choice?: unknown; temperature?: unknown; messages: { role: string; content: string | null }[]; tools: { function: { name: string } }[] };
 const quiet = () => {};
 
-/** A run meant to fail: the example throws (so `node examples/run.mjs` exits 1), carrying what it would have returned. */
-async function failedRun(run: Promise<ResearchResult>): Promise<ResearchResult> {
-  const error = await run.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  if (!(error instanceof ExampleRunFailed)) throw new Error(`expected the run to fail, got ${String(error)}`);
-  return error.result as ResearchResult;
-}
 
 describe.each(EXAMPLE_MODES)("examples/research-assistant (%s)", (mode) => {
   it("reads the source, converts and computes with tools, and answers within budget", async () => {

@@ -33,3 +33,13 @@ export function failIfFailed(output: Pick<AgentOutput, "status" | "termination">
   log(line);
   throw new ExampleRunFailed(line, result ?? output);
 }
+
+/** A run a test means to fail: the example throws (so `node examples/run.mjs` exits 1); resolves with what it carried. */
+export async function failedRun<T>(run: Promise<T>): Promise<T> {
+  const error = await run.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  if (!(error instanceof ExampleRunFailed)) throw new Error(`expected the run to fail, got ${String(error)}`);
+  return error.result as T;
+}
