@@ -1,8 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, type Page } from "playwright-core";
+import { launchChromium } from "../chromium.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { human } from "../../actors/messages.js";
@@ -21,7 +22,6 @@ import { defineTool } from "../../tools/tool.js";
  * branches, the checkpoint shown, and how the fork's conversation differs from the original's.
  */
 const OUT = resolve("test-output", "visualize", "store-history");
-const CHROMIUM = "/usr/bin/chromium";
 const ROOT = resolve(import.meta.dirname, "../..");
 
 const lookup = defineTool({ name: "lookup", description: "Look a fact up", parameters: z.object({ q: z.string() }), execute: ({ q }) => `facts about ${q}` });
@@ -54,11 +54,7 @@ describe("a stored run's history and branches in the viewer", () => {
     await forkRun(store, "orig", { from: first.checkpointId, runId: "orig-b", messages });
     const fork = agent(store, [{ content: "Answer B" }]);
     await runAgent(fork, {}, { snapshot: restoreAgent(fork, await store.load("orig-b")), checkpoints: store });
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

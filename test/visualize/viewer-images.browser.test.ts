@@ -2,7 +2,8 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createActor } from "xstate";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, type Page } from "playwright-core";
+import { launchChromium } from "../chromium.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { human } from "../../actors/messages.js";
@@ -20,7 +21,6 @@ import { writeViewer } from "../../visualize/viewer.js";
  * shown from the file itself; the one by URL is named, never fetched (the page makes no requests).
  */
 const OUT = resolve("test-output", "visualize", "viewer-images");
-const CHROMIUM = "/usr/bin/chromium";
 
 describe("images in the run viewer, in Chromium", () => {
   let browser: Browser;
@@ -32,10 +32,7 @@ describe("images in the run viewer, in Chromium", () => {
 
   beforeAll(async () => {
     mkdirSync(OUT, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     // Two real PNGs, drawn by the browser: a red 64×40 and a blue 48×30.
     await page.setContent(`<div style="width:64px;height:40px;background:#d11"></div><div style="width:48px;height:30px;background:#12d"></div>`);

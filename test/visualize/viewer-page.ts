@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, type Page } from "playwright-core";
+import { launchChromium } from "../chromium.js";
 import { createActor } from "xstate";
 import type { AgentInput, AgentOutput } from "../../machines/contract/context.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
@@ -10,7 +11,6 @@ import { writeViewer } from "../../visualize/viewer.js";
 
 /** What the viewer's browser tests share: a run recorded to JSONL, and its page opened in Chromium. */
 
-const CHROMIUM = "/usr/bin/chromium";
 
 /** Runs `machine` on `input` to its end, recording every inspection event to `path`. */
 export async function recordRun(machine: ReactMachine, input: AgentInput, path: string, options: { omitText?: boolean } = {}): Promise<AgentOutput> {
@@ -28,11 +28,7 @@ export async function recordRun(machine: ReactMachine, input: AgentInput, path: 
 
 /** Opens the viewer page `html` in headless Chromium. */
 export async function openViewer(html: string): Promise<{ browser: Browser; page: Page }> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-  });
+  const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
   await page.goto(pathToFileURL(html).href);
   return { browser, page };

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, type Page } from "playwright-core";
+import { launchChromium } from "../chromium.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { describeMachine } from "../../visualize/chart.js";
 import { writeViewer } from "../../visualize/viewer.js";
@@ -12,7 +13,6 @@ import { approvalMachine, FIXTURE_CALLS, recordApprovalRun } from "./approval-ru
  * Chromium: what the DOM says must be what the run did. A screenshot is kept under test-output/.
  */
 const OUT = resolve("test-output", "visualize", "viewer");
-const CHROMIUM = "/usr/bin/chromium";
 const ROOT = "ReActAgent";
 
 describe("the run viewer in Chromium", () => {
@@ -35,11 +35,7 @@ describe("the run viewer in Chromium", () => {
     const written = await writeViewer(recording, html);
     expect(written).toMatchObject({ outPath: html, status: "succeeded" });
     expect(statSync(html).size).toBe(written.bytes);
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
     // Every request the page makes is noted (and anything but the file itself refused).
     await page.route("**/*", (route) => {

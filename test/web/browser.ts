@@ -1,9 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, type Page } from "playwright-core";
+import { launchChromium } from "../chromium.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 
 /** Build the web example's page and server (examples/web/start.mjs --build-only). */
 export function buildWebExample(root: string): void {
@@ -13,11 +12,7 @@ export function buildWebExample(root: string): void {
 
 /** Headless Chromium on the example's page at `url`, its statechart drawn. */
 export async function openExample(url: string): Promise<{ browser: Browser; page: Page }> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-  });
+  const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
   await page.goto(url);
   await page.locator('[data-testid="statechart"] svg').waitFor();

@@ -1,7 +1,8 @@
 import { mkdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, type Page } from "playwright-core";
+import { launchChromium } from "../chromium.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { toNodeListener } from "../../http.js";
 import { serveStatic } from "../../examples/web/static-files.js";
@@ -15,7 +16,6 @@ import { startStack, tempDir, TASK, type WebStack } from "./helpers.js";
  * second turn, rejected. Screenshots: test/artifacts/web/use-chat-*.png.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = join(root, "test", "artifacts", "web");
 const PAGE_DIR = join(root, "node_modules", ".cache", "jianmu-use-chat-page");
 
@@ -51,10 +51,7 @@ beforeAll(async () => {
     const files = serveStatic(PAGE_DIR);
     return (req, res) => (req.url === "/api/chat" ? chat(req, res) : req.url?.startsWith("/api/") ? api(req, res) : files(req, res));
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1000, height: 900 } });
   await page.goto(stack.base.replace(/\/api$/, "/"));
   await page.locator('[data-testid="chat-status"]').waitFor();
