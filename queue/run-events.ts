@@ -67,7 +67,12 @@ export interface ObservedRun {
 /** What an observer keeps of a run: the worker flushes it before the run's output is written, and closes it when it lets the run go. */
 export interface RunObservation {
   flush(): Promise<void>;
-  close(): void;
+  /**
+   * `outputRecorded`: the run's own output is stored (the close comes after that write), so what tells
+   * the run's end may be written now; false when the run was let go otherwise (parked, lost, given up,
+   * or ended with another output), and then its end is not told from here.
+   */
+  close(options: { outputRecorded: boolean }): void;
 }
 
 /** `startWorker({ observe })`: watch each claimed run's actor (jianmu/http streams its events to the store with one). */

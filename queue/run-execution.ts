@@ -23,7 +23,7 @@ export interface ExecutionOptions {
   emit: (event: WorkerEvent) => void;
   /** Why the checkpoint's stored images and files could not be read back (`withStoredBlobs`): the run cannot start. */
   blobProblem?: string;
-  /** Watches the run's actor (queue/run-events.ts); flushed before the output is written. */
+  /** Watches the run's actor (queue/run-events.ts); flushed before the output is written, closed after it. */
   observe?: RunObserver;
 }
 
@@ -188,13 +188,16 @@ class RunExecution implements Execution {
     await this.checkInbox();
   }
 
-  /** Stop everything local, then make the last write (if any); `done` settles after it. */
-  private end(lastWrite?: () => Promise<void>): void {
+  /**
+   * Stop everything local, then make the last write (if any); `done` settles after it.
+   * `outputRecorded`: the run's own output is stored, so its observer may now tell the run's end.
+   */
+  private end(lastWrite?: () => Promise<void>, { outputRecorded = false } = {}): void {
     if (this.ended) return;
     this.ended = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.checkpoints?.stop();
-    this.observation?.close();
+    this.observation?.close({ outputRecorded });
     this.options.store.unfence(this.runId);
     const stopped = this.actor;
     // Stopped outside the store call that found the other token (it may run inside the actor's own notification).
@@ -357,13 +360,13 @@ class RunExecution implements Execution {
     if (!(await this.flushCheckpoints())) return;
     await this.observation?.flush().catch(() => undefined);
     if (this.ended) return;
-    if (await this.writeOutput(output)) this.end();
+    if (await this.writeOutput(output)) this.end(undefined, { outputRecorded: true });
   }
 
   /** A run whose input or checkpoint cannot be used ends failed, with the reason as its output. */
   private async failUnstartable(message: string): Promise<void> {
-    await this.writeOutput(failedOutput(this.runId, message, this.options.run.input));
-    this.end();
+    // Not recorded: the failed write already ended the run here (lose), and this end does nothing.
+    this.end(undefined, { outputRecorded: await this.writeOutput(failedOutput(this.runId, message, this.options.run.input)) });
   }
 
   /**

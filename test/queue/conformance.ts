@@ -9,12 +9,14 @@ import { runAgent } from "../../machines/runner.js";
 import { loadThread } from "../../machines/persistence/log/threads.js";
 import { persistAgent } from "../../machines/persistence/persistence.js";
 import { FencedError, RunQueueError } from "../../queue/errors.js";
+import type { RunObserver } from "../../queue/run-events.js";
 import type { RunStore } from "../../queue/run-store.js";
 import type { UnknownAgents } from "../../queue/schemas.js";
 import { startWorker, type Worker } from "../../queue/worker.js";
 import type { WorkerEvent } from "../../queue/worker-events.js";
 import type { OpenAIServer } from "../../testing/openai-server.js";
 import { wireMediaOf } from "../../testing/recordings.js";
+import { storeRunEvents } from "../../web/server/store-events.js";
 import { makeAgents } from "./fixture-agents.mjs";
 import { scriptMessage, startScriptServer, type RunScript } from "./script-model.js";
 
@@ -66,7 +68,7 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       await store.close();
     });
 
-    const setup = async (workerOptions: { leaseMs?: number; pollMs?: number; concurrency?: number } = {}, storeOptions: { keepFinishedMs?: number } = {}) => {
+    const setup = async (workerOptions: { leaseMs?: number; pollMs?: number; concurrency?: number; observe?: RunObserver } = {}, storeOptions: { keepFinishedMs?: number } = {}) => {
       store = await open(storeOptions);
       effects = new Map();
       events = [];
@@ -76,7 +78,7 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
         effect: (note) => void effects.set(note, (effects.get(note) ?? 0) + 1),
         approvalTimeoutMs: 600,
       });
-      worker = await startWorker({ store, agents, concurrency: workerOptions.concurrency ?? 4, leaseMs: workerOptions.leaseMs ?? 5_000, pollMs: workerOptions.pollMs ?? 50, onEvent: (e) => events.push(e) });
+      worker = await startWorker({ store, agents, concurrency: workerOptions.concurrency ?? 4, leaseMs: workerOptions.leaseMs ?? 5_000, pollMs: workerOptions.pollMs ?? 50, onEvent: (e) => events.push(e), ...(workerOptions.observe ? { observe: workerOptions.observe } : {}) });
       // Ready means ready: the agents are known to the store by the time startWorker resolves.
       expect(events.map((e) => e.type)).toContain("worker.started");
       return agents;
@@ -103,6 +105,23 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       const other = await store.submit({ agent: "basic", input: input({ calls: [], answer: "hi" }) });
       expect(other).not.toBe("run-one");
       expect((await store.wait(other)).finalAnswer).toBe("hi");
+    });
+
+    it("a run's stored end event comes after its output: a follower that reads it finds the run finished", async () => {
+      await setup({ observe: storeRunEvents({ appendRunEvents: (...args) => appendNoting(...args), runEventsAfter: (...args) => store.runEventsAfter(...args), pruneRunEvents: (...args) => store.pruneRunEvents(...args) }) });
+      // What the run's status was when each batch holding an end event was written.
+      const statusAtEnd: string[] = [];
+      const appendNoting: RunStore["appendRunEvents"] = async (runId, token, batch) => {
+        if (batch.some((event) => event.type === "run.finished" || event.type === "run.error")) statusAtEnd.push((await store.status(runId)).status);
+        return store.appendRunEvents(runId, token, batch);
+      };
+      const runId = await store.submit({ agent: "basic", input: input({ calls: [{ name: "record", note: "e1" }], answer: "ended in order" }) });
+      expect(await store.wait(runId)).toMatchObject({ finalAnswer: "ended in order" });
+      await until(async () => (await store.runEventsAfter(runId, 0, 1_000)).some((event) => event.type === "run.finished"), "the end event to be stored");
+      expect(statusAtEnd).toEqual(["succeeded"]);
+      const types = (await store.runEventsAfter(runId, 0, 1_000)).map((event) => event.type);
+      expect(types.filter((type) => type === "run.finished")).toHaveLength(1);
+      expect(types.at(-1)).toBe("run.finished");
     });
 
     it("with keepFinishedMs the worker deletes a finished run as it ages; a parked run stays and finishes", async () => {

@@ -25,6 +25,12 @@ class EventWriter implements RunObservation {
   private written = 0;
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
+  /**
+   * The event that ends the run's stream (run.finished, run.error), written only once the run's output
+   * is recorded (close): a follower that reads the end finds the run finished, so the thread's next
+   * run is not refused as busy. A run let go otherwise ends its followers' streams by its status.
+   */
+  private ending: RunEventInput | undefined;
   /** Another worker holds the run now: nothing more is written from here. */
   private lost = false;
   private closed = false;
@@ -42,6 +48,10 @@ class EventWriter implements RunObservation {
 
   private add(event: RunEvent): void {
     if (this.lost) return;
+    if (event.type === "run.finished" || event.type === "run.error") {
+      this.ending = event;
+      return;
+    }
     const delta = event.type === "text.delta";
     if (delta && (this.written + this.buffer.length >= MAX_EVENTS_PER_CLAIM || this.buffer.length >= MAX_BUFFERED)) return;
     const last = this.buffer[this.buffer.length - 1];
@@ -59,8 +69,10 @@ class EventWriter implements RunObservation {
     return this.writing;
   }
 
-  close(): void {
+  close({ outputRecorded }: { outputRecorded: boolean }): void {
     this.closed = true;
+    if (this.ending && outputRecorded) this.buffer.push(this.ending);
+    this.ending = undefined;
     void this.flush();
   }
 

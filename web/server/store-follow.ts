@@ -20,6 +20,8 @@ interface Channel {
   reading: boolean;
   again: boolean;
   lastStatusCheck: number;
+  /** The last status check found the run ended with no end event read: the next one settles it. */
+  endedUntold: boolean;
 }
 
 export interface StoreFollowersOptions {
@@ -47,7 +49,7 @@ export class StoreFollowers {
   follow(runId: string, afterSeq: number, send: Follower["send"], end: Follower["end"]): () => void {
     let channel = this.channels.get(runId);
     if (!channel) {
-      channel = { runId, followers: new Set(), reading: false, again: false, lastStatusCheck: 0 };
+      channel = { runId, followers: new Set(), reading: false, again: false, lastStatusCheck: 0, endedUntold: false };
       this.channels.set(runId, channel);
     }
     const follower: Follower = { cursor: afterSeq, send, end };
@@ -157,6 +159,11 @@ export class StoreFollowers {
     const late = await this.options.store.runEventsAfter(channel.runId, Math.min(...[...channel.followers].map((f) => f.cursor)), PAGE);
     for (const row of late) this.deliver(channel, row);
     if (channel.followers.size === 0) return;
+    // A worker writes a run's end event just after its output: one status check later it is there, or never will be.
+    if (!channel.endedUntold) {
+      channel.endedUntold = true;
+      return;
+    }
     const snapshot = await this.options.settled(channel.runId);
     for (const follower of [...channel.followers]) {
       follower.send(snapshot);
