@@ -98,7 +98,7 @@ class RunExecution implements Execution {
       return;
     }
     this.actor = live;
-    // Before the execution's own subscription, so what the observer makes of the end is flushed before the output.
+    // Before the execution's own subscription, so the events of the run's last step are flushed before the output (its end event after it).
     this.observation = this.options.observe?.({ runId: this.runId, agent: run.agent, token: this.token, actor: live, machine: this.options.machine, resumed: run.checkpoint !== undefined });
     this.checkpoints = checkpointAgent(live, this.checkpointSink(), {
       onError: (error) => this.lose(error.cause instanceof FencedError ? error.cause : error),
