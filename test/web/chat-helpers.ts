@@ -1,8 +1,11 @@
+import type { AgentSubscriber, HttpAgent } from "@ag-ui/client";
+import type { BaseEvent, Message as AgUiMessage } from "@ag-ui/core";
 import { readUIMessageStream, type DefaultChatTransport, type UIMessage, type UIMessageChunk } from "ai";
 
 /**
- * The AI SDK's side of the chat tests: requests made as `useChat` makes them (`DefaultChatTransport`),
- * answers read with `ai`'s own `readUIMessageStream`, approvals answered as `addToolApprovalResponse` does.
+ * The clients' side of the chat tests. The AI SDK's: requests made as `useChat` makes them
+ * (`DefaultChatTransport`), answers read with `ai`'s own `readUIMessageStream`, approvals answered as
+ * `addToolApprovalResponse` does. AG-UI's: `@ag-ui/client`'s `HttpAgent`, every event noted.
  */
 
 export interface Turn {
@@ -42,3 +45,14 @@ export function answer(message: UIMessage, approved: boolean, reason?: string): 
   );
   return { ...message, parts };
 }
+
+/** Run an AG-UI agent once, noting every event it received. */
+export async function runAgUi(agent: HttpAgent, parameters: Parameters<HttpAgent["runAgent"]>[0] = {}) {
+  const events: BaseEvent[] = [];
+  const subscriber: AgentSubscriber = { onEvent: ({ event }) => void events.push(event) };
+  const result = await agent.runAgent(parameters, subscriber);
+  return { result, events, types: events.map((event): string => event.type) };
+}
+
+/** The assistant's text of an AG-UI thread, message by message. */
+export const agUiText = (messages: AgUiMessage[]) => messages.flatMap((m) => (m.role === "assistant" && typeof m.content === "string" && m.content !== "" ? [m.content] : [])).join("|");

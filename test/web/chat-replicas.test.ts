@@ -1,6 +1,5 @@
 import { join } from "node:path";
-import { buildResumeArray, HttpAgent, type AgentSubscriber } from "@ag-ui/client";
-import type { BaseEvent, Message as AgUiMessage } from "@ag-ui/core";
+import { buildResumeArray, HttpAgent } from "@ag-ui/client";
 import { DefaultChatTransport, type UIMessage } from "ai";
 import { describe, expect, it } from "vitest";
 import { SqliteRunStore, startWorker, type WorkerEvent } from "../../sqlite.js";
@@ -8,7 +7,7 @@ import { storeRunEvents } from "../../http.js";
 import { ErrorBodySchema } from "../../web/protocol.js";
 import { postJson, scratchPerTest, startReplica, TASK, type Replica } from "./helpers.js";
 import { paymentsAgent } from "./queue-helpers.js";
-import { answer, chartState, send, textOf, toolParts, user } from "./chat-helpers.js";
+import { agUiText, answer, chartState, runAgUi as run, send, textOf, toolParts, user } from "./chat-helpers.js";
 
 /**
  * The chat routes on a run queue: two handler replicas, each with its own SqliteRunStore on one file
@@ -104,15 +103,6 @@ describe("useChat's route on a run queue, across replicas", () => {
 });
 
 describe("AG-UI's route on a run queue, across replicas", () => {
-  /** Run the agent once, noting the type of every event it received. */
-  async function run(agent: HttpAgent, parameters: Parameters<HttpAgent["runAgent"]>[0] = {}) {
-    const events: BaseEvent[] = [];
-    const subscriber: AgentSubscriber = { onEvent: ({ event }) => void events.push(event) };
-    const result = await agent.runAgent(parameters, subscriber);
-    return { result, types: events.map((event): string => event.type) };
-  }
-  const assistantText = (messages: AgUiMessage[]) => messages.flatMap((m) => (m.role === "assistant" && typeof m.content === "string" && m.content !== "" ? [m.content] : [])).join("|");
-
   it("started on A, its interrupt resumed through B: an edit the tool's schema refuses is a 422 that sends nothing, the corrected one runs the tool once", async () => {
     const { a, b, store, payments, claims } = await cluster();
     let target = a.base;
@@ -122,7 +112,7 @@ describe("AG-UI's route on a run queue, across replicas", () => {
     expect(first.types[0]).toBe("RUN_STARTED");
     expect(first.types.filter((type) => type === "TEXT_MESSAGE_CONTENT").length).toBeGreaterThan(0);
     expect(first.types.at(-1)).toBe("RUN_FINISHED");
-    expect(assistantText(agent.messages)).toBe("I found invoice INV-1042 over EUR 1250. I will pay it once you approve.");
+    expect(agUiText(agent.messages)).toBe("I found invoice INV-1042 over EUR 1250. I will pay it once you approve.");
     // The interrupt is told from the run's stored events: the waiting call with its guard's reason.
     expect(agent.pendingInterrupts).toEqual([expect.objectContaining({ reason: "tool_approval", toolCallId: "call_pay_1", message: "payments need a second pair of eyes" })]);
     expect(agent.state).toEqual({ jianmu: expect.objectContaining({ status: "awaitingApproval" }) });
