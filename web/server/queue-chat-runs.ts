@@ -1,4 +1,3 @@
-import type { Message } from "../../actors/messages.js";
 import type { PendingApproval } from "../../machines/contract/approvals.js";
 import type { RunEvent } from "../protocol.js";
 import { authorized, checkInputLimits, type Authorize } from "./access.js";
@@ -14,7 +13,7 @@ import type { QueueRuns } from "./queue-runs.js";
  */
 export function queueChatRuns(request: Request, queue: QueueRuns, authorize: Authorize | undefined): ChatRuns {
   return {
-    start: async (agent: string, messages: Message[]) => {
+    start: async (agent, messages) => {
       await authorized(authorize, { request, action: "start", agent });
       checkInputLimits({ messages });
       const runId = await queue.start(agent, { messages });
