@@ -2,7 +2,10 @@ import { join } from "node:path";
 import { buildResumeArray, HttpAgent } from "@ag-ui/client";
 import { DefaultChatTransport, type UIMessage } from "ai";
 import { describe, expect, it } from "vitest";
+import { ModelClient } from "../../index.js";
 import { SqliteRunStore, startWorker, type WorkerEvent } from "../../sqlite.js";
+import { scriptedTurns, startOpenAIServer, textTurn, toolCallTurn } from "../../testing.js";
+import { AGENT_NAME, createWebAssistant, type Payment } from "../../examples/web/agent.js";
 import { storeRunEvents } from "../../http.js";
 import { ErrorBodySchema } from "../../web/protocol.js";
 import { postJson, scratchPerTest, startReplica, TASK, type Replica } from "./helpers.js";
@@ -30,10 +33,13 @@ interface Cluster {
   stopA(): Promise<void>;
 }
 
-async function cluster(): Promise<Cluster> {
+type Agent = Awaited<ReturnType<typeof paymentsAgent>>;
+
+/** Replicas A and B and a worker on one SQLite file; the payments agent by default, on the example's model. */
+async function cluster(agentOn: (store: SqliteRunStore) => Promise<Agent> = paymentsAgent): Promise<Cluster> {
   const path = join(temp.dir, "chat.db");
   const store = new SqliteRunStore({ path, pollMs: 20 });
-  const agent = await paymentsAgent(store);
+  const agent = await agentOn(store);
   const claims: string[] = [];
   const onEvent = (event: WorkerEvent) => void (event.type === "run.claimed" && claims.push(event.runId));
   const worker = await startWorker({ store, agents: agent.agents, observe: storeRunEvents(store), pollMs: 20, onEvent });
@@ -138,4 +144,56 @@ describe("AG-UI's route on a run queue, across replicas", () => {
     expect((await store.status(runId)).status).toBe("succeeded");
     expect(new Set(claims)).toEqual(new Set([runId]));
   }, 30_000);
+
+  it("a resume through B that answers one of two waiting calls ends at once with the other as the interrupt; the second answer, through A, runs both", async () => {
+    const { a, b, store, payments } = await cluster(twoCallAgent);
+    const start = await postJson(`${a.base}/agents/payments/ag-ui`, { threadId: "t", runId: "ag-1", messages: [{ id: "u1", role: "user", content: "Pay INV-1 and INV-2." }] });
+    const interrupts = (events: AgUiWire[]) => events.at(-1)?.outcome?.interrupts?.map((interrupt) => interrupt.toolCallId);
+    const first = agUiEvents(await start.text());
+
+    expect(interrupts(first)).toEqual(["call_1", "call_2"]);
+    const [one, two] = first.at(-1)!.outcome!.interrupts!;
+
+    // One answer: the run still waits for the other, and the response says so without waiting for the worker.
+    const resume = (replica: Replica, interrupt: { id: string }, runId: string) =>
+      postJson(`${replica.base}/agents/payments/ag-ui`, { threadId: "t", runId, messages: [], resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }] });
+    const partial = agUiEvents(await (await resume(b, one!, "ag-2")).text());
+    expect(partial.map((event) => event.type)).toEqual(["RUN_STARTED", "RUN_FINISHED"]);
+    expect(interrupts(partial)).toEqual(["call_2"]);
+    expect(payments).toEqual([]);
+
+    // The other, through A, while the first may still be in the inbox: the run goes on.
+    const rest = agUiEvents(await (await resume(a, two!, "ag-3")).text());
+    expect(rest.filter((event) => event.type === "TOOL_CALL_RESULT").map((event) => event.toolCallId)).toEqual(["call_1", "call_2"]);
+    expect(rest.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" }, result: "Both paid." });
+    expect(payments).toEqual([
+      { invoice: "INV-1", amountEur: 10 },
+      { invoice: "INV-2", amountEur: 20 },
+    ]);
+    expect((await store.status(one!.id.split(":")[1]!)).status).toBe("succeeded");
+  }, 30_000);
 });
+
+/** The payments agent on a model that asks for two payments in one turn, then says it is done. */
+async function twoCallAgent(store: SqliteRunStore): Promise<Agent> {
+  const calls = [
+    { id: "call_1", name: "pay_invoice", args: { invoice: "INV-1", amountEur: 10 } },
+    { id: "call_2", name: "pay_invoice", args: { invoice: "INV-2", amountEur: 20 } },
+  ];
+  const model = await startOpenAIServer({ respond: scriptedTurns([toolCallTurn(calls), textTurn("Both paid.")]).respond });
+  const payments: Payment[] = [];
+  const modelClient = ModelClient.resolve({ baseURL: model.baseURL, apiKey: "test", model: "gpt-4o-mini" });
+  return { agents: { [AGENT_NAME]: createWebAssistant({ modelClient, journal: store, onPayment: (p) => payments.push(p) }) }, payments, model };
+}
+
+/** What these tests read of an AG-UI event. */
+interface AgUiWire {
+  type: string;
+  toolCallId?: string;
+  outcome?: { type: string; interrupts?: { id: string; toolCallId: string }[] };
+}
+
+/** An AG-UI response's events, from its `data:` lines. */
+function agUiEvents(body: string): AgUiWire[] {
+  return body.split("\n\n").flatMap((block) => (block.startsWith("data: ") ? [JSON.parse(block.slice(6)) as AgUiWire] : []));
+}

@@ -33,7 +33,9 @@ export function queueChatRuns(request: Request, queue: QueueRuns, authorize: Aut
       // Everything stored before the answers is what the page has heard (its last response ended with the run waiting).
       const from = await queue.lastEventSeq(run.runId);
       await queue.send(run.runId, commands);
-      const answered = new Set(commands.flatMap((command) => (command.type === "agent.cancel" ? [] : [command.callId])));
+      // The view is the run's last checkpoint: an earlier answer still in the inbox (its worker has not applied it) answered its call too.
+      const answered = await queue.decidedInInbox(run.runId);
+      for (const command of commands) if (command.type !== "agent.cancel") answered.add(command.callId);
       return storedStream(queue, run.runId, from, run.pendingApprovals.filter((call) => !answered.has(call.callId)));
     },
   };

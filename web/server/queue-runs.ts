@@ -101,6 +101,14 @@ export class QueueRuns {
     }
   }
 
+  /** The calls the run's inbox holds a decision for that its worker has not applied yet (its checkpoint still shows them waiting). */
+  async decidedInInbox(runId: string): Promise<Set<string>> {
+    const queued = await this.options.store.inbox(runId, 0).catch((error: unknown) => {
+      throw httpErrorOf(error);
+    });
+    return new Set(queued.flatMap(({ command }) => (command.type === "agent.cancel" ? [] : [command.callId])));
+  }
+
   /** An approval, a rejection or a cancel: into the run's inbox, for whichever worker holds it. */
   async command(runId: string, command: RunCommand): Promise<CommandAccepted> {
     await this.send(runId, [command]);
