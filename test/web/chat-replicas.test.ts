@@ -26,7 +26,7 @@ interface Cluster {
   b: Replica;
   /** The worker's store (any store on the file sees the same runs). */
   store: SqliteRunStore;
-  payments: { invoice: string; amountEur: number }[];
+  payments: Payment[];
   /** The runs the worker claimed, one entry per claim. */
   claims: string[];
   /** Stop replica A and close its store: what is left of a chat is in the file. */
