@@ -1,9 +1,11 @@
 import pg from "pg";
+import { DefaultChatTransport, type UIMessage } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { IdentifiedRunEvent } from "../../http.js";
 import type { OpenAIServer } from "../../testing.js";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
 import { EventReader, postJson } from "../web/helpers.js";
+import { answer, send, textOf, toolParts, user } from "../web/chat-helpers.js";
 import { freshDatabase } from "./database.js";
 import { checkBuilt } from "./worker-processes.js";
 import { startPayerModel, WebProcess } from "./web-processes.js";
@@ -95,5 +97,25 @@ describe("two replicas and two workers on PostgreSQL, as real processes", () => 
     expect(await effectsOf("inv-77")).toBe(1);
     expect((await store.status(runId)).status).toBe("succeeded");
     for (const p of [b, w1, w2]) expect(p.errors).toBe("");
+  }, 60_000);
+
+  it("a useChat conversation started on A is approved through B: the worker runs the tool once and the message completes on B", async () => {
+    const [a, b, worker] = await Promise.all([start("replica", "chat-a"), start("replica", "chat-b"), start("worker", "chat-w")]);
+    const question = user("u1", "pay inv-88 sleep 0");
+    const first = await send(new DefaultChatTransport<UIMessage>({ api: `${a.base}/agents/payer/chat` }), [question]);
+    expect(toolParts(first.message)).toEqual([expect.objectContaining({ toolCallId: "call_inv-88", state: "approval-requested" })]);
+    expect(first.chunks.at(-1)).toEqual({ type: "finish", finishReason: "tool-calls" });
+    expect(await effectsOf("inv-88")).toBe(0);
+    // The run is the queue's, parked in the database: nothing of it is left to replica A.
+    await expect.poll(async () => (await store.status(first.message.id)).status, { timeout: 10_000 }).toBe("awaitingApproval");
+
+    const second = await send(new DefaultChatTransport<UIMessage>({ api: `${b.base}/agents/payer/chat` }), [question, answer(first.message, true)]);
+    expect(second.message.id).toBe(first.message.id);
+    expect(toolParts(second.message)).toEqual([expect.objectContaining({ toolCallId: "call_inv-88", state: "output-available", output: "paid inv-88" })]);
+    expect(textOf(second.message)).toMatch(/\|Paid, and that is all\.$/);
+    expect(second.chunks.at(-1)).toMatchObject({ type: "finish", finishReason: "stop" });
+    expect(await effectsOf("inv-88")).toBe(1);
+    expect((await store.wait(first.message.id)).status).toBe("succeeded");
+    for (const p of [a, b, worker]) expect(p.errors).toBe("");
   }, 60_000);
 });

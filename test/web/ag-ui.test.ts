@@ -1,7 +1,7 @@
-import { buildResumeArray, HttpAgent, type AgentSubscriber } from "@ag-ui/client";
-import type { BaseEvent, Message } from "@ag-ui/core";
+import { buildResumeArray, HttpAgent } from "@ag-ui/client";
 import { describe, expect, it } from "vitest";
 import { postJson, stackPerFile, startWeatherHandler, TASK } from "./helpers.js";
+import { agUiText as textOf, runAgUi as run } from "./chat-helpers.js";
 
 /**
  * AG-UI (`POST /agents/:name/ag-ui`) read by `@ag-ui/client`'s own `HttpAgent`, which parses the
@@ -10,16 +10,6 @@ import { postJson, stackPerFile, startWeatherHandler, TASK } from "./helpers.js"
  * state; approvals are its interrupts, answered with `buildResumeArray` on the next run.
  */
 const web = stackPerFile();
-
-/** Run the agent once, noting every event it received. */
-async function run(agent: HttpAgent, parameters: Parameters<HttpAgent["runAgent"]>[0] = {}) {
-  const events: BaseEvent[] = [];
-  const subscriber: AgentSubscriber = { onEvent: ({ event }) => void events.push(event) };
-  const result = await agent.runAgent(parameters, subscriber);
-  return { result, events, types: events.map((event): string => event.type) };
-}
-
-const textOf = (messages: Message[]) => messages.flatMap((m) => (m.role === "assistant" && typeof m.content === "string" && m.content !== "" ? [m.content] : [])).join("|");
 
 describe("POST /agents/:name/ag-ui: AG-UI 1.0", () => {
   it("streams text and the call, ends with an interrupt, takes the resume, runs the tool once and streams the answer", async () => {

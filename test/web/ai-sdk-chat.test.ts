@@ -1,17 +1,11 @@
 import { join } from "node:path";
-import {
-  DefaultChatTransport,
-  lastAssistantMessageIsCompleteWithApprovalResponses,
-  readUIMessageStream,
-  uiMessageChunkSchema,
-  type UIMessage,
-  type UIMessageChunk,
-} from "ai";
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, uiMessageChunkSchema, type UIMessage, type UIMessageChunk } from "ai";
 import { describe, expect, it } from "vitest";
 import { createReactMachine, ModelClient } from "../../index.js";
 import { agentHandler } from "../../http.js";
 import { scriptedTurns, startOpenAIServer } from "../../testing.js";
 import { postJson, stackPerFile, startStack, startWeatherHandler, TASK } from "./helpers.js";
+import { answer, chartState, send, textOf, toolParts, user, type ToolPart } from "./chat-helpers.js";
 
 /**
  * The AI SDK's chat protocol (`POST /agents/:name/chat`) read by the `ai` package's own client:
@@ -23,44 +17,6 @@ import { postJson, stackPerFile, startStack, startWeatherHandler, TASK } from ".
 const web = stackPerFile();
 
 const chatUrl = () => `${web.stack.base}/agents/payments/chat`;
-
-interface Turn {
-  message: UIMessage;
-  chunks: UIMessageChunk[];
-}
-
-/** One request as useChat makes it: the whole conversation; the answer read into (or onto) the assistant message. */
-async function send(transport: DefaultChatTransport<UIMessage>, messages: UIMessage[]): Promise<Turn> {
-  const last = messages[messages.length - 1]!;
-  const stream = await transport.sendMessages({ chatId: "chat-1", messages, trigger: "submit-message", messageId: last.role === "assistant" ? last.id : undefined, abortSignal: undefined });
-  const chunks: UIMessageChunk[] = [];
-  const recorded = stream.pipeThrough(
-    new TransformStream<UIMessageChunk, UIMessageChunk>({
-      transform(chunk, controller) {
-        chunks.push(chunk);
-        controller.enqueue(chunk);
-      },
-    }),
-  );
-  let message: UIMessage | undefined;
-  for await (const next of readUIMessageStream({ stream: recorded, ...(last.role === "assistant" ? { message: structuredClone(last) } : {}), terminateOnError: true })) message = next;
-  return { message: message!, chunks };
-}
-
-const user = (id: string, text: string): UIMessage => ({ id, role: "user", parts: [{ type: "text", text }] });
-
-type ToolPart = Extract<UIMessage["parts"][number], { toolCallId: string }>;
-const toolParts = (message: UIMessage) => message.parts.filter((part): part is ToolPart => "toolCallId" in part);
-const textOf = (message: UIMessage) => message.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("|");
-const chartState = (message: UIMessage) => message.parts.find((part) => part.type === "data-jianmu-state") as { data: { path: string; status: string } } | undefined;
-
-/** What addToolApprovalResponse does to the message: the part answered, state approval-responded. */
-function answer(message: UIMessage, approved: boolean, reason?: string): UIMessage {
-  const parts = message.parts.map((part): UIMessage["parts"][number] =>
-    "toolCallId" in part && part.state === "approval-requested" ? { ...part, state: "approval-responded", approval: { id: part.approval.id, approved, ...(reason ? { reason } : {}) } } : part,
-  );
-  return { ...message, parts };
-}
 
 describe("POST /agents/:name/chat: useChat's protocol", () => {
   it("streams text, asks for approval, takes the answer in the next request, runs the tool once and streams the answer on the same message", async () => {

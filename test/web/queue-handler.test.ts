@@ -254,7 +254,7 @@ describe("threads and the chat routes on a run store", () => {
     expect(view.messages[0]!.content).toBe(TASK);
   });
 
-  it("the chat routes (their runs held in this process) ask authorize for a start, a read of the earlier run and an approval", async () => {
+  it("the chat routes (their runs on the queue) ask authorize for a start, a read of the earlier run and an approval", async () => {
     const asked: string[] = [];
     const authorize: AgentHandlerOptions["authorize"] = ({ request, action, runId }) => {
       const user = /(?:^|;\s*)session=(\w+)/.exec(request.headers.get("cookie") ?? "")?.[1];

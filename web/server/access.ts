@@ -1,3 +1,4 @@
+import { DEFAULT_INPUT_LIMITS, inputLimitProblem } from "../../machines/persistence/snapshot-limits.js";
 import type { StartRun } from "../protocol.js";
 import { HttpError } from "./errors.js";
 
@@ -53,4 +54,10 @@ export function checkClientInput(body: StartRun, policy: ClientInputPolicy | und
       `messages.${index}.role`,
     );
   }
+}
+
+/** The run queue's limits on a page's input (deep state would pass the body's schema and fail at the run's first restore). */
+export function checkInputLimits(input: { messages?: unknown; state?: unknown }): void {
+  const tooBig = inputLimitProblem(input);
+  if (tooBig) throw new HttpError(400, "invalid_body", `${tooBig.path || "the body"}: ${tooBig.problem} (limits: ${DEFAULT_INPUT_LIMITS.maxDepth} levels, ${DEFAULT_INPUT_LIMITS.maxChars} characters)`, tooBig.path || undefined);
 }

@@ -1,10 +1,9 @@
 import { z } from "zod";
 import type { ContentPart, UserMessage } from "../../actors/messages.js";
 import { readJsonBody } from "./body.js";
-import { answerCalls, conversationOf, requireUserRole, userTurnOf, type CallAnswer, type ChatRuns } from "./chat-runs.js";
+import { answerCalls, conversationOf, requireUserRole, userTurnOf, type CallAnswer, type ChatRuns, type ChatStream } from "./chat-runs.js";
 import { AgUiTranslator, callIdOf, runIdOf, type AgUiEvent } from "./ag-ui-events.js";
 import { HttpError } from "./errors.js";
-import type { LiveRun } from "./live-run.js";
 import { translatedStream } from "./translated-stream.js";
 
 /**
@@ -55,8 +54,8 @@ export async function agUiResponse(request: Request, agent: string, options: AgU
   const agUi = { threadId: input.threadId, runId: input.runId };
   if (input.resume && input.resume.length > 0) {
     const { runId, answers } = answersOf(input.resume);
-    const { run, from, inputMessages, announced } = await answerCalls(runId, answers, agent, options.runs, "resume");
-    return agUiStream(run, from, new AgUiTranslator({ runId: run.runId, agUi, inputMessages, announced, pendingApprovals: () => run.view().pendingApprovals }), agUi, options.heartbeatMs);
+    const { stream, inputMessages, announced } = await answerCalls(runId, answers, agent, options.runs, "resume");
+    return agUiStream(stream, new AgUiTranslator({ runId: stream.runId, agUi, inputMessages, announced, pendingApprovals: () => stream.pendingApprovals() }), agUi, options.heartbeatMs);
   }
   const lastOurs = input.messages.findLastIndex((message) => runIdOf(message.id) !== undefined);
   const userTurns = input.messages.slice(lastOurs + 1).map((message, i) => userMessageOf(message, lastOurs + 1 + i));
@@ -64,7 +63,7 @@ export async function agUiResponse(request: Request, agent: string, options: AgU
   const earlier = lastOurs < 0 ? [] : await conversationOf(runIdOf(input.messages[lastOurs]!.id)!, agent, options.runs, `messages.${lastOurs}`);
   const messages = [...earlier, ...userTurns];
   const run = await options.runs.start(agent, messages);
-  return agUiStream(run, 0, new AgUiTranslator({ runId: run.runId, agUi, inputMessages: messages.length, pendingApprovals: () => run.view().pendingApprovals }), agUi, options.heartbeatMs);
+  return agUiStream(run, new AgUiTranslator({ runId: run.runId, agUi, inputMessages: messages.length, pendingApprovals: () => run.pendingApprovals() }), agUi, options.heartbeatMs);
 }
 
 /** The resume entries as answers to one run's waiting calls. */
@@ -102,7 +101,7 @@ function userMessageOf(message: AgUiMessage, index: number): UserMessage {
   return userTurnOf(parts, `${field}.content`);
 }
 
-function agUiStream(run: LiveRun, from: number, translator: AgUiTranslator, agUi: { threadId: string; runId: string }, heartbeatMs: number): Response {
+function agUiStream(run: ChatStream, translator: AgUiTranslator, agUi: { threadId: string; runId: string }, heartbeatMs: number): Response {
   const head: AgUiEvent[] = [{ type: "RUN_STARTED", ...agUi }];
-  return translatedStream({ run, from, translator, head, heartbeatMs, headers: {} });
+  return translatedStream({ run, translator, head, heartbeatMs, headers: {} });
 }

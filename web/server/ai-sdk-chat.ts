@@ -1,9 +1,8 @@
 import { z } from "zod";
 import type { ContentPart, UserMessage } from "../../actors/messages.js";
 import { readJsonBody } from "./body.js";
-import { answerCalls, conversationOf, requireUserRole, userTurnOf, type ChatRuns } from "./chat-runs.js";
+import { answerCalls, conversationOf, requireUserRole, userTurnOf, type ChatRuns, type ChatStream } from "./chat-runs.js";
 import { HttpError } from "./errors.js";
-import type { LiveRun } from "./live-run.js";
 import { translatedStream } from "./translated-stream.js";
 import { UIChunkTranslator } from "./ui-message-chunks.js";
 
@@ -59,7 +58,7 @@ export async function chatResponse(request: Request, agent: string, options: Cha
   const earlier = lastAssistant < 0 ? [] : await conversationOf(messages[lastAssistant]!.id, agent, options.runs, `assistant message ${lastAssistant}`);
   const input = [...earlier, ...userTurns];
   const run = await options.runs.start(agent, input);
-  return uiMessageStream(run, 0, new UIChunkTranslator({ runId: run.runId, inputMessages: input.length }), agent, options.heartbeatMs);
+  return uiMessageStream(run, new UIChunkTranslator({ runId: run.runId, inputMessages: input.length }), agent, options.heartbeatMs);
 }
 
 /** The last message is the run's own, with the person's answers to its waiting calls: apply them and stream on. */
@@ -77,9 +76,9 @@ async function answerApprovals(message: UIMessageBody, index: number, agent: str
     }
   }
   const calls = answers.map((answer) => ({ callId: answer.toolCallId, approved: answer.approval.approved, reason: answer.approval.reason }));
-  const { run, from, inputMessages, announced } = await answerCalls(message.id, calls, agent, options.runs, `assistant message ${index}`);
-  const translator = new UIChunkTranslator({ runId: run.runId, inputMessages, announced, answeredApprovals: calls.map((call) => call.callId) });
-  return uiMessageStream(run, from, translator, agent, options.heartbeatMs);
+  const { stream, inputMessages, announced } = await answerCalls(message.id, calls, agent, options.runs, `assistant message ${index}`);
+  const translator = new UIChunkTranslator({ runId: stream.runId, inputMessages, announced, answeredApprovals: calls.map((call) => call.callId) });
+  return uiMessageStream(stream, translator, agent, options.heartbeatMs);
 }
 
 /** A user turn as jianmu holds it: text, or text and files (images by their media type). */
@@ -97,11 +96,10 @@ function userMessageOf(message: UIMessageBody, index: number): UserMessage {
   return userTurnOf(parts, `${field}.parts`);
 }
 
-/** The run's events from `from` on, as the AI SDK's UI message stream (v1): one assistant message, the run's. */
-function uiMessageStream(run: LiveRun, from: number, translator: UIChunkTranslator, agent: string, heartbeatMs: number): Response {
+/** The run's events, as the AI SDK's UI message stream (v1): one assistant message, the run's. */
+function uiMessageStream(run: ChatStream, translator: UIChunkTranslator, agent: string, heartbeatMs: number): Response {
   return translatedStream({
     run,
-    from,
     translator,
     head: [{ type: "start", messageId: run.runId, messageMetadata: { runId: run.runId, agent } }],
     tail: "data: [DONE]\n\n",

@@ -1,8 +1,8 @@
 import { UserMessageSchema, type ContentPart, type Message, type UserMessage } from "../../actors/messages.js";
-import type { RunCommand, RunOutputView } from "../protocol.js";
+import type { PendingApproval } from "../../machines/contract/approvals.js";
+import type { RunCommand, RunEvent, RunOutputView, RunSnapshot } from "../protocol.js";
 import { HttpError } from "./errors.js";
-import type { LiveRun } from "./live-run.js";
-import type { FoundRun } from "./run-registry.js";
+import type { EventFeed } from "./stream-response.js";
 
 /**
  * What the chat protocols of other frontends (the AI SDK's `useChat`, AG-UI) share: a page sends
@@ -11,16 +11,33 @@ import type { FoundRun } from "./run-registry.js";
  */
 
 /**
- * What a chat route needs from the handler: its runs, and its checked ways to start and command them.
- * The handler makes one per request, so `start` and `find` ask its `authorize` about that request.
+ * What a chat route needs from the handler: its runs, and its checked ways to start and answer them.
+ * The handler makes one per request, so `start`, `view` and `answer` ask its `authorize` about that
+ * request. Two kinds: runs held in this process (RunRegistry) and runs on a run queue (queue-chat-runs.ts).
  */
 export interface ChatRuns {
-  /** Start a run of `agent` from these messages, checked (and authorized) as `POST /runs` checks them. */
-  start(agent: string, messages: Message[]): Promise<LiveRun>;
-  /** A run by id, live or stored, if the request may `read` it or `approve` its calls; undefined when there is none. */
-  find(runId: string, action: "read" | "approve"): Promise<FoundRun | undefined>;
-  /** Approve or reject a waiting call, checked as `POST /runs/:id/events` checks it. */
-  command(run: LiveRun, command: RunCommand): void;
+  /** Start a run of `agent` from these messages, checked (and authorized) as `POST /runs` checks them; its events from the first. */
+  start(agent: string, messages: Message[]): Promise<ChatStream>;
+  /** A run's view by id, if the request may `read` it or `approve` its calls; undefined when there is none. */
+  view(runId: string, action: "read" | "approve"): Promise<RunSnapshot | undefined>;
+  /**
+   * Send answers to calls the run (as `view` showed it) waits for, checked as `POST /runs/:id/events`
+   * checks them (an edit the tool refuses is a 422); the events they set off.
+   */
+  answer(run: RunSnapshot, commands: readonly RunCommand[]): Promise<ChatStream>;
+}
+
+/** The events one chat response tells, wherever the run is held. */
+export interface ChatStream {
+  readonly runId: string;
+  /** Events there already that the response tells first (read as it begins, then `feed` is followed at once). */
+  backlog(): readonly RunEvent[];
+  /** The run's next events, until it ends. */
+  readonly feed: EventFeed;
+  /** Whether the run waits for a person after the backlog (answers to only some of its calls): nothing follows until the rest. */
+  waiting(): boolean;
+  /** The calls the run waits for now: the interrupts an AG-UI response ends with. */
+  pendingApprovals(): readonly PendingApproval[];
 }
 
 /** A person's answer to one waiting call. */
@@ -33,19 +50,17 @@ export interface CallAnswer {
 }
 
 /** The run behind an id the page sent (a message's or an interrupt's), if it is one of this agent's. */
-export async function chatRunOf(runId: string, agent: string, runs: ChatRuns, where: string, action: "read" | "approve"): Promise<FoundRun> {
-  const found = await runs.find(runId, action);
-  const owner = found?.kind === "live" ? found.run.agent : found?.view.agent;
-  if (!found || owner !== agent) {
+export async function chatRunOf(runId: string, agent: string, runs: ChatRuns, where: string, action: "read" | "approve"): Promise<RunSnapshot> {
+  const view = await runs.view(runId, action);
+  if (!view || view.agent !== agent) {
     throw new HttpError(404, "unknown_run", `${where} names run ${JSON.stringify(runId)}, which is no run of ${JSON.stringify(agent)} here (was the chat started on another server, or its checkpoint deleted?)`, "messages");
   }
-  return found;
+  return view;
 }
 
 /** The conversation a finished run holds, to go on from with the next user turn. */
 export async function conversationOf(runId: string, agent: string, runs: ChatRuns, where: string): Promise<Message[]> {
-  const found = await chatRunOf(runId, agent, runs, where, "read");
-  const view = found.kind === "live" ? found.run.view() : found.view;
+  const view = await chatRunOf(runId, agent, runs, where, "read");
   if (view.status === "awaitingApproval") {
     const calls = view.pendingApprovals.map((call) => call.callId).join(", ");
     throw new HttpError(409, "run_active", `run ${runId} waits for approval of ${calls}; answer it before sending a new message`, "messages");
@@ -56,16 +71,13 @@ export async function conversationOf(runId: string, agent: string, runs: ChatRun
 
 /**
  * Apply a person's answers to a run's waiting calls: every answer must name a waiting call, or
- * none is applied. Returns where in the run's log the consequences start.
+ * none is applied. Returns the events the answers set off.
  */
 export async function answerCalls(runId: string, answers: readonly CallAnswer[], agent: string, runs: ChatRuns, where: string): Promise<AnsweredRun> {
-  const found = await chatRunOf(runId, agent, runs, where, "approve");
-  if (found.kind === "stored" || !found.run.active) {
-    const status = found.kind === "stored" ? found.view.status : found.run.view().status;
-    throw new HttpError(409, "run_finished", `run ${runId} has finished (${status}); it takes no more approvals`);
+  const view = await chatRunOf(runId, agent, runs, where, "approve");
+  if (view.status !== "running" && view.status !== "awaitingApproval") {
+    throw new HttpError(409, "run_finished", `run ${runId} has finished (${view.status}); it takes no more approvals`);
   }
-  const run = found.run;
-  const view = run.view();
   const pending = view.pendingApprovals.map((call) => call.callId);
   for (const answer of answers) {
     if (!pending.includes(answer.callId)) {
@@ -73,17 +85,15 @@ export async function answerCalls(runId: string, answers: readonly CallAnswer[],
       throw new HttpError(409, "not_pending", `call ${JSON.stringify(answer.callId)} of run ${runId} is not waiting for approval; ${waiting}`, "toolCallId");
     }
   }
-  const from = run.log.all().length;
-  for (const answer of answers) runs.command(run, commandOf(answer));
+  const stream = await runs.answer(view, answers.map(commandOf));
   const batch = view.messages.findLast((message) => message.role === "assistant");
-  return { run, from, inputMessages: view.messages.length, announced: batch?.role === "assistant" ? (batch.toolCalls ?? []).map((call) => call.id) : [] };
+  return { stream, inputMessages: view.messages.length, announced: batch?.role === "assistant" ? (batch.toolCalls ?? []).map((call) => call.id) : [] };
 }
 
 /** A run whose waiting calls were answered, and where its response goes on from. */
 export interface AnsweredRun {
-  run: LiveRun;
-  /** The first event of the run's log that is news: what the answers set off. */
-  from: number;
+  /** What the answers set off (the run's earlier events are not in it). */
+  stream: ChatStream;
   /** The conversation's length when the answers came: the page has every message before. */
   inputMessages: number;
   /** The calls of the batch that waited: the page heard of them in the response that ended there. */

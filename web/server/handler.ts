@@ -1,11 +1,10 @@
 import { human, type Message } from "../../actors/messages.js";
 import type { CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
-import { DEFAULT_INPUT_LIMITS, inputLimitProblem } from "../../machines/persistence/snapshot-limits.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import { RunCommandSchema, StartRunSchema, type CommandAccepted, type IdentifiedRunEvent, type RunCommand } from "../protocol.js";
 import { agUiResponse } from "./ag-ui.js";
 import { chatResponse } from "./ai-sdk-chat.js";
-import type { ChatRuns } from "./chat-runs.js";
+import type { ChatRuns, ChatStream } from "./chat-runs.js";
 import { readJsonBody } from "./body.js";
 import { defaultStore } from "./default-store.js";
 import { errorResponse, HttpError, jsonResponse } from "./errors.js";
@@ -13,8 +12,9 @@ import type { LiveRun } from "./live-run.js";
 import { RunRegistry } from "./run-registry.js";
 import { matchRoute, type Route } from "./routes.js";
 import { streamResponse } from "./stream-response.js";
-import { authorized, checkClientInput, type Authorize, type AuthorizeAction, type ClientInputPolicy } from "./access.js";
+import { authorized, checkClientInput, checkInputLimits, type Authorize, type AuthorizeAction, type ClientInputPolicy } from "./access.js";
 import { QueueRuns } from "./queue-runs.js";
+import { queueChatRuns } from "./queue-chat-runs.js";
 import { threadResponse } from "./threads.js";
 import { registerHandlerStats, StreamCount } from "./handler-stats.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
@@ -27,9 +27,8 @@ export interface AgentHandlerOptions {
   /**
    * Where runs live. A `RunStore` (`PostgresRunStore`, `SqliteRunStore`, `MemoryRunStore`): a start
    * submits the run to the queue, a worker runs it, its events are written to the store, and any
-   * replica on the same store serves any run (nothing is held only in this process); the chat routes
-   * (`/agents/:name/chat`, `/agents/:name/ag-ui`) are the exception: their runs execute in the process
-   * that took the request and are checkpointed in the same store (docs/web.md). A plain
+   * replica on the same store serves any run (nothing is held only in this process), the chat routes
+   * (`/agents/:name/chat`, `/agents/:name/ag-ui`) included. A plain
    * `CheckpointStore`: runs execute in this process and are checkpointed there, so a run parked for
    * approval outlives it. Default: the embedded SQLite checkpoint store at `storePath`. `false`:
    * runs live in memory only. Give each machine the same store as its `journal` so a restored run
@@ -197,10 +196,11 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       return jsonResponse(accepted, 202);
     },
 
-    /** `useChat`'s route or AG-UI's: both on this process's runs (chatRuns). */
+    /** `useChat`'s route or AG-UI's: on the run queue when there is one, else on this process's runs (chatRuns). */
     async chat(request: Request, agent: string, respond: typeof chatResponse | typeof agUiResponse) {
       if (!Object.hasOwn(agents, agent)) throw unknownAgent(agent);
-      return respond(request, agent, { runs: chatRuns(request, runs, authorize), maxBodyBytes, heartbeatMs, bodyTimeoutMs });
+      const chat = queue ? queueChatRuns(request, queue, authorize) : chatRuns(request, runs, authorize);
+      return respond(request, agent, { runs: chat, maxBodyBytes, heartbeatMs, bodyTimeoutMs });
     },
 
     async agentChart(request: Request, agent: string) {
@@ -262,7 +262,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
   return handler;
 }
 
-/** The runs this process holds (all of them without a `RunStore`; the chat routes' with one), with the handler's memory bounds. */
+/** The runs this process holds (all of them without a `RunStore`; none with one), with the handler's memory bounds. */
 function heldRuns(options: AgentHandlerOptions, agents: Readonly<Record<string, ReactMachine>>, store: () => Promise<CheckpointStore | undefined>, onError: (error: Error) => void): RunRegistry {
   return new RunRegistry({
     agents,
@@ -307,7 +307,7 @@ function aiSdkRoute(handler: AgentHandler, agents: Readonly<Record<string, React
 }
 
 /**
- * The chat routes' runs for one request: held in this process (RunRegistry) whatever the store, and
+ * The chat routes' runs for one request without a run queue: held in this process (RunRegistry), and
  * `authorize` is asked before a start, a read of an earlier run and an approval, as on `/runs`.
  */
 function chatRuns(request: Request, runs: RunRegistry, authorize: Authorize | undefined): ChatRuns {
@@ -315,14 +315,32 @@ function chatRuns(request: Request, runs: RunRegistry, authorize: Authorize | un
     start: async (agent, messages) => {
       await authorized(authorize, { request, action: "start", agent });
       checkInputLimits({ messages });
-      return runs.start(agent, { messages });
+      return heldStream(await runs.start(agent, { messages }), 0);
     },
-    find: async (runId, action) => {
+    view: async (runId, action) => {
       const found = await runs.find(runId);
-      if (found) await authorized(authorize, { request, action, agent: agentOfFound(found), runId });
-      return found;
+      if (!found) return undefined;
+      await authorized(authorize, { request, action, agent: agentOfFound(found), runId });
+      return found.kind === "live" ? found.run.view() : found.view;
     },
-    command: apply,
+    answer: async (view, commands) => {
+      const found = await runs.find(view.runId);
+      if (found?.kind !== "live" || !found.run.active) throw new HttpError(409, "run_finished", `run ${view.runId} has finished; it takes no more approvals`);
+      const from = found.run.log.all().length;
+      for (const command of commands) apply(found.run, command);
+      return heldStream(found.run, from);
+    },
+  };
+}
+
+/** A run held here, told from the `from`th event of its log. */
+function heldStream(run: LiveRun, from: number): ChatStream {
+  return {
+    runId: run.runId,
+    backlog: () => run.log.all().slice(from),
+    feed: run.log,
+    waiting: () => run.view().status === "awaitingApproval",
+    pendingApprovals: () => run.view().pendingApprovals,
   };
 }
 
@@ -376,12 +394,6 @@ function agentOfFound(found: { kind: "live"; run: LiveRun } | { kind: "stored"; 
 
 function isRunStore(store: AgentHandlerOptions["store"]): store is RunStore {
   return typeof store === "object" && store !== null && typeof (store as Partial<RunStore>).submit === "function" && typeof (store as Partial<RunStore>).claim === "function";
-}
-
-/** The run queue's limits (deep state would pass the body's schema and fail at the run's first restore). */
-function checkInputLimits(input: { messages?: unknown; state?: unknown }): void {
-  const tooBig = inputLimitProblem(input);
-  if (tooBig) throw new HttpError(400, "invalid_body", `${tooBig.path || "the body"}: ${tooBig.problem} (limits: ${DEFAULT_INPUT_LIMITS.maxDepth} levels, ${DEFAULT_INPUT_LIMITS.maxChars} characters)`, tooBig.path || undefined);
 }
 
 function notFound(path: string): HttpError {

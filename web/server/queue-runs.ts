@@ -23,6 +23,9 @@ export interface QueueRunsOptions {
   onError: (error: Error) => void;
 }
 
+/** Events read per statement while looking for a run's last. */
+const EVENT_PAGE = 1_000;
+
 /** A run with no checkpoint yet (queued, or ended before its first): what a page is told of it. */
 const EMPTY_USAGE = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
 
@@ -86,20 +89,45 @@ export class QueueRuns {
     return { follow: (send, end) => this.followers.follow(runId, after, send, end) };
   }
 
+  /** The sequence number of the run's last stored event (0 before its first): a follower after it gets only what comes next. */
+  async lastEventSeq(runId: string): Promise<number> {
+    let last = 0;
+    for (;;) {
+      const page = await this.options.store.runEventsAfter(runId, last, EVENT_PAGE).catch((error: unknown) => {
+        throw httpErrorOf(error);
+      });
+      last = page.at(-1)?.seq ?? last;
+      if (page.length < EVENT_PAGE) return last;
+    }
+  }
+
+  /** The calls the run's inbox holds a decision for that its worker has not applied yet (its checkpoint still shows them waiting). */
+  async decidedInInbox(runId: string): Promise<Set<string>> {
+    const queued = await this.options.store.inbox(runId, 0).catch((error: unknown) => {
+      throw httpErrorOf(error);
+    });
+    return new Set(queued.flatMap(({ command }) => (command.type === "agent.cancel" ? [] : [command.callId])));
+  }
+
   /** An approval, a rejection or a cancel: into the run's inbox, for whichever worker holds it. */
   async command(runId: string, command: RunCommand): Promise<CommandAccepted> {
+    await this.send(runId, [command]);
+    const view = await this.view(runId);
+    return { runId, status: view.status, state: view.state };
+  }
+
+  /** Commands into the run's inbox, in order; every edited argument set is checked first, so one the tool refuses (422) sends none. */
+  async send(runId: string, commands: readonly RunCommand[]): Promise<void> {
     try {
-      if (command.type === "guard.approve" && command.args !== undefined) {
+      if (commands.some((command) => command.type === "guard.approve" && command.args !== undefined)) {
         const info = await this.options.store.status(runId);
         const machine = this.options.agents[info.agent];
-        if (machine) checkQueuedEdit(machine, info, command);
+        if (machine) for (const command of commands) checkQueuedEdit(machine, info, command);
       }
-      await this.options.store.send(runId, command);
+      for (const command of commands) await this.options.store.send(runId, command);
     } catch (error) {
       throw httpErrorOf(error);
     }
-    const view = await this.view(runId);
-    return { runId, status: view.status, state: view.state };
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import type { RunEvent } from "../protocol.js";
-import type { LiveRun } from "./live-run.js";
+import type { ChatStream } from "./chat-runs.js";
 import { HEARTBEAT, SSE_HEADERS } from "./sse.js";
 
 /** Turns a run's events into another protocol's, one response long. */
@@ -12,9 +12,8 @@ export interface RunTranslator<Chunk> {
 }
 
 export interface TranslatedStreamOptions<Chunk> {
-  run: LiveRun;
-  /** The first event of the run's log this response tells. */
-  from: number;
+  /** The run's events this response tells: those there already, then the new ones. */
+  run: ChatStream;
   translator: RunTranslator<Chunk>;
   /** Chunks before the run's (the protocol's opening). */
   head: readonly Chunk[];
@@ -25,7 +24,7 @@ export interface TranslatedStreamOptions<Chunk> {
 }
 
 /**
- * A run's events from `from` on as server-sent `data: <json>` lines in another protocol, until its
+ * A run's events (its backlog, then its feed) as server-sent `data: <json>` lines in another protocol, until its
  * translator ends the response (the run finished, or parked for approval). A page that hangs up
  * only stops following; the run goes on.
  */
@@ -51,15 +50,15 @@ export function translatedStream<Chunk>(options: TranslatedStreamOptions<Chunk>)
         controller.close();
       };
       write(options.head);
-      for (const event of run.log.all().slice(options.from)) write(translator.translate(event));
+      for (const event of run.backlog()) write(translator.translate(event));
       // Answers to only some of the waiting calls leave the run waiting: nothing more comes until the rest.
-      if (run.view().status === "awaitingApproval") write(translator.finish("awaitingApproval"));
+      if (run.waiting()) write(translator.finish("awaitingApproval"));
       if (!open) return;
       heartbeat = setInterval(() => controller.enqueue(encoder.encode(HEARTBEAT)), options.heartbeatMs);
       (heartbeat as { unref?: () => void }).unref?.();
-      unfollow = run.log.follow(
+      unfollow = run.feed.follow(
         (event) => write(translator.translate(event)),
-        // The log closed without the run's end (the server let the run go): end the response.
+        // The feed closed without the run's end (the server let the run go, or it ended unseen): end the response.
         () => write(translator.finish("logClosed")),
       );
     },
