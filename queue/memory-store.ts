@@ -272,6 +272,11 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
     return true;
   }
 
+  async lastRunEventSeq(runId: string): Promise<number> {
+    this.open();
+    return this.events.last(runId);
+  }
+
   async runEventsAfter(runId: string, afterSeq: number, limit: number): Promise<StoredRunEvent[]> {
     this.open();
     return this.events.after(runId, afterSeq, limit);

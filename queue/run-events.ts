@@ -27,6 +27,8 @@ export interface RunEventLog {
   appendRunEvents(runId: string, token: number, events: readonly RunEventInput[]): Promise<boolean>;
   /** The run's events after `afterSeq`, in order, at most `limit`. */
   runEventsAfter(runId: string, afterSeq: number, limit: number): Promise<StoredRunEvent[]>;
+  /** The sequence number of the run's last event (0 before its first): following after it gives only what comes next. */
+  lastRunEventSeq(runId: string): Promise<number>;
   /** Delete the events of runs that finished before this time (epoch ms); resolves with how many runs were pruned. */
   pruneRunEvents(finishedBefore: number): Promise<number>;
 }
@@ -39,6 +41,10 @@ export class MemoryRunEvents {
     const log = this.byRun.get(runId) ?? [];
     for (const event of events) log.push({ seq: log.length + 1, type: event.type, data: structuredClone(event.data) });
     this.byRun.set(runId, log);
+  }
+
+  last(runId: string): number {
+    return this.byRun.get(runId)?.length ?? 0;
   }
 
   after(runId: string, afterSeq: number, limit: number): StoredRunEvent[] {

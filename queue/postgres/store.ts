@@ -360,6 +360,11 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     return rows[0]!.held === 1;
   }
 
+  async lastRunEventSeq(runId: string): Promise<number> {
+    const { rows } = await this.query<{ n: number | null }>(`SELECT max(seq) AS n FROM ${this.t("run_events")} WHERE run_id = $1`, [runId], "lastRunEventSeq");
+    return rows[0]?.n ?? 0;
+  }
+
   async runEventsAfter(runId: string, afterSeq: number, limit: number): Promise<StoredRunEvent[]> {
     const { rows } = await this.query<{ seq: number; type: string; data: string }>(
       `SELECT seq, type, data FROM ${this.t("run_events")} WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,

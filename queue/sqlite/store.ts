@@ -281,7 +281,7 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     const appended = this.db
       .transaction(() => {
         if (this.runRow(runId)?.token !== token) return false;
-        const last = (this.sql(`SELECT max(seq) AS n FROM jianmu_events WHERE run_id = ?`).get(runId) as { n: number | null }).n ?? 0;
+        const last = this.lastEventSeq(runId);
         const insert = this.sql(`INSERT INTO jianmu_events (run_id, seq, type, data) VALUES (?, ?, ?, ?)`);
         events.forEach((event, i) => insert.run(runId, last + i + 1, event.type, JSON.stringify(event.data)));
         return true;
@@ -289,6 +289,14 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
       .immediate();
     if (appended) this.tell({ kind: "events", runId });
     return appended;
+  }
+
+  async lastRunEventSeq(runId: string): Promise<number> {
+    return this.lastEventSeq(runId);
+  }
+
+  private lastEventSeq(runId: string): number {
+    return (this.sql(`SELECT max(seq) AS n FROM jianmu_events WHERE run_id = ?`).get(runId) as { n: number | null }).n ?? 0;
   }
 
   async runEventsAfter(runId: string, afterSeq: number, limit: number): Promise<StoredRunEvent[]> {

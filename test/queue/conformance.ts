@@ -108,7 +108,7 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
     });
 
     it("a run's stored end event comes after its output: a follower that reads it finds the run finished", async () => {
-      await setup({ observe: storeRunEvents({ appendRunEvents: (...args) => appendNoting(...args), runEventsAfter: (...args) => store.runEventsAfter(...args), pruneRunEvents: (...args) => store.pruneRunEvents(...args) }) });
+      await setup({ observe: storeRunEvents({ appendRunEvents: (...args) => appendNoting(...args) }) });
       // What the run's status was when each batch holding an end event was written.
       const statusAtEnd: string[] = [];
       const appendNoting: RunStore["appendRunEvents"] = async (runId, token, batch) => {
@@ -122,6 +122,8 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       const types = (await store.runEventsAfter(runId, 0, 1_000)).map((event) => event.type);
       expect(types.filter((type) => type === "run.finished")).toHaveLength(1);
       expect(types.at(-1)).toBe("run.finished");
+      expect(await store.lastRunEventSeq(runId)).toBe(types.length);
+      expect(await store.lastRunEventSeq("no-such-run")).toBe(0);
     });
 
     it("with keepFinishedMs the worker deletes a finished run as it ages; a parked run stays and finishes", async () => {

@@ -97,9 +97,8 @@ describe("useChat's route on a run queue, across replicas", () => {
     expect({ status: again.status, code: ErrorBodySchema.parse(await again.json()).error.code }).toEqual({ status: 409, code: "run_finished" });
     expect(payments).toHaveLength(1);
 
-    // The next turn, on B, goes on from the conversation stored with the run. The worker stores the
-    // run's output just after its last event: wait for it, so the turn does not find the run still running.
-    await store.wait(runId);
+    // The next turn, on B, goes on from the conversation stored with the run (its output is stored
+    // before its last event, so the turn never finds it still running).
     const third = await send(onB, [question, second.message, user("u2", "Now pay INV-1043 to Acme too: EUR 80.")]);
     expect(third.message.id).not.toBe(runId);
     expect(toolParts(third.message)).toEqual([expect.objectContaining({ state: "approval-requested", input: { invoice: "INV-1043", amountEur: 80 } })]);

@@ -23,9 +23,6 @@ export interface QueueRunsOptions {
   onError: (error: Error) => void;
 }
 
-/** Events read per statement while looking for a run's last. */
-const EVENT_PAGE = 1_000;
-
 /** A run with no checkpoint yet (queued, or ended before its first): what a page is told of it. */
 const EMPTY_USAGE = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
 
@@ -90,15 +87,10 @@ export class QueueRuns {
   }
 
   /** The sequence number of the run's last stored event (0 before its first): a follower after it gets only what comes next. */
-  async lastEventSeq(runId: string): Promise<number> {
-    let last = 0;
-    for (;;) {
-      const page = await this.options.store.runEventsAfter(runId, last, EVENT_PAGE).catch((error: unknown) => {
-        throw httpErrorOf(error);
-      });
-      last = page.at(-1)?.seq ?? last;
-      if (page.length < EVENT_PAGE) return last;
-    }
+  lastEventSeq(runId: string): Promise<number> {
+    return this.options.store.lastRunEventSeq(runId).catch((error: unknown) => {
+      throw httpErrorOf(error);
+    });
   }
 
   /** The calls the run's inbox holds a decision for that its worker has not applied yet (its checkpoint still shows them waiting). */

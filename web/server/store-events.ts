@@ -16,7 +16,7 @@ const MAX_BUFFERED = 2_000;
  * `agentHandler({ store })` replica sees them. The handler's embedded worker uses it; give it to
  * the workers behind HTTP-only replicas (`worker: false`) too.
  */
-export function storeRunEvents(store: RunEventLog): RunObserver {
+export function storeRunEvents(store: Pick<RunEventLog, "appendRunEvents">): RunObserver {
   return (run) => new EventWriter(store, run).observe();
 }
 
@@ -36,7 +36,7 @@ class EventWriter implements RunObservation {
   private closed = false;
 
   constructor(
-    private readonly store: RunEventLog,
+    private readonly store: Pick<RunEventLog, "appendRunEvents">,
     private readonly run: ObservedRun,
   ) {}
 
