@@ -330,9 +330,9 @@ export class EventCatalogue {
     }
   }
 
-  /** A model call (or summary) refused before it is made: always the token budget's, the cost budget's with one. */
+  /** A model call (or summary) refused before it is made, over either budget: any agent may run nested, with its caller's grant of both. */
   private refusals(id: string, what: string, add: (event: AnyEventObject, label: string) => void): void {
-    const budgets: SpendBudget[] = this.options.config.maxBudgetCost !== undefined ? ["tokenBudget", "costBudget"] : ["tokenBudget"];
+    const budgets: SpendBudget[] = ["tokenBudget", "costBudget"];
     for (const budget of budgets) {
       const error = new SpendLimitError(budget, `not calling the model: over the ${budget} (scripted)`);
       add({ type: `xstate.error.actor.${id}`, error }, `${what} refused: it would cross the ${budget === "tokenBudget" ? "token" : "cost"} budget`);

@@ -15,7 +15,7 @@ import { parsePartialJson } from "./partial-json.js";
 import { defineActions, defineGuards, stateConfig, type AgentOn, type DoneBranch } from "./piece.js";
 import { heard } from "./audience.js";
 import { carriedProgress } from "./progress.js";
-import { addUnreported, costBudgetSpent, tokenBudgetSpent, unreportedSpend } from "./spend.js";
+import { addUnreported, spentBudget, unreportedSpend } from "./spend.js";
 import { runOutputFields } from "./run-output.js";
 import { applyReply } from "./transitions.js";
 
@@ -129,8 +129,8 @@ export function loopImplementation(build: ChartBuild) {
       wellFormedCommand: ({ event }) =>
         (event.type !== "agent.cancel" && event.type !== "guard.approve" && event.type !== "guard.reject") || commandShapeProblem(event) === undefined,
       isDone: ({ context }) => read<boolean>(context, "done") === true,
-      budgetSpent: ({ context }) => tokenBudgetSpent(config, context, read<Usage>(context, "usage")),
-      costBudgetSpent: ({ context }) => costBudgetSpent(config, context, read<Usage>(context, "usage")),
+      /** The token or the cost budget (the config's, or a caller's grant) is spent. */
+      budgetSpent: ({ context }) => spentBudget(config, context, read<Usage>(context, "usage")) !== undefined,
       /** The model call (or summary) was not made: its prompt alone would cross the token budget. */
       tokenBudgetRefused: ({ event }) => "error" in event && spendRefusal(event.error) === "tokenBudget",
       /** ...or the cost budget (or its model has no price). */
@@ -174,7 +174,7 @@ export function loopRootOn({ on }: { on: AgentOn }): AgentOn {
 
 /** The loop's states, and the parts of Evaluating and ChildRunning that are not their children. */
 export function loopStates(build: ChartBuild, exits: { roundStart: string; done: string; finalResult: readonly DoneBranch<"llm">[] }) {
-  const { config, access, target } = build;
+  const { config, access, target, read } = build;
   return {
     Initialising: stateConfig({
       description: "Waits for the tool providers to start (tools.ready) before the first round.",
@@ -201,10 +201,13 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
     CheckAbort: stateConfig({
       description: "Ends the run when the token or cost budget is spent (tokenBudget, costBudget); otherwise goes on to the round.",
       always: [
-        { guard: "budgetSpent", target: target("Failed"), description: "The token budget is spent: the run fails (tokenBudget).", actions: { type: "terminate", params: { reason: "tokenBudget" } } },
-        ...(config.maxBudgetCost !== undefined
-          ? [{ guard: "costBudgetSpent", target: target("Failed"), description: "The cost budget is spent (or the cost is not known): the run fails (costBudget).", actions: { type: "terminate", params: { reason: "costBudget" } } } as const]
-          : []),
+        // One transition for both budgets: either may come from the config or from a caller's grant (a nested agent), so the chart cannot tell at build time which a run has.
+        {
+          guard: "budgetSpent",
+          target: target("Failed"),
+          description: "The token or the cost budget is spent (or the cost is not known): the run fails (tokenBudget, or costBudget).",
+          actions: { type: "terminate", params: ({ context }) => ({ reason: spentBudget(config, context, read<Usage>(context, "usage")) ?? "tokenBudget" }) },
+        },
         { target: "ChildRunning", description: "Budget left: run the round." },
       ],
     }),
@@ -280,17 +283,14 @@ export function runOutput<T>(build: ChartBuild, context: AgentContext): AgentOut
 }
 
 /**
- * On a model call's (or a summary's) error: it was not made because it would cross a budget. The
- * token budget's branch is always there (a nested agent may get a budget from its caller, like the
- * budget check of CheckAbort); the cost budget's comes with `config.maxBudgetCost`. `what` starts
- * the description.
+ * On a model call's (or a summary's) error: it was not made because it would cross a budget. Both
+ * branches are always there, like the budget checks of CheckAbort: a nested agent may get a token or
+ * cost budget from its caller (a grant) without one of its own. `what` starts the description.
  */
 export function budgetRefusals(build: ChartBuild, what: string) {
-  const { config, target } = build;
+  const { target } = build;
   return [
     { guard: "tokenBudgetRefused", target: target("Failed"), description: `${what}: its prompt alone would cross the token budget (tokenBudget).`, actions: ["reportModelProgress", { type: "terminate", params: { reason: "tokenBudget" } }] } as const,
-    ...(config.maxBudgetCost !== undefined
-      ? [{ guard: "costBudgetRefused", target: target("Failed"), description: `${what}: it would cross the cost budget, or its model has no price (costBudget).`, actions: ["reportModelProgress", { type: "terminate", params: { reason: "costBudget" } }] } as const]
-      : []),
+    { guard: "costBudgetRefused", target: target("Failed"), description: `${what}: it would cross the cost budget, or its model has no price (costBudget).`, actions: ["reportModelProgress", { type: "terminate", params: { reason: "costBudget" } }] } as const,
   ];
 }

@@ -47,6 +47,12 @@ export function costBudgetSpent(config: ReActConfig, context: AgentContext, usag
   return cost === null || cost >= budget;
 }
 
+/** Which budget is used up (the token one first), if one is: the run's termination reason at CheckAbort. */
+export function spentBudget(config: ReActConfig, context: AgentContext, usage: Usage): "tokenBudget" | "costBudget" | undefined {
+  if (tokenBudgetSpent(config, context, usage)) return "tokenBudget";
+  return costBudgetSpent(config, context, usage) ? "costBudget" : undefined;
+}
+
 /** What is left of each budget (never below zero); undefined without budgets. */
 export function leftOf(config: ReActConfig, context: AgentContext, usage: Usage): Grant | undefined {
   const budgets = budgetsOf(config, context);

@@ -137,4 +137,40 @@ describe("budgets that hold", () => {
     // ...and they did try to spend it all: each helper alone wanted more than half of it.
     expect(output.usage.totalTokens, JSON.stringify(output.usage)).toBeGreaterThan(budget / 2);
   });
+
+  it("a nested agent with no budget of its own ends costBudget (or tokenBudget) when its caller's grant runs out", async () => {
+    for (const kind of ["cost", "tokens"] as const) {
+      const server = await greedyServer([400]);
+      // The helper prices its calls but sets no budget: only the caller's grant limits it.
+      const helper = createReactMachine({ name: "Helper", modelClient: clientOf(server), tools: [add], config: { maxIterations: 50, pricing }, configFile: false });
+      const callerServer = await startOpenAIServer({
+        respond: (request) =>
+          request.index === 0
+            ? replies.json({
+                id: "chatcmpl-caller",
+                object: "chat.completion",
+                created: 0,
+                model: "priced-model",
+                choices: [{ index: 0, finish_reason: "tool_calls", message: { role: "assistant", content: null, tool_calls: [{ id: "ask_1", type: "function", function: { name: "ask_helper", arguments: JSON.stringify({ input: "task" }) } }] } }],
+                usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: 10, total_tokens: PROMPT_TOKENS + 10 },
+              })
+            : honouringReply(request, 50),
+      });
+      servers.push(callerServer);
+      const limit = kind === "cost" ? { maxBudgetCost: 5_000 / 1e6 } : { maxBudgetTokens: 2_000 };
+      const caller = createReactMachine({
+        name: "Caller",
+        modelClient: clientOf(callerServer),
+        tools: [agentTool(helper, { name: "ask_helper", description: "Ask the helper" })],
+        config: { maxIterations: 10, pricing, ...limit },
+        configFile: false,
+      });
+      const ended: { agentPath?: readonly unknown[] | undefined; reason?: string | undefined }[] = [];
+      await runAgent(caller, { messages: [human("ask the helper")] }, { onEvent: (event) => void (event.type === "loop.terminated" && ended.push(event)) });
+      const nested = ended.filter((event) => (event.agentPath?.length ?? 0) > 0);
+      // The helper made calls, then stopped at its grant, for the grant's reason (not a model error).
+      expect(server.requests.length, kind).toBeGreaterThanOrEqual(2);
+      expect(nested.map((event) => event.reason), kind).toEqual([kind === "cost" ? "costBudget" : "tokenBudget"]);
+    }
+  });
 });

@@ -80,7 +80,7 @@ describe("model-based: every edge of the optional states, replayed live", () => 
       expect(output.termination?.reason, path.description).toBe(path.finalState.reason);
       reasons.add(output.termination?.reason ?? "succeeded");
     }
-    expect(reasons).toEqual(new Set(["succeeded", "invalidOutput", "maxIterations", "modelError", "tokenBudget", "cancelled", "toolProviderError", "internalError", "approvalTimeout"]));
+    expect(reasons).toEqual(new Set(["succeeded", "invalidOutput", "maxIterations", "modelError", "tokenBudget", "costBudget", "cancelled", "toolProviderError", "internalError", "approvalTimeout"]));
   });
 });
 

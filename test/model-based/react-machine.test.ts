@@ -38,6 +38,8 @@ describe("model-based: the ReAct machine", () => {
         "Succeeded",
         "Failed:approvalTimeout",
         "Failed:cancelled",
+        // A model call refused over a cost budget: any agent may run nested under its caller's grant.
+        "Failed:costBudget",
         "Failed:internalError",
         "Failed:maxIterations",
         "Failed:modelError",
