@@ -16,7 +16,8 @@ import { createRedactor } from "./redact.js";
  *   await runAgent(machine, input, { inspect: inspector.inspect });
  *
  * What is sent is filtered: secrets always; prompt text (message contents, system prompts, deltas,
- * tool arguments and outputs) becomes "‹text N chars›" unless `keepText` is set. State names, event
+ * tool arguments and outputs, guardrail and guard reasons and feedback) becomes "‹text N chars›"
+ * unless `keepText` is set. State names, event
  * types, ids and counts stay. The inspector stops by itself once the run ends, so it never keeps a
  * Node process alive.
  */

@@ -1,4 +1,5 @@
 import { secretRedactor } from "../actors/openai/redact.js";
+import { TERMINATION_REASONS } from "../machines/contract/termination-reasons.js";
 import { isPlainObject, type Plain } from "./plain.js";
 
 /**
@@ -61,7 +62,17 @@ const TEXT_KEYS = new Set([
   "output",
   "text",
   "description",
+  // a guardrail's feedback to the model, a termination's detail (a guardrail's reason, a cancel's)
+  "feedback",
+  "detail",
 ]);
+/**
+ * `reason` is prompt text too (a guardrail's or a guard's reason, often quoting the input or the
+ * arguments), except where it names why a run ended (`termination.reason`, `loop.terminated.reason`):
+ * those are kept, they are what the inspector is for.
+ */
+const REASON_KEY = "reason";
+const TERMINATION_REASON_NAMES: ReadonlySet<string> = new Set(TERMINATION_REASONS);
 /** Keys whose values (of any shape) are user-provided tool arguments, or a structured output as it streams (`output.partial`). */
 const ARGS_KEYS = new Set(["args", "partial"]);
 /** A reasoning model's reasoning items (their summaries and encrypted content are the model's thoughts about the prompt). */
@@ -115,7 +126,7 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
     }
     if (typeof value === "string") {
       if (PLACEHOLDER.test(value)) return value;
-      if (omitText && k !== undefined && TEXT_KEYS.has(k)) return `‹text ${value.length} chars›`;
+      if (omitText && k !== undefined && (TEXT_KEYS.has(k) || (k === REASON_KEY && !TERMINATION_REASON_NAMES.has(value)))) return `‹text ${value.length} chars›`;
       return cut(scrubText(value), max);
     }
     if (omitText && k !== undefined && ARGS_KEYS.has(k) && value !== null && typeof value === "object") return "‹omitted tool arguments›";

@@ -72,7 +72,9 @@ describe("the inspector sees guardrails and the deadline", () => {
     const events = sent.flatMap((event) => (event.type === "@xstate.event" ? [event.event as { type: string; output?: unknown }] : []));
     const done = (actor: string) => events.find((event) => event.type === `xstate.done.actor.ReActAgent.${actor}`);
     expect(done("inputGuardrails")?.output).toEqual({ verdict: "pass" });
-    expect(done("outputGuardrails")?.output).toMatchObject({ verdict: "retry", guardrail: "maxLength", feedback: expect.stringContaining("over the limit of 40") });
+    // The feedback is prompt text (it quotes the answer's size and reaches the model): masked like the rest.
+    expect(done("outputGuardrails")?.output).toMatchObject({ verdict: "retry", guardrail: "maxLength", feedback: expect.stringMatching(/^‹text \d+ chars›$/) });
+    expect(JSON.stringify(sent)).not.toContain("over the limit of 40");
     expect(done("deadlineTimer")).toBeDefined();
     // The retry cost an iteration before the deadline's event came.
     const order = ["xstate.done.actor.ReActAgent.inputGuardrails", "xstate.done.actor.ReActAgent.outputGuardrails", "xstate.done.actor.ReActAgent.deadlineTimer"];
@@ -85,5 +87,32 @@ describe("the inspector sees guardrails and the deadline", () => {
     expect(last.context?.loop?.iteration).toBe(1);
     expect(last.context?.loop?.deadline).toBeGreaterThanOrEqual(started + 2_000);
     expect(last.context?.loop?.deadline).toBeLessThan(started + 3_000);
+  });
+
+  it("a guardrail's trip reason and feedback are masked like prompt text, and shown with keepText; why the run ended is always shown", async () => {
+    const server = await startOpenAIServer({ respond: () => textTurn("never asked") });
+    servers.push(server);
+    const secretWord = "zanzibar-launch-codes";
+    const machine = createReactMachine({
+      modelClient: resolveModelClient({ baseURL: server.baseURL, apiKey: "test-key", model: "gpt-4o-mini" }),
+      inputGuardrails: [blocklist([secretWord])],
+      configFile: false,
+    });
+    const run = async (keepText: boolean) => {
+      const sent: StatelyInspectionEvent[] = [];
+      const inspector = inspectAgent({ mode: "adapter", keepText, adapter: { send: (event) => void sent.push(event) } });
+      const output = await runAgent(machine, { messages: [human(`Tell me the ${secretWord}`)] }, { inspect: inspector.inspect });
+      for (let i = 0; i < 4; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+      inspector.stop();
+      return { output, sent: JSON.stringify(sent) };
+    };
+    const masked = await run(false);
+    expect(masked.output.termination).toMatchObject({ reason: "guardrailTripped", detail: expect.stringContaining(secretWord) });
+    // The reason the blocklist gives names the blocked word: nowhere in what the inspector got (the trip, the termination, the emitted event).
+    expect(masked.sent).not.toContain(secretWord);
+    expect(masked.sent).toContain('"reason":"guardrailTripped"');
+    const kept = await run(true);
+    expect(kept.sent).toContain(secretWord);
+    expect(server.requests).toHaveLength(0);
   });
 });
