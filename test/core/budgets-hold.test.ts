@@ -55,6 +55,35 @@ async function greedyServer(wishes: readonly number[], failing: ReadonlySet<numb
   return server;
 }
 
+/** The caller's model: its first reply asks the helper `asks` times at once, then it calls `add` until its budget ends the run. */
+async function askingServer(asks: number): Promise<OpenAIServer> {
+  const server = await startOpenAIServer({
+    respond: (request) =>
+      request.index === 0
+        ? replies.json({
+            id: "chatcmpl-caller",
+            object: "chat.completion",
+            created: 0,
+            model: "priced-model",
+            choices: [
+              {
+                index: 0,
+                finish_reason: "tool_calls",
+                message: {
+                  role: "assistant",
+                  content: null,
+                  tool_calls: Array.from({ length: asks }, (_, n) => ({ id: `ask_${n + 1}`, type: "function", function: { name: "ask_helper", arguments: JSON.stringify({ input: `task ${n + 1}` }) } })),
+                },
+              },
+            ],
+            usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: 10, total_tokens: PROMPT_TOKENS + 10 },
+          })
+        : honouringReply(request, 50),
+  });
+  servers.push(server);
+  return server;
+}
+
 // The fallback is dearer: an attempt on it must be capped at its own price.
 const pricing = { "priced-model": { input: 1, output: 4 }, "backup-model": { input: 3, output: 12 } };
 
@@ -98,30 +127,7 @@ describe("budgets that hold", () => {
   it("two nested agents from one reply (run one after the other) stay within what their caller had left", async () => {
     const server = await greedyServer([900]);
     const helper = createReactMachine({ name: "Helper", modelClient: clientOf(server), tools: [add], config: { maxIterations: 50 }, configFile: false });
-    const callerServer = await startOpenAIServer({
-      respond: (request) =>
-        request.index === 0
-          ? replies.json({
-              id: "chatcmpl-caller",
-              object: "chat.completion",
-              created: 0,
-              model: "priced-model",
-              choices: [
-                {
-                  index: 0,
-                  finish_reason: "tool_calls",
-                  message: {
-                    role: "assistant",
-                    content: null,
-                    tool_calls: [1, 2].map((n) => ({ id: `ask_${n}`, type: "function", function: { name: "ask_helper", arguments: JSON.stringify({ input: `task ${n}` }) } })),
-                  },
-                },
-              ],
-              usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: 10, total_tokens: PROMPT_TOKENS + 10 },
-            })
-          : honouringReply(request, 50),
-    });
-    servers.push(callerServer);
+    const callerServer = await askingServer(2);
     const budget = 2_000;
     const caller = createReactMachine({
       name: "Caller",
@@ -143,20 +149,7 @@ describe("budgets that hold", () => {
       const server = await greedyServer([400]);
       // The helper prices its calls but sets no budget: only the caller's grant limits it.
       const helper = createReactMachine({ name: "Helper", modelClient: clientOf(server), tools: [add], config: { maxIterations: 50, pricing }, configFile: false });
-      const callerServer = await startOpenAIServer({
-        respond: (request) =>
-          request.index === 0
-            ? replies.json({
-                id: "chatcmpl-caller",
-                object: "chat.completion",
-                created: 0,
-                model: "priced-model",
-                choices: [{ index: 0, finish_reason: "tool_calls", message: { role: "assistant", content: null, tool_calls: [{ id: "ask_1", type: "function", function: { name: "ask_helper", arguments: JSON.stringify({ input: "task" }) } }] } }],
-                usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: 10, total_tokens: PROMPT_TOKENS + 10 },
-              })
-            : honouringReply(request, 50),
-      });
-      servers.push(callerServer);
+      const callerServer = await askingServer(1);
       const limit = kind === "cost" ? { maxBudgetCost: 5_000 / 1e6 } : { maxBudgetTokens: 2_000 };
       const caller = createReactMachine({
         name: "Caller",
