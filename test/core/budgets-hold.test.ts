@@ -4,6 +4,7 @@ import { human } from "../../actors/messages.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { agentTool } from "../../machines/composition/agent-tool.js";
 import { createReactMachine } from "../../machines/react-machine.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
 import { runAgent } from "../../machines/runner.js";
 import { replies, startOpenAIServer, type OpenAIServer, type ReceivedRequest } from "../../testing/openai-server.js";
 import { add } from "./helpers.js";
@@ -22,10 +23,10 @@ afterAll(async () => {
 
 const PROMPT_TOKENS = 3;
 
-/** A reply calling `add` (so the run goes on) with `wish` completion tokens, cut to the request's cap. */
-function honouringReply(request: ReceivedRequest, wish: number) {
+/** A reply calling `add` (so the run goes on) with `wish` completion tokens, cut to the request's cap (unless `ignoresCap`: a model that does not honour it). */
+function honouringReply(request: ReceivedRequest, wish: number, ignoresCap = false) {
   const body = request.body as { model?: string; max_tokens?: number; max_completion_tokens?: number };
-  const cap = body.max_completion_tokens ?? body.max_tokens;
+  const cap = ignoresCap ? undefined : (body.max_completion_tokens ?? body.max_tokens);
   const completion = cap === undefined ? wish : Math.min(wish, cap);
   return replies.json({
     id: `chatcmpl-${request.index}`,
@@ -44,18 +45,27 @@ function honouringReply(request: ReceivedRequest, wish: number) {
 }
 
 /** `failing`: which requests (by index) fail with a 500, so that the client retries or falls back. */
-async function greedyServer(wishes: readonly number[], failing: ReadonlySet<number> = new Set()): Promise<OpenAIServer> {
+async function greedyServer(wishes: readonly number[], failing: ReadonlySet<number> = new Set(), ignoresCap = false): Promise<OpenAIServer> {
   const server = await startOpenAIServer({
     // A failure and the request after it: the retry fails too, so the client falls back.
     respond: (request) =>
-      failing.has(request.index) || failing.has(request.index - 1) ? replies.error(500, "scripted server error") : honouringReply(request, wishes[request.index % wishes.length]!),
+      failing.has(request.index) || failing.has(request.index - 1) ? replies.error(500, "scripted server error") : honouringReply(request, wishes[request.index % wishes.length]!, ignoresCap),
     keepRequests: true,
   });
   servers.push(server);
   return server;
 }
 
-/** The caller's model: its first reply asks the helper `asks` times at once, then it calls `add` until its budget ends the run. */
+// The fallback is dearer: an attempt on it must be capped at its own price.
+const pricing = { "priced-model": { input: 1, output: 4 }, "backup-model": { input: 3, output: 12 } };
+
+/** `retries`: with a retry and a fallback model, tried after failed attempts. */
+function clientOf(server: OpenAIServer, retries = false) {
+  const resilience = retries ? { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 2, jitter: 0 } : { maxRetries: 0 };
+  return resolveModelClient({ baseURL: server.baseURL, apiKey: "test-key", model: "priced-model", stream: false, resilience, ...(retries ? { fallbacks: [{ model: "backup-model" }] } : {}) });
+}
+
+/** A caller's server: its first reply asks the helper `asks` times, the others call `add`. */
 async function askingServer(asks: number): Promise<OpenAIServer> {
   const server = await startOpenAIServer({
     respond: (request) =>
@@ -82,15 +92,6 @@ async function askingServer(asks: number): Promise<OpenAIServer> {
   });
   servers.push(server);
   return server;
-}
-
-// The fallback is dearer: an attempt on it must be capped at its own price.
-const pricing = { "priced-model": { input: 1, output: 4 }, "backup-model": { input: 3, output: 12 } };
-
-/** `retries`: with a retry and a fallback model, tried after failed attempts. */
-function clientOf(server: OpenAIServer, retries = false) {
-  const resilience = retries ? { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 2, jitter: 0 } : { maxRetries: 0 };
-  return resolveModelClient({ baseURL: server.baseURL, apiKey: "test-key", model: "priced-model", stream: false, resilience, ...(retries ? { fallbacks: [{ model: "backup-model" }] } : {}) });
 }
 
 describe("budgets that hold", () => {
@@ -144,26 +145,51 @@ describe("budgets that hold", () => {
     expect(output.usage.totalTokens, JSON.stringify(output.usage)).toBeGreaterThan(budget / 2);
   });
 
-  it("a nested agent with no budget of its own ends costBudget (or tokenBudget) when its caller's grant runs out", async () => {
-    for (const kind of ["cost", "tokens"] as const) {
-      const server = await greedyServer([400]);
-      // The helper prices its calls but sets no budget: only the caller's grant limits it.
-      const helper = createReactMachine({ name: "Helper", modelClient: clientOf(server), tools: [add], config: { maxIterations: 50, pricing }, configFile: false });
-      const callerServer = await askingServer(1);
-      const limit = kind === "cost" ? { maxBudgetCost: 5_000 / 1e6 } : { maxBudgetTokens: 2_000 };
-      const caller = createReactMachine({
-        name: "Caller",
-        modelClient: clientOf(callerServer),
-        tools: [agentTool(helper, { name: "ask_helper", description: "Ask the helper" })],
-        config: { maxIterations: 10, pricing, ...limit },
-        configFile: false,
-      });
-      const ended: { agentPath?: readonly unknown[] | undefined; reason?: string | undefined }[] = [];
-      await runAgent(caller, { messages: [human("ask the helper")] }, { onEvent: (event) => void (event.type === "loop.terminated" && ended.push(event)) });
-      const nested = ended.filter((event) => (event.agentPath?.length ?? 0) > 0);
-      // The helper made calls, then stopped at its grant, for the grant's reason (not a model error).
-      expect(server.requests.length, kind).toBeGreaterThanOrEqual(2);
-      expect(nested.map((event) => event.reason), kind).toEqual([kind === "cost" ? "costBudget" : "tokenBudget"]);
+  // The helper has no budget of its own: the grant from its caller is its budget, and reaching it ends
+  // the helper on that budget (not on a model error), whether a call is refused before it is made (a
+  // model that honours max_tokens) or a reply already crossed it (one that does not: CheckAbort ends it).
+  it.each([
+    { budget: "tokenBudget", ignoresCap: false },
+    { budget: "tokenBudget", ignoresCap: true },
+    { budget: "costBudget", ignoresCap: false },
+    { budget: "costBudget", ignoresCap: true },
+  ] as const)("a nested agent without budgets of its own ends $budget when its caller's grant runs out (model ignores max_tokens: $ignoresCap)", async ({ budget, ignoresCap }) => {
+    const server = await greedyServer([ignoresCap ? 5_000 : 900], new Set(), ignoresCap);
+    const helper = createReactMachine({ name: "Helper", modelClient: clientOf(server), tools: [add], config: { maxIterations: 50, pricing }, configFile: false });
+    // 2,000 tokens, or what 1,000 output tokens of the main model cost.
+    const budgets = budget === "tokenBudget" ? { maxBudgetTokens: 2_000 } : { maxBudgetCost: 0.004 };
+    const caller = createReactMachine({
+      name: "Caller",
+      modelClient: clientOf(await askingServer(1)),
+      tools: [agentTool(helper, { name: "ask_helper", description: "Ask the helper" })],
+      config: { maxIterations: 10, pricing, ...budgets },
+      configFile: false,
+    });
+    const ends: Extract<AgentEmitted, { type: "loop.terminated" }>[] = [];
+    const output = await runAgent(caller, { messages: [human("ask the helper")] }, { onEvent: (event) => event.type === "loop.terminated" && ends.push(event) });
+    expect(server.requests.length).toBeGreaterThan(0);
+    expect(ends.find((end) => end.agent === "Helper"), JSON.stringify(ends)).toMatchObject({ status: "failed", reason: budget });
+    expect(output).toMatchObject({ status: "failed", termination: { reason: budget } });
+    // A model that honours max_tokens never takes the caller past its budget.
+    if (!ignoresCap) {
+      if (budget === "tokenBudget") expect(output.usage.totalTokens).toBeLessThanOrEqual(2_000);
+      else expect(output.usage.cost).toBeLessThanOrEqual(0.004);
     }
+  });
+
+  it("a nested agent without a price for its model cannot keep within a cost grant: it ends costBudget without calling its model", async () => {
+    const server = await greedyServer([900]);
+    const helper = createReactMachine({ name: "Helper", modelClient: clientOf(server), tools: [add], config: { maxIterations: 50 }, configFile: false });
+    const caller = createReactMachine({
+      name: "Caller",
+      modelClient: clientOf(await askingServer(1)),
+      tools: [agentTool(helper, { name: "ask_helper", description: "Ask the helper" })],
+      config: { maxIterations: 2, pricing, maxBudgetCost: 0.004 },
+      configFile: false,
+    });
+    const ends: Extract<AgentEmitted, { type: "loop.terminated" }>[] = [];
+    await runAgent(caller, { messages: [human("ask the helper")] }, { onEvent: (event) => event.type === "loop.terminated" && ends.push(event) });
+    expect(ends.find((end) => end.agent === "Helper")).toMatchObject({ status: "failed", reason: "costBudget" });
+    expect(server.requests).toHaveLength(0);
   });
 });
