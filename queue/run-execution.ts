@@ -8,6 +8,7 @@ import type { AgentEmitted } from "../machines/contract/events.js";
 import { restoreAgent, runStatusOf, type PersistedAgent } from "../machines/persistence/persistence.js";
 import { toolProvidersClosed, type ReactMachine } from "../machines/react-machine.js";
 import { STATE_TAGS, tagsAt } from "../machines/contract/state-tags.js";
+import { markUnheard } from "../machines/chart/audience.js";
 import { errorText, FencedError, RunQueueError } from "./errors.js";
 import { failedOutput, type RunStore } from "./run-store.js";
 import type { ClaimedRun, InboxEvent } from "./schemas.js";
@@ -25,6 +26,8 @@ export interface ExecutionOptions {
   blobProblem?: string;
   /** Watches the run's actor (queue/run-events.ts); flushed before the output is written, closed after it. */
   observe?: RunObserver;
+  /** Someone hears the agent's own events (the worker's `onEvent`); otherwise, with no observer either, they are not built. */
+  agentEvents: boolean;
 }
 
 export interface Execution {
@@ -103,7 +106,9 @@ class RunExecution implements Execution {
     this.checkpoints = checkpointAgent(live, this.checkpointSink(), {
       onError: (error) => this.lose(error.cause instanceof FencedError ? error.cause : error),
     });
-    live.on("*", (event) => emit({ type: "agent.event", worker, runId: this.runId, event: event as AgentEmitted }));
+    if (this.options.agentEvents) live.on("*", (event) => emit({ type: "agent.event", worker, runId: this.runId, event: event as AgentEmitted }));
+    // No one can hear this actor: the chart builds no telemetry for it, as for runAgent without onEvent (machines/chart/audience.ts).
+    else if (!this.observation) markUnheard(live);
     live.subscribe({
       next: (snapshot) => {
         if (!this.ended && snapshot.status === "active" && runStatusOf(snapshot) === "awaitingApproval") void this.parkWhenIdle();

@@ -52,6 +52,8 @@ export class Waiters {
   private timer: NodeJS.Timeout | undefined;
   private lastFullRead = 0;
   private reading = false;
+  /** Runs named by `finished` signals this turn, read together on the next (readSoon). */
+  private readonly finishedSoon = new Set<string>();
 
   constructor(private readonly source: WaitSource) {}
 
@@ -92,7 +94,7 @@ export class Waiters {
     }
     if (!this.unsubscribe) {
       this.unsubscribe = this.source.subscribe((signal) => {
-        if (signal.kind === "finished" && this.byRun.has(signal.runId)) void this.read([signal.runId]);
+        if (signal.kind === "finished" && this.byRun.has(signal.runId)) this.readSoon(signal.runId);
       });
       this.timer = setInterval(() => void this.tick(), this.source.pollMs());
     }
@@ -151,6 +153,20 @@ export class Waiters {
     } finally {
       this.reading = false;
     }
+  }
+
+  /**
+   * Read a run a `finished` signal named, with every other one named in the same turn of the event
+   * loop: a burst of finishes (one socket read of notifications) costs one statement, not one each.
+   */
+  private readSoon(runId: string): void {
+    this.finishedSoon.add(runId);
+    if (this.finishedSoon.size > 1) return;
+    setImmediate(() => {
+      const runIds = [...this.finishedSoon];
+      this.finishedSoon.clear();
+      void this.read(runIds);
+    });
   }
 
   private async read(runIds: readonly string[]): Promise<void> {

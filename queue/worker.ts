@@ -152,7 +152,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       return;
     }
     if (run.inboxEmpty && !signalled.stillEmpty(run.runId, late)) run = { ...run, inboxEmpty: false };
-    const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, ...(problem !== undefined ? { blobProblem: problem } : {}), ...(observe ? { observe } : {}) });
+    const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, agentEvents: onEvent !== undefined, ...(problem !== undefined ? { blobProblem: problem } : {}), ...(observe ? { observe } : {}) });
     executions.set(run.runId, execution);
     void execution.done.then(() => {
       if (executions.get(run.runId) === execution) executions.delete(run.runId);

@@ -63,9 +63,9 @@ const worker = await startWorker({
   concurrency: args.concurrency ?? 4,
   leaseMs: args.leaseMs ?? 2_000,
   pollMs: args.pollMs ?? 200,
-  onEvent: (event) => {
-    // A bench's worker (args.quiet) says only that it started: a line per run would be the bench's cost, not the worker's.
-    if (args.quiet && !event.type.startsWith("worker.")) return;
+  // A bench's worker (args.quiet) listens to nothing, as runAgent in process without onEvent: a line per run would be
+  // the bench's cost, not the worker's, and an agent nobody hears builds no telemetry. It says it started once ready.
+  onEvent: args.quiet ? undefined : (event) => {
     if (event.type !== "agent.event") return print(event);
     // Only the agent events the tests look for (text deltas would flood the pipe).
     if (["tool.call.started", "tool.call.completed", "tool.call.failed", "model.call.started"].includes(event.event.type)) {
@@ -73,6 +73,7 @@ const worker = await startWorker({
     }
   },
 });
+if (args.quiet) print({ type: "worker.started", worker: worker.id });
 process.on("SIGTERM", () => {
   void worker.stop({ timeoutMs: 5_000 }).then(async () => {
     await store.close();

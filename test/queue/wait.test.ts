@@ -75,7 +75,7 @@ describe("Waiters: many waits cost one statement per wake-up", () => {
     expect((await all).map((o) => o.runId)).toEqual([...stored.keys()]);
   });
 
-  it("with working notifications, no one polls: a finished signal reads that run alone", async () => {
+  it("with working notifications, no one polls: a finished signal reads that run alone, a burst of them in one read", async () => {
     const stored = new Map<string, unknown>(Array.from({ length: 200 }, (_, i) => [`r${i}`, null]));
     const { waitSource, counts, finish, listeners } = source(stored, { listening: true, pollMs: 10 });
     const waiters = new Waiters(waitSource);
@@ -87,8 +87,11 @@ describe("Waiters: many waits cost one statement per wake-up", () => {
     expect((await all[7]!).runId).toBe("r7");
     expect(counts.batches).toBe(2);
     expect(counts.idsRead).toBe(200 + 1);
+    // A burst of finishes told in one turn (one socket read of notifications) is one read, not one per run.
     for (const runId of stored.keys()) if (runId !== "r7") finish(runId, good(runId));
     await Promise.all(all);
+    expect(counts.batches).toBe(3);
+    expect(counts.idsRead).toBe(200 + 1 + 199);
     // Nobody waits: the subscription is gone.
     expect(listeners.size).toBe(0);
   });
