@@ -52,7 +52,7 @@ interface JournalRow {
   state: "started" | "completed";
   outcome: unknown;
   packed: Buffer | null;
-  content: string | null;
+  content: Buffer | null;
   element: string | null;
 }
 
@@ -234,10 +234,9 @@ export class PostgresRunLog implements RunLogStore {
     const once =
       results.length === 0
         ? ""
-        : `, j AS (UPDATE ${this.t("tool_journal")} t SET content = NULL, item_stream = u.stream, item_seq = u.seq
+        : `, j AS (UPDATE ${this.t("tool_journal")} t SET content = NULL, content_sha = NULL, item_stream = u.stream, item_seq = u.seq
              FROM unnest($${at}::text[], $${at + 1}::int[], $${at + 2}::int[], $${at + 3}::bytea[]) AS u(call_id, stream, seq, hash)
-             WHERE EXISTS (SELECT 1 FROM ok) AND t.run_id = $1::text AND t.call_id = u.call_id AND t.content IS NOT NULL
-               AND sha256(convert_to(t.content, 'UTF8')) = u.hash RETURNING 1)`;
+             WHERE EXISTS (SELECT 1 FROM ok) AND t.run_id = $1::text AND t.call_id = u.call_id AND t.content_sha = u.hash RETURNING 1)`;
     const { rows } = await this.query<{ written: number; id: string; token: string | null }>(
       `WITH k AS (SELECT nextval('${this.t("checkpoints_id_seq")}') AS id), ok AS (${ok}),
        ${insertStreamsSql(this.schema, "(SELECT run_key FROM ok)", "EXISTS (SELECT 1 FROM ok)")},
@@ -513,18 +512,18 @@ export class PostgresRunLog implements RunLogStore {
 
   async completed(key: JournalKey, outcome: ToolOutcome): Promise<void> {
     const fence = this.fenceFor(key.runId, false);
-    const { packed, content } = packOutcomeApart(outcome);
-    const values = [key.runId, key.iteration, storableKey(key.callId), outcome.name, packed, content];
-    const upsert = `INSERT INTO ${this.t("tool_journal")} AS journal (run_id, iteration, call_id, name, state, packed, content, updated_at)`;
-    const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', packed = excluded.packed, content = excluded.content, updated_at = excluded.updated_at WHERE journal.state = 'started'`;
+    const { packed, content, sha256 } = packOutcomeApart(outcome);
+    const values = [key.runId, key.iteration, storableKey(key.callId), outcome.name, packed, content, sha256];
+    const upsert = `INSERT INTO ${this.t("tool_journal")} AS journal (run_id, iteration, call_id, name, state, packed, content, content_sha, updated_at)`;
+    const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', packed = excluded.packed, content = excluded.content, content_sha = excluded.content_sha, updated_at = excluded.updated_at WHERE journal.state = 'started'`;
     if (!fence) {
-      await this.query(`${upsert} VALUES ($1, $2, $3, $4, 'completed', $5, $6, ${NOW}) ${conflict}`, values);
+      await this.query(`${upsert} VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, ${NOW}) ${conflict}`, values);
       return;
     }
     const { rows } = await this.held(key.runId, fence.token, () =>
       this.query<{ token: string | null }>(
         `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR KEY SHARE),
-         ins AS (${upsert} SELECT $1, $2, $3, $4, 'completed', $5, $6, ${NOW} FROM owner WHERE owner.token = $7 ${conflict} RETURNING 1)
+         ins AS (${upsert} SELECT $1, $2, $3, $4, 'completed', $5, $6, $7, ${NOW} FROM owner WHERE owner.token = $8 ${conflict} RETURNING 1)
          SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
         [...values, fence.token],
         "completed: outcome",
@@ -645,11 +644,11 @@ export class PostgresRunLog implements RunLogStore {
         at = origin?.runId;
       }
       for (const { key, entry } of effectiveEntries(chain)) {
-        // The fork's own copy keeps the text: the message it was read from goes with the deleted run.
+        // The fork's own copy keeps the content: the message it was read from goes with the deleted run.
         const apart = entry.state === "completed" ? packOutcomeApart(entry.outcome) : undefined;
         await query(
-          `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, packed, content, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, ${NOW}) ON CONFLICT DO NOTHING`,
-          [key.runId, key.iteration, key.callId, entry.state === "completed" ? entry.outcome.name : entry.name, entry.state, apart?.packed ?? null, apart?.content ?? null],
+          `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, packed, content, content_sha, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, ${NOW}) ON CONFLICT DO NOTHING`,
+          [key.runId, key.iteration, key.callId, entry.state === "completed" ? entry.outcome.name : entry.name, entry.state, apart?.packed ?? null, apart?.content ?? null, apart?.sha256 ?? null],
         );
       }
       // It keeps naming the run it was forked from (history, lineage); it inherits nothing more.

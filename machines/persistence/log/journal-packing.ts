@@ -26,27 +26,31 @@ export function storedOutcome(stored: unknown): unknown {
 
 /*
  * PostgreSQL keeps a tool result once (migration 6): the journal holds the outcome without its
- * `content`, deflated, and the content as JSON text only until a save stores the tool message that
- * carries the same text; that save replaces the text by the message's place in the log (stream and
- * element), and a lookup reads it back from there. Rows written before keep the whole outcome.
+ * `content`, and the content (deflated) with the SHA-256 of its JSON text only until a save stores
+ * the tool message whose content has that hash; that save replaces both by the message's place in
+ * the log (stream and element), and a lookup reads the content back from there. Rows written before
+ * keep the whole outcome.
  */
 
-/** The journal's two columns for an outcome: the rest deflated (`content` kept in its place, empty) and the content as JSON text. */
-export function packOutcomeApart(outcome: ToolOutcome): { packed: Buffer; content: string } {
-  return { packed: packOutcome({ ...outcome, content: "" }), content: JSON.stringify(outcome.content) };
+/** The journal's columns for an outcome: the rest deflated (`content` kept in its place, empty), the content's JSON text deflated, and that text's hash. */
+export function packOutcomeApart(outcome: ToolOutcome): { packed: Buffer; content: Buffer; sha256: Buffer } {
+  const text = JSON.stringify(outcome.content);
+  return { packed: packOutcome({ ...outcome, content: "" }), content: deflateRawSync(Buffer.from(text, "utf8")), sha256: sha256Of(text) };
 }
 
+const sha256Of = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest();
+
 /**
- * The outcome as `journalEntryOf` reads it from the journal's columns: `content` (JSON text) or, once a
+ * The outcome as `journalEntryOf` reads it from the journal's columns: `content` (deflated JSON text) or, once a
  * save dropped it, `element` (the tool message's JSON text in the log); with neither, `packed` is a
  * whole outcome (a row written before migration 6). Undefined when damaged (journalEntryOf names it).
  */
-export function outcomeApart(packed: Buffer, content: string | null, element: string | null): unknown {
+export function outcomeApart(packed: Buffer, content: Buffer | null, element: string | null): unknown {
   const rest = storedOutcome(packed);
   if (content === null && element === null) return rest;
   try {
     const outcome = JSON.parse(rest as string) as Record<string, unknown>;
-    outcome.content = content !== null ? JSON.parse(content) : (JSON.parse(element!) as { content?: unknown }).content;
+    outcome.content = content !== null ? JSON.parse(inflateRawSync(content).toString("utf8")) : (JSON.parse(element!) as { content?: unknown }).content;
     return outcome;
   } catch {
     return undefined;
@@ -69,7 +73,7 @@ export function toolResultsAmong(items: readonly { stream: number; seq: number; 
     if (!text.startsWith('{"role":"tool"')) continue;
     const message = JSON.parse(text) as { toolCallId?: unknown; content?: unknown };
     if (typeof message.toolCallId !== "string" || typeof message.content !== "string") continue;
-    found.push({ callId: message.toolCallId, stream, seq, sha256: createHash("sha256").update(JSON.stringify(message.content), "utf8").digest() });
+    found.push({ callId: message.toolCallId, stream, seq, sha256: sha256Of(JSON.stringify(message.content)) });
   }
   return found;
 }
