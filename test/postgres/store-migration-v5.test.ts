@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
@@ -14,7 +13,7 @@ import { scriptedModel } from "../../testing/scripted-model.js";
 import { defineTool } from "../../tools/tool.js";
 import { checkpointAgents } from "../fixtures/stores/scenarios.mjs";
 import { FINISHED, FORK, PARKED, THREAD, executingAt } from "../fixtures/stores/v5/scenarios.mjs";
-import { freshDatabase } from "./database.js";
+import { databaseFromDump } from "./database.js";
 
 /**
  * A PostgreSQL run log at schema version 5 (test/fixtures/stores/v5/store-v5.sql, written by build 51f7c5d,
@@ -29,11 +28,9 @@ const expected = JSON.parse(readFileSync(join(V5, "expected.json"), "utf8")) as 
   thread: unknown;
 };
 
-let db: Awaited<ReturnType<typeof freshDatabase>>;
+let db: Awaited<ReturnType<typeof databaseFromDump>>;
 beforeAll(async () => {
-  db = await freshDatabase();
-  const restored = spawnSync("psql", [db.url, "-v", "ON_ERROR_STOP=1", "-q", "-f", join(V5, "store-v5.sql")], { encoding: "utf8" });
-  if (restored.status !== 0) throw new Error(`psql could not restore the fixture dump: ${restored.stderr || restored.error?.message}`);
+  db = await databaseFromDump(join(V5, "store-v5.sql"));
 });
 afterAll(async () => {
   await db?.drop();

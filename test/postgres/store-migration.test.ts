@@ -1,21 +1,18 @@
-import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
 import { checkMigratedQueue, expected, FIXTURES } from "../persistence/store-migration-checks.js";
-import { freshDatabase } from "./database.js";
+import { databaseFromDump } from "./database.js";
 
 /**
  * A PostgreSQL schema written by release 52ccd4e (test/fixtures/stores/queue-pg.sql, a pg_dump), restored
  * with psql into a fresh database and opened by this build: migration 4 moves every run's checkpoint
  * into its log, and the queue goes on as before.
  */
-let db: Awaited<ReturnType<typeof freshDatabase>>;
+let db: Awaited<ReturnType<typeof databaseFromDump>>;
 beforeAll(async () => {
-  db = await freshDatabase();
-  const restored = spawnSync("psql", [db.url, "-v", "ON_ERROR_STOP=1", "-q", "-f", join(FIXTURES, "queue-pg.sql")], { encoding: "utf8" });
-  if (restored.status !== 0) throw new Error(`psql could not restore the fixture dump: ${restored.stderr || restored.error?.message}`);
+  db = await databaseFromDump(join(FIXTURES, "queue-pg.sql"));
 });
 afterAll(async () => {
   await db?.drop();
