@@ -540,7 +540,6 @@ export class PostgresRunLog implements RunLogStore {
 
   private async lookupOnce(key: JournalKey, fence: PgWriteFence | undefined): Promise<JournalEntry | undefined> {
     const select = `SELECT ${this.journalColumns("j")} FROM ${this.t("tool_journal")} j WHERE run_id = $1 AND iteration = $2 AND call_id = $3`;
-    const entryOf = (row: JournalRow, at: JournalKey) => this.entryOf(row, at);
     // The entry with the run's token (fenced) and what it was forked from (read once per run, for an entry it inherits).
     const { rows } = await this.query<JournalRow & OriginRow & { token: string | null; run: boolean; found: boolean }>(
       `SELECT r.run_id IS NOT NULL AS run, r.token, r.fork_of, r.inherit, e.name IS NOT NULL AS found, e.name, e.state, e.outcome, e.packed, e.content, e.element
@@ -550,10 +549,10 @@ export class PostgresRunLog implements RunLogStore {
     const row = rows[0]!;
     if (fence && Number(row.token) !== fence.token) throw this.lost(key.runId);
     if (row.run) this.rememberOrigin(key.runId, row);
-    if (row.found) return entryOf(row, key);
+    if (row.found) return this.entryOf(row, key);
     for (let at = inheritedKey(key, await this.originOf(key.runId)), depth = 0; at && depth < 1_000; depth++) {
       const row = (await this.query<JournalRow>(select, [at.runId, at.iteration, storableKey(at.callId)])).rows[0];
-      if (row) return entryOf(row, at);
+      if (row) return this.entryOf(row, at);
       at = inheritedKey(at, await this.originOf(at.runId));
     }
     return undefined;
