@@ -171,6 +171,14 @@ CREATE TABLE ${s}.run_events (
   PRIMARY KEY (run_id, seq)
 );`,
   },
+  {
+    // A tool result stored once (machines/persistence/log/journal-packing.ts): an outcome's content (deflated, with its hash)
+    // until a save stores the tool message with the same text, then the place of that message instead.
+    // Rows written before keep their whole outcome in packed (or outcome) and read as before.
+    version: 6,
+    sql: (s) => `
+ALTER TABLE ${s}.tool_journal ADD COLUMN content bytea, ADD COLUMN content_sha bytea, ADD COLUMN item_stream integer, ADD COLUMN item_seq integer;`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -7,7 +7,7 @@ import { CheckpointError, checkRecordId, journalEntryOf, queueOwned, type Checkp
 import type { PersistedAgent, RunStatus } from "../../machines/persistence/persistence.js";
 import { encodeValue, type Encoded } from "../../machines/persistence/log/codec.js";
 import { RunContextCache } from "../../machines/persistence/log/context-cache.js";
-import { packOutcome, storedOutcome } from "../../machines/persistence/log/journal-packing.js";
+import { outcomeApart, packOutcomeApart, toolResultsAmong } from "../../machines/persistence/log/journal-packing.js";
 import { effectiveEntries, inheritedKey, readInheritance, type ForkOrigin, type KeyedEntry } from "../../machines/persistence/log/journal-inheritance.js";
 import type { CheckpointEntry, ForkRequest, LogUsage, RunBranch, RunLogStore, ThreadRun } from "../../machines/persistence/log/log-store.js";
 import { lineageOf } from "../../machines/persistence/log/lineage.js";
@@ -44,6 +44,16 @@ export interface LastSave {
   output: (context: RunContext) => string;
   channel: string;
   notify: string;
+}
+
+/** A journal row as lookups read it (see PostgresRunLog.journalColumns). */
+interface JournalRow {
+  name: string;
+  state: "started" | "completed";
+  outcome: unknown;
+  packed: Buffer | null;
+  content: Buffer | null;
+  element: string | null;
 }
 
 /** A run's fork columns. */
@@ -218,17 +228,27 @@ export class PostgresRunLog implements RunLogStore {
       ? `, a AS (UPDATE ${this.t("inbox")} SET applied_at = ${NOW} WHERE run_id = $1::text AND id <= $18::bigint AND applied_at IS NULL AND EXISTS (SELECT 1 FROM ok) RETURNING id)`
       : "";
     const notified = last ? `, n AS (SELECT pg_notify($21::text, $22::text) FROM ok)` : "";
+    // The run's journal drops the text of each tool result this save stores (the same text, by hash) for the message's place.
+    const results = toolResultsAmong(stored.items);
+    const at = last ? 23 : fence ? 19 : 18;
+    const once =
+      results.length === 0
+        ? ""
+        : `, j AS (UPDATE ${this.t("tool_journal")} t SET content = NULL, content_sha = NULL, item_stream = u.stream, item_seq = u.seq
+             FROM unnest($${at}::text[], $${at + 1}::int[], $${at + 2}::int[], $${at + 3}::bytea[]) AS u(call_id, stream, seq, hash)
+             WHERE EXISTS (SELECT 1 FROM ok) AND t.run_id = $1::text AND t.call_id = u.call_id AND t.content_sha = u.hash RETURNING 1)`;
     const { rows } = await this.query<{ written: number; id: string; token: string | null }>(
       `WITH k AS (SELECT nextval('${this.t("checkpoints_id_seq")}') AS id), ok AS (${ok}),
        ${insertStreamsSql(this.schema, "(SELECT run_key FROM ok)", "EXISTS (SELECT 1 FROM ok)")},
        c AS (INSERT INTO ${this.t("checkpoints")} (id, run_key, key_id, prev_key, body)
-         SELECT k.id, ok.run_key, $14::bigint, $16::bigint, $15::bytea FROM k, ok)${applied}${notified}
+         SELECT k.id, ok.run_key, $14::bigint, $16::bigint, $15::bytea FROM k, ok)${applied}${notified}${once}
        SELECT (SELECT count(*) FROM ok)::int AS written, (SELECT id FROM k) AS id, (SELECT token FROM ${runs} WHERE run_id = $1::text) AS token${last ? ", (SELECT count(*) FROM n)::int AS notified" : ""}`,
       [
         runId, ...streamParams(stored), record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(last ? [] : pendingFromSnapshot(record.snapshot)),
         context.head ?? null, packed.keyId ?? null, packed.body, PgCheckpointRows.prevKeyOf(packed, context.keyframe?.id),
         ...(fence ? [fence.token, last ? Number.MAX_SAFE_INTEGER : fence.delivered] : [record.status]),
         ...(last ? [last.status, last.output(contextAfter(context, stored, context.head ?? 0, undefined)), last.channel, last.notify] : []),
+        ...(results.length === 0 ? [] : [results.map((r) => storableKey(r.callId)), results.map((r) => r.stream), results.map((r) => r.seq), results.map((r) => r.sha256)]),
       ],
       last ? "finish: output" : "save: checkpoint",
     );
@@ -492,17 +512,18 @@ export class PostgresRunLog implements RunLogStore {
 
   async completed(key: JournalKey, outcome: ToolOutcome): Promise<void> {
     const fence = this.fenceFor(key.runId, false);
-    const values = [key.runId, key.iteration, storableKey(key.callId), outcome.name, packOutcome(outcome)];
-    const upsert = `INSERT INTO ${this.t("tool_journal")} AS journal (run_id, iteration, call_id, name, state, packed, updated_at)`;
-    const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', packed = excluded.packed, updated_at = excluded.updated_at WHERE journal.state = 'started'`;
+    const { packed, content, sha256 } = packOutcomeApart(outcome);
+    const values = [key.runId, key.iteration, storableKey(key.callId), outcome.name, packed, content, sha256];
+    const upsert = `INSERT INTO ${this.t("tool_journal")} AS journal (run_id, iteration, call_id, name, state, packed, content, content_sha, updated_at)`;
+    const conflict = `ON CONFLICT (run_id, iteration, call_id) DO UPDATE SET name = excluded.name, state = 'completed', packed = excluded.packed, content = excluded.content, content_sha = excluded.content_sha, updated_at = excluded.updated_at WHERE journal.state = 'started'`;
     if (!fence) {
-      await this.query(`${upsert} VALUES ($1, $2, $3, $4, 'completed', $5, ${NOW}) ${conflict}`, values);
+      await this.query(`${upsert} VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, ${NOW}) ${conflict}`, values);
       return;
     }
     const { rows } = await this.held(key.runId, fence.token, () =>
       this.query<{ token: string | null }>(
         `WITH owner AS (SELECT token FROM ${this.t("runs")} WHERE run_id = $1 FOR KEY SHARE),
-         ins AS (${upsert} SELECT $1, $2, $3, $4, 'completed', $5, ${NOW} FROM owner WHERE owner.token = $6 ${conflict} RETURNING 1)
+         ins AS (${upsert} SELECT $1, $2, $3, $4, 'completed', $5, $6, $7, ${NOW} FROM owner WHERE owner.token = $8 ${conflict} RETURNING 1)
          SELECT (SELECT token FROM owner) AS token, (SELECT count(*) FROM ins)::int AS written`,
         [...values, fence.token],
         "completed: outcome",
@@ -518,25 +539,33 @@ export class PostgresRunLog implements RunLogStore {
   }
 
   private async lookupOnce(key: JournalKey, fence: PgWriteFence | undefined): Promise<JournalEntry | undefined> {
-    const select = `SELECT name, state, outcome, packed FROM ${this.t("tool_journal")} WHERE run_id = $1 AND iteration = $2 AND call_id = $3`;
-    type Row = { name: string; state: "started" | "completed"; outcome: unknown; packed: Buffer | null };
-    const entryOf = (row: Row, at: JournalKey) => journalEntryOf({ ...row, outcome: row.packed !== null ? storedOutcome(row.packed) : row.outcome }, at, `schema ${this.schema}`);
+    const select = `SELECT ${this.journalColumns("j")} FROM ${this.t("tool_journal")} j WHERE run_id = $1 AND iteration = $2 AND call_id = $3`;
     // The entry with the run's token (fenced) and what it was forked from (read once per run, for an entry it inherits).
-    const { rows } = await this.query<Row & OriginRow & { token: string | null; run: boolean; found: boolean }>(
-      `SELECT r.run_id IS NOT NULL AS run, r.token, r.fork_of, r.inherit, e.name IS NOT NULL AS found, e.name, e.state, e.outcome, e.packed
+    const { rows } = await this.query<JournalRow & OriginRow & { token: string | null; run: boolean; found: boolean }>(
+      `SELECT r.run_id IS NOT NULL AS run, r.token, r.fork_of, r.inherit, e.name IS NOT NULL AS found, e.name, e.state, e.outcome, e.packed, e.content, e.element
        FROM (SELECT 1) x LEFT JOIN ${this.t("runs")} r ON r.run_id = $1 LEFT JOIN (${select}) e ON true`,
       [key.runId, key.iteration, storableKey(key.callId)],
     );
     const row = rows[0]!;
     if (fence && Number(row.token) !== fence.token) throw this.lost(key.runId);
     if (row.run) this.rememberOrigin(key.runId, row);
-    if (row.found) return entryOf(row, key);
+    if (row.found) return this.entryOf(row, key);
     for (let at = inheritedKey(key, await this.originOf(key.runId)), depth = 0; at && depth < 1_000; depth++) {
-      const row = (await this.query<Row>(select, [at.runId, at.iteration, storableKey(at.callId)])).rows[0];
-      if (row) return entryOf(row, at);
+      const row = (await this.query<JournalRow>(select, [at.runId, at.iteration, storableKey(at.callId)])).rows[0];
+      if (row) return this.entryOf(row, at);
       at = inheritedKey(at, await this.originOf(at.runId));
     }
     return undefined;
+  }
+
+  /** A journal row's columns as `entryOf` reads them: the outcome's text or, once a save dropped it, the tool message it is read from. */
+  private journalColumns(alias: string): string {
+    return `${alias}.name, ${alias}.state, ${alias}.outcome, ${alias}.packed, ${alias}.content,
+      (SELECT body FROM ${this.t("items")} WHERE stream_id = ${alias}.item_stream AND seq = ${alias}.item_seq) AS element`;
+  }
+
+  private entryOf(row: JournalRow, at: JournalKey): JournalEntry {
+    return journalEntryOf({ ...row, outcome: row.packed !== null ? outcomeApart(row.packed, row.content, row.element) : row.outcome }, at, `schema ${this.schema}`);
   }
 
   async forget(runId: string): Promise<void> {
@@ -596,13 +625,13 @@ export class PostgresRunLog implements RunLogStore {
   private async handJournalToForks(query: Query, runId: string): Promise<void> {
     const forks = await query<{ run_id: string }>(`SELECT run_id FROM ${this.t("runs")} WHERE fork_of = $1`, [runId]);
     const entries = async (id: string): Promise<KeyedEntry[]> => {
-      const { rows } = await query<{ iteration: number; call_id: string; name: string; state: "started" | "completed"; outcome: unknown; packed: Buffer | null }>(
-        `SELECT iteration, call_id, name, state, outcome, packed FROM ${this.t("tool_journal")} WHERE run_id = $1`,
+      const { rows } = await query<JournalRow & { iteration: number; call_id: string }>(
+        `SELECT j.iteration, j.call_id, ${this.journalColumns("j")} FROM ${this.t("tool_journal")} j WHERE j.run_id = $1`,
         [id],
       );
       return rows.map((row) => {
         const key = { runId: id, iteration: row.iteration, callId: row.call_id };
-        return { key, entry: journalEntryOf({ ...row, outcome: row.packed !== null ? storedOutcome(row.packed) : row.outcome }, key, `schema ${this.schema}`) };
+        return { key, entry: this.entryOf(row, key) };
       });
     };
     for (const { run_id: fork } of forks.rows) {
@@ -614,9 +643,11 @@ export class PostgresRunLog implements RunLogStore {
         at = origin?.runId;
       }
       for (const { key, entry } of effectiveEntries(chain)) {
+        // The fork's own copy keeps the content: the message it was read from goes with the deleted run.
+        const apart = entry.state === "completed" ? packOutcomeApart(entry.outcome) : undefined;
         await query(
-          `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, packed, updated_at) VALUES ($1, $2, $3, $4, $5, $6, ${NOW}) ON CONFLICT DO NOTHING`,
-          [key.runId, key.iteration, key.callId, entry.state === "completed" ? entry.outcome.name : entry.name, entry.state, entry.state === "completed" ? packOutcome(entry.outcome) : null],
+          `INSERT INTO ${this.t("tool_journal")} (run_id, iteration, call_id, name, state, packed, content, content_sha, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, ${NOW}) ON CONFLICT DO NOTHING`,
+          [key.runId, key.iteration, key.callId, entry.state === "completed" ? entry.outcome.name : entry.name, entry.state, apart?.packed ?? null, apart?.content ?? null, apart?.sha256 ?? null],
         );
       }
       // It keeps naming the run it was forked from (history, lineage); it inherits nothing more.

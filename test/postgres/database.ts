@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { inject } from "vitest";
@@ -36,4 +37,15 @@ export async function freshDatabase(prefix = "jianmu_test"): Promise<{ url: stri
       }
     },
   };
+}
+
+/** A fresh database holding what a pg_dump file (a store an earlier build wrote) holds, restored with psql. */
+export async function databaseFromDump(dumpFile: string): Promise<Awaited<ReturnType<typeof freshDatabase>>> {
+  const db = await freshDatabase();
+  const restored = spawnSync("psql", [db.url, "-v", "ON_ERROR_STOP=1", "-q", "-f", dumpFile], { encoding: "utf8" });
+  if (restored.status !== 0) {
+    await db.drop();
+    throw new Error(`psql could not restore the fixture dump ${dumpFile}: ${restored.stderr || restored.error?.message}`);
+  }
+  return db;
 }

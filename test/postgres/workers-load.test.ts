@@ -1,5 +1,5 @@
-import { inflateRawSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { outcomeApart } from "../../machines/persistence/log/journal-packing.js";
 import type { WorkerEvent } from "../../queue/worker-events.js";
 import { workerProcessFixture } from "./worker-fixture.js";
 
@@ -61,9 +61,12 @@ describe("PostgreSQL run queue: worker processes under load and chaos", () => {
     // No side effect ever happened twice...
     expect(Object.values(effects).every((count) => count === 1)).toBe(true);
     // ...and every call the journal holds as completed with a result ran exactly once.
-    // Outcomes are stored deflated (machines/persistence/log/journal-packing.ts).
-    const journaled = await sql(`SELECT run_id, call_id, packed FROM ${schema}.tool_journal WHERE state = 'completed'`);
-    const completed = { rows: journaled.rows.map((r) => ({ ...r, outcome: JSON.parse(inflateRawSync(r.packed as Buffer).toString("utf8")) as { status: string; content: string } })) };
+    // Outcomes are stored deflated, their text once: in the journal until the conversation holds it (machines/persistence/log/journal-packing.ts).
+    const journaled = await sql(
+      `SELECT j.run_id, j.call_id, j.packed, j.content, (SELECT body FROM ${schema}.items i WHERE i.stream_id = j.item_stream AND i.seq = j.item_seq) AS element
+       FROM ${schema}.tool_journal j WHERE j.state = 'completed'`,
+    );
+    const completed = { rows: journaled.rows.map((r) => ({ ...r, outcome: outcomeApart(r.packed as Buffer, r.content as Buffer | null, r.element as string | null) as { status: string; content: string } })) };
     const ran = completed.rows.filter((r) => r.outcome.status === "ok");
     expect(ran.length).toBeGreaterThan(0);
     for (const row of ran) expect(effects[row.outcome.content.replace(/^recorded /, "")]).toBe(1);
