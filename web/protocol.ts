@@ -120,6 +120,8 @@ export const RUN_EVENT_SCHEMAS = {
   "tool.call.denied": z.object({ callId: z.string(), name: z.string(), reason: z.string() }),
   "approval.requested": PendingApprovalSchema,
   "approval.decided": z.object({ callId: z.string(), name: z.string(), decision: z.enum(["approved", "rejected"]), edited: z.boolean(), reason: z.string().optional() }),
+  /** A decision the run did not apply (an edit the tool refuses, a call not waiting): the call, if it was waiting, still waits. */
+  "approval.refused": z.object({ callId: z.string(), reason: z.string() }),
   usage: z.object({ usage: UsageSchema }),
   "run.finished": z.object({ output: RunOutputSchema }),
   "run.error": z.object({ message: z.string() }),

@@ -26,24 +26,32 @@ export interface WebAssistantOptions {
   onPayment?: (payment: Payment) => void;
 }
 
-export function createWebAssistant(options: WebAssistantOptions) {
-  const payInvoice = defineTool({
+/** The assistant's one tool: a payment, tagged so that the approval rule below applies to it. */
+export function payInvoiceTool(onPayment?: (payment: Payment) => void) {
+  return defineTool({
     name: "pay_invoice",
     description: "Pay a supplier invoice by bank transfer.",
     parameters: z.object({ invoice: z.string().regex(/^INV-\d+$/, "must look like INV-1042"), amountEur: z.number().positive() }),
     effectTags: ["payment"],
     execute: ({ invoice, amountEur }) => {
-      options.onPayment?.({ invoice, amountEur });
+      onPayment?.({ invoice, amountEur });
       return `transfer of EUR ${amountEur} for ${invoice} sent`;
     },
   });
+}
+
+/** Every payment waits for a person. */
+export const paymentsNeedApproval = requireApproval({ effectTags: ["payment"], reason: "payments need a second pair of eyes" });
+
+export function createWebAssistant(options: WebAssistantOptions) {
+  const payInvoice = payInvoiceTool(options.onPayment);
   return createReactMachine({
     name: MACHINE_NAME,
     modelClient: options.modelClient,
     config: { systemPrompt: "You pay supplier invoices. Every payment needs the user's approval." },
     configFile: false,
     tools: [payInvoice],
-    constraints: [requireApproval({ effectTags: ["payment"], reason: "payments need a second pair of eyes" })],
+    constraints: [paymentsNeedApproval],
     ...(options.journal ? { journal: options.journal } : {}),
   });
 }

@@ -2,10 +2,10 @@ import { join } from "node:path";
 import { buildResumeArray, HttpAgent } from "@ag-ui/client";
 import { DefaultChatTransport, type UIMessage } from "ai";
 import { describe, expect, it } from "vitest";
-import { ModelClient } from "../../index.js";
+import { createReactMachine, ModelClient, type ToolProvider } from "../../index.js";
 import { SqliteRunStore, startWorker, type WorkerEvent } from "../../sqlite.js";
 import { scriptedTurns, startOpenAIServer, textTurn, toolCallTurn } from "../../testing.js";
-import { AGENT_NAME, createWebAssistant, type Payment } from "../../examples/web/agent.js";
+import { AGENT_NAME, createWebAssistant, payInvoiceTool, paymentsNeedApproval, webAssistantModel, type Payment } from "../../examples/web/agent.js";
 import { storeRunEvents } from "../../http.js";
 import { ErrorBodySchema } from "../../web/protocol.js";
 import { postJson, scratchPerTest, startReplica, TASK, type Replica } from "./helpers.js";
@@ -144,6 +144,28 @@ describe("AG-UI's route on a run queue, across replicas", () => {
     expect(new Set(claims)).toEqual(new Set([runId]));
   }, 30_000);
 
+  it("an edit only the run can check (a tool provider's tool), refused on the worker: the response ends with the call asked again, the refusal as its message; the corrected answer runs the tool once", async () => {
+    const { a, b, payments } = await cluster(providerAgent);
+    const start = await postJson(`${a.base}/agents/payments/ag-ui`, { threadId: "t", runId: "ag-1", messages: [{ id: "u1", role: "user", content: TASK }] });
+    const first = agUiEvents(await start.text());
+    const [interrupt] = first.at(-1)!.outcome!.interrupts!;
+    expect(interrupt).toMatchObject({ toolCallId: "call_pay_1" });
+    const resume = (replica: Replica, runId: string, payload: { approved: boolean; editedArgs: Record<string, unknown> }) =>
+      postJson(`${replica.base}/agents/payments/ag-ui`, { threadId: "t", runId, messages: [], resume: [{ interruptId: interrupt!.id, status: "resolved", payload }] });
+
+    // The replica cannot check it: it goes to the run, whose worker refuses it. The response ends (it does not hang) with the call again.
+    const bad = await resume(b, "ag-2", { approved: true, editedArgs: { invoice: "nope", amountEur: 5 } });
+    expect(bad.status).toBe(200);
+    const refused = agUiEvents(await bad.text());
+    expect(refused.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "interrupt", interrupts: [{ id: interrupt!.id, toolCallId: "call_pay_1" }] } });
+    expect(refused.at(-1)!.outcome!.interrupts![0]!.message).toMatch(/^your answer was not applied: .*pay_invoice.*INV-1042/);
+    expect(payments).toEqual([]);
+
+    const corrected = agUiEvents(await (await resume(a, "ag-3", { approved: true, editedArgs: { invoice: "INV-1042", amountEur: 1200 } })).text());
+    expect(corrected.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
+    expect(payments).toEqual([{ invoice: "INV-1042", amountEur: 1200 }]);
+  }, 30_000);
+
   it("a resume through B that answers one of two waiting calls ends at once with the other as the interrupt; the second answer, through A, runs both", async () => {
     const { a, b, store, payments } = await cluster(twoCallAgent);
     const start = await postJson(`${a.base}/agents/payments/ag-ui`, { threadId: "t", runId: "ag-1", messages: [{ id: "u1", role: "user", content: "Pay INV-1 and INV-2." }] });
@@ -173,6 +195,26 @@ describe("AG-UI's route on a run queue, across replicas", () => {
   }, 30_000);
 });
 
+/**
+ * The payments agent with pay_invoice offered by a tool provider instead of its own tools: the
+ * replicas do not know the tool, so only the run (on its worker) can check an edit of its arguments.
+ */
+async function providerAgent(store: SqliteRunStore): Promise<Agent> {
+  const model = await startOpenAIServer({ respond: webAssistantModel().respond });
+  const payments: Payment[] = [];
+  const pay = payInvoiceTool((p) => payments.push(p));
+  const ledger: ToolProvider = { name: "ledger", initialize: () => undefined, getTools: () => [pay], close: () => undefined };
+  const machine = createReactMachine({
+    name: "ProviderPayments",
+    modelClient: ModelClient.resolve({ baseURL: model.baseURL, apiKey: "test", model: "gpt-4o-mini" }),
+    toolProviders: [ledger],
+    constraints: [paymentsNeedApproval],
+    journal: store,
+    configFile: false,
+  });
+  return { agents: { [AGENT_NAME]: machine }, payments, model };
+}
+
 /** The payments agent on a model that asks for two payments in one turn, then says it is done. */
 async function twoCallAgent(store: SqliteRunStore): Promise<Agent> {
   const calls = [
@@ -189,7 +231,7 @@ async function twoCallAgent(store: SqliteRunStore): Promise<Agent> {
 interface AgUiWire {
   type: string;
   toolCallId?: string;
-  outcome?: { type: string; interrupts?: { id: string; toolCallId: string }[] };
+  outcome?: { type: string; interrupts?: { id: string; toolCallId: string; message: string }[] };
 }
 
 /** An AG-UI response's events, from its `data:` lines. */

@@ -114,6 +114,9 @@ export function applyRunEvent(run: RunState, event: RunEvent): RunState {
     }
     case "approval.decided":
       return { ...run, pendingApprovals: run.pendingApprovals.filter((p) => p.callId !== event.data.callId) };
+    case "approval.refused":
+      // Nothing changed in the run: a call it refused a decision for is still in pendingApprovals, to be answered again.
+      return run;
     case "usage":
       return { ...run, usage: event.data.usage };
     case "run.finished":

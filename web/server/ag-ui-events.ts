@@ -148,6 +148,10 @@ export class AgUiTranslator extends ReplyTranslator<AgUiEvent> {
       case "run.error":
         this.fail(out, event.data.message, "machine_error");
         break;
+      case "approval.refused":
+        // An answer the run refused (an edit only the worker could check): the call waits again, so the person is asked again.
+        if (this.options.pendingApprovals().some((call) => call.callId === event.data.callId)) this.end(out, this.interrupted());
+        break;
       default:
         // run.started, run.snapshot, approval.decided, usage: nothing AG-UI carries for them.
         break;

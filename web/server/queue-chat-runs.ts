@@ -35,8 +35,10 @@ export function queueChatRuns(request: Request, queue: QueueRuns, authorize: Aut
       await queue.send(run.runId, commands);
       // The view is the run's last checkpoint: an earlier answer still in the inbox (its worker has not applied it) answered its call too.
       const answered = await queue.decidedInInbox(run.runId);
-      for (const command of commands) if (command.type !== "agent.cancel") answered.add(command.callId);
-      return storedStream(queue, run.runId, from, run.pendingApprovals.filter((call) => !answered.has(call.callId)));
+      const answeredNow = new Set(commands.flatMap((command) => (command.type === "agent.cancel" ? [] : [command.callId])));
+      for (const callId of answeredNow) answered.add(callId);
+      const askedAgain = run.pendingApprovals.filter((call) => answeredNow.has(call.callId));
+      return storedStream(queue, run.runId, from, run.pendingApprovals.filter((call) => !answered.has(call.callId)), askedAgain);
     },
   };
 }
@@ -44,10 +46,13 @@ export function queueChatRuns(request: Request, queue: QueueRuns, authorize: Aut
 /**
  * A run's stored events after `from`. The calls it waits for are known from its events (the store's
  * status may lag behind them): those still waiting when the response began, plus those it asks about
- * since, less those decided since.
+ * since, less those decided since. `answered`: the calls this request answered; one whose answer the
+ * run refuses (an edit only the worker can check, of a tool provider's or a nested agent's call)
+ * waits again, with the refusal as its reason, and the response ends with it (ag-ui-events.ts).
  */
-function storedStream(queue: QueueRuns, runId: string, from: number, waiting: readonly PendingApproval[]): ChatStream {
+function storedStream(queue: QueueRuns, runId: string, from: number, waiting: readonly PendingApproval[], answered: readonly PendingApproval[] = []): ChatStream {
   const pending = new Map(waiting.map((call) => [call.callId, call]));
+  const refusable = new Map(answered.map((call) => [call.callId, call]));
   const stored = queue.follower(runId, String(from));
   return {
     runId,
@@ -55,7 +60,7 @@ function storedStream(queue: QueueRuns, runId: string, from: number, waiting: re
     feed: {
       follow: (listener, onClose) =>
         stored.follow((event) => {
-          noteApprovals(pending, event);
+          noteApprovals(pending, refusable, event);
           listener(event);
         }, onClose),
     },
@@ -64,15 +69,21 @@ function storedStream(queue: QueueRuns, runId: string, from: number, waiting: re
   };
 }
 
-function noteApprovals(pending: Map<string, PendingApproval>, event: RunEvent): void {
+function noteApprovals(pending: Map<string, PendingApproval>, refusable: Map<string, PendingApproval>, event: RunEvent): void {
   switch (event.type) {
     case "approval.requested":
       pending.set(event.data.callId, event.data);
       break;
+    case "approval.refused": {
+      const call = refusable.get(event.data.callId);
+      if (call) pending.set(call.callId, { ...call, reason: `your answer was not applied: ${event.data.reason}` });
+      break;
+    }
     case "approval.decided":
     case "tool.call.denied":
     case "tool.call.completed":
     case "tool.call.failed":
+      refusable.delete(event.data.callId);
       pending.delete(event.data.callId);
       break;
     default:

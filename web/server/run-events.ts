@@ -117,6 +117,8 @@ function translate(event: AgentEmitted): RunEvent | undefined {
           ...(event.deadline !== undefined ? { deadline: event.deadline } : {}),
         },
       };
+    case "guard.approval.refused":
+      return { type: "approval.refused", data: { callId: event.callId, reason: event.reason } };
     case "guard.approval.decided":
       return {
         type: "approval.decided",

@@ -125,6 +125,7 @@ export class UIChunkTranslator extends ReplyTranslator<UIChunk> {
         break;
       default:
         // run.started, run.snapshot, approval.decided: the page already knows (the message's id is the run's; it sent the decision).
+        // approval.refused: useChat's answers carry no edits, the one kind of answer a run refuses after the handler let it through.
         break;
     }
   }
