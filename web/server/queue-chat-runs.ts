@@ -37,8 +37,8 @@ export function queueChatRuns(request: Request, queue: QueueRuns, authorize: Aut
       const answered = await queue.decidedInInbox(run.runId);
       const answeredNow = new Set(commands.flatMap((command) => (command.type === "agent.cancel" ? [] : [command.callId])));
       for (const callId of answeredNow) answered.add(callId);
-      const askedAgain = run.pendingApprovals.filter((call) => answeredNow.has(call.callId));
-      return storedStream(queue, run.runId, from, run.pendingApprovals.filter((call) => !answered.has(call.callId)), askedAgain);
+      const answeredHere = run.pendingApprovals.filter((call) => answeredNow.has(call.callId));
+      return storedStream(queue, run.runId, from, run.pendingApprovals.filter((call) => !answered.has(call.callId)), answeredHere);
     },
   };
 }
