@@ -370,7 +370,7 @@ class RunExecution implements Execution {
 
   /** A run whose input or checkpoint cannot be used ends failed, with the reason as its output. */
   private async failUnstartable(message: string): Promise<void> {
-    // Not recorded: the failed write already ended the run here (lose), and this end does nothing.
+    // A write that failed has ended the run already (lose), so then this end does nothing.
     this.end(undefined, { outputRecorded: await this.writeOutput(failedOutput(this.runId, message, this.options.run.input)) });
   }
 

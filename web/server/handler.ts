@@ -269,7 +269,8 @@ function heldRuns(options: AgentHandlerOptions, agents: Readonly<Record<string, 
     store,
     retainFinishedMs: options.retainFinishedMs ?? 600_000,
     maxFinishedRuns: options.maxFinishedRuns ?? 1_000,
-    releaseParkedMs: options.store === false ? undefined : (options.releaseParkedMs ?? 300_000),
+    // Nothing parked is held here without a store, nor with a run store (its runs park in the store): no sweep.
+    releaseParkedMs: options.store === false || isRunStore(options.store) ? undefined : (options.releaseParkedMs ?? 300_000),
     onError,
   });
 }
