@@ -31,6 +31,7 @@ export async function readTurn(stream: ReadableStream<Part>, source: { endpoint:
   signal.addEventListener("abort", stop, { once: true });
   try {
     for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      if (next.value.type === "error" && turn.answerStands(next.value.error)) continue;
       if (next.value.type === "error") {
         stop();
         return new StreamFailure(next.value.error);
@@ -55,6 +56,8 @@ class TurnBuilder {
   private readonly streamed = new Map<string, { index: number; name: string; text: string }>();
   private finish: Extract<Part, { type: "finish" }> | undefined;
   private serverModel: string | undefined;
+  /** The model's own finish reason, when AI SDK 7 reported the answer as a tool-choice violation. */
+  private violatedChoice: string | undefined;
 
   constructor(
     private readonly source: { endpoint: string; model: string },
@@ -106,12 +109,24 @@ class TurnBuilder {
     }
   }
 
+  /**
+   * AI SDK 7 checks a forced tool choice itself and reports an answer without the forced call as
+   * a stream error (`ToolChoiceViolationError`), then finishes the stream. The answer is still the
+   * model's: the loop judges it, as it does on AI SDK 6 and on jianmu's OpenAI clients, so it stands.
+   */
+  answerStands(error: unknown): boolean {
+    const violation = error as { name?: unknown; finishReason?: unknown } | undefined;
+    if (violation?.name !== "AI_ToolChoiceViolationError" || typeof violation.finishReason !== "string") return false;
+    this.violatedChoice = violation.finishReason;
+    return true;
+  }
+
   /** The turn, or undefined when the stream never finished. */
   build(): ModelTurn | undefined {
     if (this.finish === undefined) return undefined;
     const { model, endpoint } = this.source;
     const { usage, missing } = usageOf(this.finish.totalUsage);
-    const turn: ModelTurn = { content: this.content, toolCalls: this.calls, usage, finishReason: finishReasonOf(this.finish.finishReason), model };
+    const turn: ModelTurn = { content: this.content, toolCalls: this.calls, usage, finishReason: finishReasonOf(this.violatedChoice ?? this.finish.finishReason), model };
     if (this.reasoning !== "") turn.reasoning = this.reasoning;
     if (missing) turn.usageMissing = true;
     if (this.serverModel !== undefined && this.serverModel !== model) turn.serverModel = this.serverModel;
