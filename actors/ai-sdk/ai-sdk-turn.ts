@@ -181,8 +181,10 @@ function usageOf(reported: LanguageModelUsage): { usage: Usage; missing: boolean
     completionTokens: completionTokens ?? 0,
     totalTokens: tokenCount(reported.totalTokens) ?? (promptTokens ?? 0) + (completionTokens ?? 0),
   };
-  const reasoningTokens = tokenCount(reported.outputTokenDetails?.reasoningTokens ?? reported.reasoningTokens);
-  const cached = tokenCount(reported.inputTokenDetails?.cacheReadTokens ?? reported.cachedInputTokens);
+  // AI SDK 6 also has the flat fields (all a v2 model reports); AI SDK 7 dropped them from its type.
+  const flat = reported as { reasoningTokens?: number | undefined; cachedInputTokens?: number | undefined };
+  const reasoningTokens = tokenCount(reported.outputTokenDetails?.reasoningTokens ?? flat.reasoningTokens);
+  const cached = tokenCount(reported.inputTokenDetails?.cacheReadTokens ?? flat.cachedInputTokens);
   if (reasoningTokens !== undefined) usage.reasoningTokens = reasoningTokens;
   if (cached !== undefined) usage.cachedPromptTokens = cached;
   return { usage, missing: promptTokens === undefined && completionTokens === undefined };
