@@ -23,7 +23,19 @@ export default defineConfig({
       },
       {
         resolve: { alias: [{ find: /^ai(\/.*)?$/, replacement: "ai-v7$1" }] },
-        test: { name: "ai-sdk-7", include: ["test/ai-sdk-7/**/*.test.ts", "test/ai-sdk/mock-model.test.ts", "test/ai-sdk/openai-http.test.ts", "test/ai-sdk/anthropic-http.test.ts"], ...shared },
+        test: {
+          name: "ai-sdk-7",
+          include: [
+            "test/ai-sdk-7/**/*.test.ts",
+            "test/ai-sdk/mock-model.test.ts",
+            "test/ai-sdk/openai-http.test.ts",
+            "test/ai-sdk/anthropic-http.test.ts",
+            // The chat route's UI message stream, read by AI SDK 7's own DefaultChatTransport and readUIMessageStream.
+            "test/web/ui-message-chunks.test.ts",
+            "test/web/ai-sdk-chat.test.ts",
+          ],
+          ...shared,
+        },
       },
     ],
   },
