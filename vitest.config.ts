@@ -33,6 +33,7 @@ export default defineConfig({
             // The chat route's UI message stream, read by AI SDK 7's own DefaultChatTransport and readUIMessageStream.
             "test/web/ui-message-chunks.test.ts",
             "test/web/ai-sdk-chat.test.ts",
+            "test/web/chat-replicas.test.ts",
           ],
           ...shared,
         },
