@@ -1,12 +1,12 @@
 import { APICallError } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from "vitest";
-import { z } from "zod";
 import { fromAiSdk, type AiSdkLanguageModel } from "../../ai-sdk.js";
-import { createReactMachine, defineTool, human, ModelError, runAgent, type ModelCallEvent } from "../../index.js";
+import { createReactMachine, human, ModelError, runAgent, type ModelCallEvent } from "../../index.js";
 import { functionSchemas } from "../../tools/toolset.js";
 import { toolInfo } from "../../tools/tool.js";
 import { aiMajor } from "../ai-sdk/ai-version.js";
+import { expectGreeting, finish, greeting, text, toolCall, usage, weather } from "../ai-sdk/stream-script.js";
 import { capturedWarnings } from "./warnings.js";
 
 /*
@@ -17,22 +17,6 @@ import { capturedWarnings } from "./warnings.js";
 
 type CallOptions = Parameters<MockLanguageModelV4["doStream"]>[0];
 type StreamPart = Awaited<ReturnType<MockLanguageModelV4["doStream"]>>["stream"] extends ReadableStream<infer Part> ? Part : never;
-
-const usage = (input: number, output: number, details: { cacheRead?: number; reasoning?: number } = {}) => ({
-  inputTokens: { total: input, noCache: input - (details.cacheRead ?? 0), cacheRead: details.cacheRead, cacheWrite: undefined },
-  outputTokens: { total: output, text: output - (details.reasoning ?? 0), reasoning: details.reasoning },
-});
-
-const finish = (reason: "stop" | "tool-calls", u = usage(10, 5)): StreamPart => ({ type: "finish", finishReason: { unified: reason, raw: reason }, usage: u });
-
-const text = (id: string, ...deltas: string[]): StreamPart[] => [{ type: "text-start", id }, ...deltas.map((delta): StreamPart => ({ type: "text-delta", id, delta })), { type: "text-end", id }];
-
-const toolCall = (id: string, name: string, ...fragments: string[]): StreamPart[] => [
-  { type: "tool-input-start", id, toolName: name },
-  ...fragments.map((delta): StreamPart => ({ type: "tool-input-delta", id, delta })),
-  { type: "tool-input-end", id },
-  { type: "tool-call", toolCallId: id, toolName: name, input: fragments.join("") },
-];
 
 /** A v4 mock model that streams each script in turn and keeps every call's options. */
 function scripted(...turns: StreamPart[][]) {
@@ -52,12 +36,6 @@ function scripted(...turns: StreamPart[][]) {
   return { model, calls };
 }
 
-const weather = defineTool({
-  name: "get_weather",
-  description: "Current weather of a city",
-  parameters: z.object({ city: z.string() }),
-  execute: async ({ city }) => `${city}: 18°C, clear`,
-});
 
 const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 
@@ -76,19 +54,10 @@ describe("fromAiSdk over AI SDK 7's specification v4 mock model", () => {
   });
 
   it("streams text and reasoning as events and reads the v4 usage with its reasoning and cache-read details", async () => {
-    const { model } = scripted([
-      { type: "reasoning-start", id: "r" },
-      { type: "reasoning-delta", id: "r", delta: "The user greets; " },
-      { type: "reasoning-delta", id: "r", delta: "greet back." },
-      { type: "reasoning-end", id: "r" },
-      ...text("t", "Hello", " there"),
-      finish("stop", usage(120, 40, { cacheRead: 100, reasoning: 25 })),
-    ]);
+    const { model } = scripted(greeting());
     const events: ModelCallEvent[] = [];
     const turn = await fromAiSdk(model).complete({ messages: [human("hi")], tools: [] }, { onEvent: (event) => events.push(event) });
-    expect(turn).toMatchObject({ content: "Hello there", reasoning: "The user greets; greet back.", toolCalls: [], finishReason: "stop", model: "mock-v4" });
-    expect(turn.usage).toEqual({ promptTokens: 120, completionTokens: 40, totalTokens: 160, reasoningTokens: 25, cachedPromptTokens: 100 });
-    expect(events.map((event) => event.type)).toEqual(["model.call.started", "reasoning.delta", "reasoning.delta", "text.delta", "text.delta", "model.call.completed"]);
+    expectGreeting(turn, events, "mock-v4");
     expect(warnings.list).toEqual([]);
   });
 
