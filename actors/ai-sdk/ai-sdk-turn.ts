@@ -20,7 +20,8 @@ type Part = TextStreamPart<Record<string, Tool>>;
 
 /**
  * Reads one `streamText` call's full stream into a turn. An `error` part (the provider's HTTP
- * error, a broken stream) comes back as a `StreamFailure` rather than thrown; the caller
+ * error, a broken stream; not AI SDK 7's tool-choice violation, see `answerStands`) comes back as a
+ * `StreamFailure` rather than thrown; the caller
  * decides whether it may try again. The attempt's own `signal` ends the read even when the
  * provider's stream does not heed it.
  */
@@ -31,8 +32,8 @@ export async function readTurn(stream: ReadableStream<Part>, source: { endpoint:
   signal.addEventListener("abort", stop, { once: true });
   try {
     for (let next = await reader.read(); !next.done; next = await reader.read()) {
-      if (next.value.type === "error" && turn.answerStands(next.value.error)) continue;
       if (next.value.type === "error") {
+        if (turn.answerStands(next.value.error)) continue;
         stop();
         return new StreamFailure(next.value.error);
       }
