@@ -20,9 +20,22 @@ export function attemptFailureOf(error: unknown, context: { aborted: AbortCause;
   if (error instanceof ContentPartError || UnsupportedFunctionalityError.isInstance(error)) {
     return new AttemptError({ category: "config", kind: "config", code: UNSUPPORTED_CONTENT, message: messageOf(error), delivered: false, cause: error });
   }
+  const unsupported = unsupportedVersion(error);
+  if (unsupported !== undefined) return new AttemptError({ category: "config", kind: "config", message: unsupported, delivered: false, cause: error });
   if (InvalidPromptError.isInstance(error)) return new AttemptError({ category: "config", kind: "config", message: messageOf(error), delivered: false, cause: error });
   if (APICallError.isInstance(error)) return new AttemptError(httpFailure(error, delivered));
   return new AttemptError({ category: "connection", kind: "connection", message: `connection failed: ${messageOf(error)}`, delivered, cause: error });
+}
+
+/**
+ * A model of a specification the app's `ai` cannot run (a v4 model, from a provider package made
+ * for AI SDK 7, given to AI SDK 6), said with the fix: the SDK's own message names the wrong major.
+ */
+function unsupportedVersion(error: unknown): string | undefined {
+  const { name, version } = (error ?? {}) as { name?: unknown; version?: unknown };
+  if (name !== "AI_UnsupportedModelVersionError" || typeof version !== "string") return undefined;
+  const needs = version === "v4" ? "AI SDK 7 (npm install ai@7)" : "the `ai` major its provider package was made for";
+  return `the installed ai package cannot run a model of specification ${version}: it needs ${needs}`;
 }
 
 function httpFailure(error: APICallError, delivered: boolean): AttemptFailure {

@@ -5,12 +5,16 @@ import { ResilienceSchema, type Resilience } from "../resilience-config.js";
 import { ModelClientOptionsError } from "../openai/model-client-options.js";
 import { cancellationOf, type Cancellation } from "../cancellation.js";
 import { abortableSleep, callWithResilience, emitSafely, monotonicNow, type ResilienceRuntime } from "../openai/resilience.js";
-import { toModelMessages, toToolChoice, toToolSet } from "./ai-sdk-prompt.js";
+import { mediaFormsOf, toModelMessages, toToolChoice, toToolSet, type MediaForms } from "./ai-sdk-prompt.js";
 import { readTurn, StreamFailure } from "./ai-sdk-turn.js";
 import { attemptFailureOf, type AbortCause } from "./ai-sdk-failure.js";
 import { callSettingsOf, type ProviderOptions } from "./ai-sdk-settings.js";
 
-/** A model object of the AI SDK (a provider's `LanguageModelV3` or `LanguageModelV2`); not a gateway id string. */
+/**
+ * A model object of the app's AI SDK, not a gateway id string: what its providers return
+ * (`LanguageModelV4` on AI SDK 7, `LanguageModelV3` on AI SDK 6) or any other specification its
+ * `ai` package runs. Derived from the app's own `ai`, so it is exactly what that `streamText` takes.
+ */
 export type AiSdkLanguageModel = Exclude<LanguageModel, string>;
 
 export const FromAiSdkOptionsSchema = z
@@ -49,6 +53,7 @@ class AiSdkModelClient implements ModelClient {
   readonly model: string;
   private readonly endpoint: string;
   private readonly policy: Resilience;
+  private readonly mediaForms: MediaForms;
 
   constructor(
     private readonly languageModel: AiSdkLanguageModel,
@@ -58,6 +63,7 @@ class AiSdkModelClient implements ModelClient {
     this.endpoint = `ai-sdk:${languageModel.provider}`;
     this.policy = options.resilience ?? ResilienceSchema.parse({});
     this.description = `AI SDK model ${languageModel.provider} ${languageModel.modelId}`;
+    this.mediaForms = mediaFormsOf(languageModel);
   }
 
   complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelTurn> {
@@ -115,7 +121,7 @@ class AiSdkModelClient implements ModelClient {
       const toolChoice = toToolChoice(request.toolChoice);
       const result = streamText({
         model: this.languageModel,
-        messages: toModelMessages(request.messages, { endpoint: this.endpoint, model: this.model }),
+        messages: toModelMessages(request.messages, { endpoint: this.endpoint, model: this.model }, this.mediaForms),
         allowSystemInMessages: true,
         ...(tools !== undefined ? { tools } : {}),
         ...(toolChoice !== undefined ? { toolChoice } : {}),

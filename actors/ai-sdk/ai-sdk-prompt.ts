@@ -18,17 +18,40 @@ type ToolOutput = Extract<Extract<ModelMessage, { role: "tool" }>["content"][num
 type OutputParts = Extract<ToolOutput, { type: "content" }>["value"];
 
 /**
+ * How images and files are written. A specification v4 model runs only on AI SDK 7, which takes
+ * every medium as a `file` part (in a tool result, with tagged data) and warns that the older
+ * `image`, `image-data` and `file-data` forms are deprecated; AI SDK 6 knows only those older
+ * forms, and a v2 or v3 model may run on it, so such a model gets them.
+ */
+export type MediaForms = "file" | "legacy";
+
+export function mediaFormsOf(model: { readonly specificationVersion: string }): MediaForms {
+  return model.specificationVersion === "v4" ? "file" : "legacy";
+}
+
+/**
+ * AI SDK 7's tool-result file part. This source compiles against AI SDK 6's types too, which lack
+ * it, so it is declared here and written only for a v4 model (`mediaFormsOf`).
+ */
+interface TaggedFileOutput {
+  type: "file";
+  mediaType: string;
+  filename?: string;
+  data: { type: "data"; data: string } | { type: "url"; url: URL };
+}
+
+/**
  * The conversation as the AI SDK takes it. An assistant turn's reasoning goes back (with the
  * provider's signature) only to the model that wrote it. Throws `ContentPartError` for a part it cannot carry.
  */
-export function toModelMessages(messages: readonly Message[], target: { endpoint: string; model: string }): ModelMessage[] {
+export function toModelMessages(messages: readonly Message[], target: { endpoint: string; model: string }, forms: MediaForms): ModelMessage[] {
   const toolNames = new Map<string, string>();
   return messages.map((message, index): ModelMessage => {
     switch (message.role) {
       case "system":
         return { role: "system", content: message.content };
       case "user":
-        return { role: "user", content: typeof message.content === "string" ? message.content : userParts(message.content, index) };
+        return { role: "user", content: typeof message.content === "string" ? message.content : userParts(message.content, index, forms) };
       case "assistant": {
         for (const call of message.toolCalls ?? []) toolNames.set(call.id, call.name);
         const content: Extract<ModelMessage, { role: "assistant" }>["content"] = [];
@@ -43,7 +66,7 @@ export function toModelMessages(messages: readonly Message[], target: { endpoint
       case "tool":
         return {
           role: "tool",
-          content: [{ type: "tool-result", toolCallId: message.toolCallId, toolName: message.name ?? toolNames.get(message.toolCallId) ?? "", output: toolOutput(message.content, message.isError === true, index) }],
+          content: [{ type: "tool-result", toolCallId: message.toolCallId, toolName: message.name ?? toolNames.get(message.toolCallId) ?? "", output: toolOutput(message.content, message.isError === true, index, forms) }],
         };
     }
   });
@@ -58,13 +81,15 @@ function parsedArguments(call: ToolCall): unknown {
   }
 }
 
-function userParts(parts: readonly ContentPart[], index: number): UserParts {
+function userParts(parts: readonly ContentPart[], index: number, forms: MediaForms): UserParts {
   return parts.map((part, p) => {
     if (part.type === "text") return { type: "text", text: part.text };
     const place = partPlace(index, "user", p);
     const source = sourceOf(part, place);
-    if (part.type === "image") return { type: "image", image: source.data, ...(source.mediaType !== undefined ? { mediaType: source.mediaType } : {}) };
-    return { type: "file", data: source.data, mediaType: part.mediaType, ...(part.filename !== undefined ? { filename: part.filename } : {}) };
+    if (part.type === "file") return { type: "file", data: source.data, mediaType: part.mediaType, ...(part.filename !== undefined ? { filename: part.filename } : {}) };
+    // "image" alone: AI SDK 7 tells the subtype from the bytes, as AI SDK 6 does for an image part.
+    if (forms === "file") return { type: "file", data: source.data, mediaType: source.mediaType ?? "image" };
+    return { type: "image", image: source.data, ...(source.mediaType !== undefined ? { mediaType: source.mediaType } : {}) };
   });
 }
 
@@ -76,17 +101,28 @@ function sourceOf(part: Exclude<ContentPart, { type: "text" }>, place: string): 
   return { data: new URL(part.url!), mediaType: part.mediaType };
 }
 
-function toolOutput(content: PartsContent, isError: boolean, index: number): ToolOutput {
+function toolOutput(content: PartsContent, isError: boolean, index: number, forms: MediaForms): ToolOutput {
   if (typeof content === "string") return { type: isError ? "error-text" : "text", value: content };
   const value: OutputParts = content.map((part, p) => {
     if (part.type === "text") return { type: "text", text: part.text };
     const source = sourceOf(part, partPlace(index, "tool", p));
-    const mediaType = source.mediaType ?? part.mediaType ?? "application/octet-stream";
+    const known = source.mediaType ?? part.mediaType;
+    if (forms === "file") return taggedFile(part, source.data, known) as unknown as OutputParts[number];
+    const mediaType = known ?? "application/octet-stream";
     if (source.data instanceof URL) return part.type === "image" ? { type: "image-url", url: source.data.href } : { type: "file-url", url: source.data.href, mediaType };
     if (part.type === "image") return { type: "image-data", data: source.data, mediaType };
     return { type: "file-data", data: source.data, mediaType, ...(part.filename !== undefined ? { filename: part.filename } : {}) };
   });
   return { type: "content", value };
+}
+
+function taggedFile(part: Exclude<ContentPart, { type: "text" }>, data: string | URL, mediaType: string | undefined): TaggedFileOutput {
+  return {
+    type: "file",
+    mediaType: mediaType ?? (part.type === "image" ? "image" : "application/octet-stream"),
+    data: data instanceof URL ? { type: "url", url: data } : { type: "data", data },
+    ...(part.type === "file" && part.filename !== undefined ? { filename: part.filename } : {}),
+  };
 }
 
 /** Each function schema as a tool the SDK describes to the model and never runs itself. */

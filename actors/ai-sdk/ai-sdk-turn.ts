@@ -20,7 +20,8 @@ type Part = TextStreamPart<Record<string, Tool>>;
 
 /**
  * Reads one `streamText` call's full stream into a turn. An `error` part (the provider's HTTP
- * error, a broken stream) comes back as a `StreamFailure` rather than thrown; the caller
+ * error, a broken stream; not AI SDK 7's tool-choice violation, see `answerStands`) comes back as a
+ * `StreamFailure` rather than thrown; the caller
  * decides whether it may try again. The attempt's own `signal` ends the read even when the
  * provider's stream does not heed it.
  */
@@ -32,6 +33,7 @@ export async function readTurn(stream: ReadableStream<Part>, source: { endpoint:
   try {
     for (let next = await reader.read(); !next.done; next = await reader.read()) {
       if (next.value.type === "error") {
+        if (turn.answerStands(next.value.error)) continue;
         stop();
         return new StreamFailure(next.value.error);
       }
@@ -55,6 +57,8 @@ class TurnBuilder {
   private readonly streamed = new Map<string, { index: number; name: string; text: string }>();
   private finish: Extract<Part, { type: "finish" }> | undefined;
   private serverModel: string | undefined;
+  /** The model's own finish reason, when AI SDK 7 reported the answer as a tool-choice violation. */
+  private violatedChoice: string | undefined;
 
   constructor(
     private readonly source: { endpoint: string; model: string },
@@ -106,12 +110,24 @@ class TurnBuilder {
     }
   }
 
+  /**
+   * AI SDK 7 checks a forced tool choice itself and reports an answer without the forced call as
+   * a stream error (`ToolChoiceViolationError`), then finishes the stream. The answer is still the
+   * model's: the loop judges it, as it does on AI SDK 6 and on jianmu's OpenAI clients, so it stands.
+   */
+  answerStands(error: unknown): boolean {
+    const violation = error as { name?: unknown; finishReason?: unknown } | undefined;
+    if (violation?.name !== "AI_ToolChoiceViolationError" || typeof violation.finishReason !== "string") return false;
+    this.violatedChoice = violation.finishReason;
+    return true;
+  }
+
   /** The turn, or undefined when the stream never finished. */
   build(): ModelTurn | undefined {
     if (this.finish === undefined) return undefined;
     const { model, endpoint } = this.source;
     const { usage, missing } = usageOf(this.finish.totalUsage);
-    const turn: ModelTurn = { content: this.content, toolCalls: this.calls, usage, finishReason: finishReasonOf(this.finish.finishReason), model };
+    const turn: ModelTurn = { content: this.content, toolCalls: this.calls, usage, finishReason: finishReasonOf(this.violatedChoice ?? this.finish.finishReason), model };
     if (this.reasoning !== "") turn.reasoning = this.reasoning;
     if (missing) turn.usageMissing = true;
     if (this.serverModel !== undefined && this.serverModel !== model) turn.serverModel = this.serverModel;
@@ -166,8 +182,10 @@ function usageOf(reported: LanguageModelUsage): { usage: Usage; missing: boolean
     completionTokens: completionTokens ?? 0,
     totalTokens: tokenCount(reported.totalTokens) ?? (promptTokens ?? 0) + (completionTokens ?? 0),
   };
-  const reasoningTokens = tokenCount(reported.outputTokenDetails?.reasoningTokens ?? reported.reasoningTokens);
-  const cached = tokenCount(reported.inputTokenDetails?.cacheReadTokens ?? reported.cachedInputTokens);
+  // AI SDK 6 also has the flat fields (all a v2 model reports); AI SDK 7 dropped them from its type.
+  const flat = reported as { reasoningTokens?: number | undefined; cachedInputTokens?: number | undefined };
+  const reasoningTokens = tokenCount(reported.outputTokenDetails?.reasoningTokens ?? flat.reasoningTokens);
+  const cached = tokenCount(reported.inputTokenDetails?.cacheReadTokens ?? flat.cachedInputTokens);
   if (reasoningTokens !== undefined) usage.reasoningTokens = reasoningTokens;
   if (cached !== undefined) usage.cachedPromptTokens = cached;
   return { usage, missing: promptTokens === undefined && completionTokens === undefined };

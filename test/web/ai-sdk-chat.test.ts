@@ -12,7 +12,8 @@ import { answer, chartState, send, textOf, toolParts, user, type ToolPart } from
  * `DefaultChatTransport` (the transport `useChat` uses by default) posts the conversation over real
  * HTTP and parses the UI message stream with `ai`'s chunk schema; `readUIMessageStream` builds the
  * assistant message as `useChat` does; approvals go back as `addToolApprovalResponse` leaves them.
- * The payments agent runs against the loopback OpenAI server, journaling into SQLite.
+ * The payments agent runs against the loopback OpenAI server, journaling into SQLite. Run with
+ * AI SDK 6's client and again with AI SDK 7's (vitest.config.ts's two projects).
  */
 const web = stackPerFile();
 

@@ -16,8 +16,8 @@ import { agUiText, answer, chartState, runAgUi as run, send, textOf, toolParts, 
  * The chat routes on a run queue: two handler replicas, each with its own SqliteRunStore on one file
  * (as two processes would have), and a separate worker with its own. Neither replica runs an agent
  * (`worker: false`), so a chat works across them only if nothing of it is held in a replica's memory.
- * The AI SDK side is `ai`'s own client (DefaultChatTransport, readUIMessageStream), AG-UI's is
- * `@ag-ui/client`'s HttpAgent.
+ * The AI SDK side is `ai`'s own client (DefaultChatTransport, readUIMessageStream), AI SDK 6's and
+ * again AI SDK 7's (vitest.config.ts's two projects); AG-UI's is `@ag-ui/client`'s HttpAgent.
  */
 const { temp, cleanups } = scratchPerTest();
 

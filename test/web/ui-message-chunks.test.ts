@@ -7,6 +7,7 @@ import { UIChunkTranslator, type UIChunk } from "../../web/server/ui-message-chu
  * The translation's paths the end-to-end tests (ai-sdk-chat.test.ts) do not reach with the
  * payments agent, each checked by the `ai` package itself: every chunk against its schema, and the
  * whole stream built into a message by `readUIMessageStream`, which throws on a chunk out of order.
+ * Run on AI SDK 6 and again on AI SDK 7's schema and reader (vitest.config.ts's two projects).
  */
 async function messageOf(chunks: readonly UIChunk[]): Promise<UIMessage> {
   const schema = uiMessageChunkSchema();

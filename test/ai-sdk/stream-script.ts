@@ -1,0 +1,55 @@
+import { expect } from "vitest";
+import { z } from "zod";
+import { defineTool, type ModelCallEvent, type ModelTurn } from "../../index.js";
+
+/*
+ * A mock model's stream parts, as specification v3 (AI SDK 6's mock) and v4 (AI SDK 7's) both
+ * spell them, and the greeting both mock suites stream: one script for test/ai-sdk/mock-model.test.ts
+ * and test/ai-sdk-7/mock-model-v4.test.ts.
+ */
+
+export const usage = (input: number, output: number, details: { cacheRead?: number; reasoning?: number } = {}) => ({
+  inputTokens: { total: input, noCache: input - (details.cacheRead ?? 0), cacheRead: details.cacheRead, cacheWrite: undefined },
+  outputTokens: { total: output, text: output - (details.reasoning ?? 0), reasoning: details.reasoning },
+});
+
+export const finish = (reason: "stop" | "tool-calls", u = usage(10, 5)) => ({ type: "finish" as const, finishReason: { unified: reason, raw: reason }, usage: u });
+
+export const text = (id: string, ...deltas: string[]) => [
+  { type: "text-start" as const, id },
+  ...deltas.map((delta) => ({ type: "text-delta" as const, id, delta })),
+  { type: "text-end" as const, id },
+];
+
+export const toolCall = (id: string, name: string, ...fragments: string[]) => [
+  { type: "tool-input-start" as const, id, toolName: name },
+  ...fragments.map((delta) => ({ type: "tool-input-delta" as const, id, delta })),
+  { type: "tool-input-end" as const, id },
+  { type: "tool-call" as const, toolCallId: id, toolName: name, input: fragments.join("") },
+];
+
+/** Reasoning, then text, then a finish whose usage has reasoning and cache-read details. */
+export const greeting = () => [
+  { type: "reasoning-start" as const, id: "r" },
+  { type: "reasoning-delta" as const, id: "r", delta: "The user greets; " },
+  { type: "reasoning-delta" as const, id: "r", delta: "greet back." },
+  { type: "reasoning-end" as const, id: "r" },
+  ...text("t", "Hello", " there"),
+  finish("stop", usage(120, 40, { cacheRead: 100, reasoning: 25 })),
+];
+
+/** The greeting as a jianmu turn and its events. */
+export function expectGreeting(turn: ModelTurn, events: readonly ModelCallEvent[], model: string): void {
+  expect(turn).toMatchObject({ content: "Hello there", reasoning: "The user greets; greet back.", toolCalls: [], finishReason: "stop", model });
+  expect(turn.usage).toEqual({ promptTokens: 120, completionTokens: 40, totalTokens: 160, reasoningTokens: 25, cachedPromptTokens: 100 });
+  expect(events.map((event) => event.type)).toEqual(["model.call.started", "reasoning.delta", "reasoning.delta", "text.delta", "text.delta", "model.call.completed"]);
+  expect(events.filter((event) => event.type === "text.delta").map((event) => event.delta)).toEqual(["Hello", " there"]);
+}
+
+/** The tool both mock suites' agents call. */
+export const weather = defineTool({
+  name: "get_weather",
+  description: "Current weather of a city",
+  parameters: z.object({ city: z.string() }),
+  execute: async ({ city }) => `${city}: 18°C, clear`,
+});
