@@ -10,7 +10,7 @@ import { chartBuild } from "./chart/build.js";
 import { compactionStates } from "./chart/compaction-piece.js";
 import { deadlineWatch, runDeadline } from "./chart/deadline-piece.js";
 import { delegationHooks, delegationStates, withNestedAgents } from "./chart/delegation-piece.js";
-import { loopRootOn, loopStates, runOutput } from "./chart/loop-piece.js";
+import { loopRootOn, loopStates, runOutput, toolProvidersInvoke } from "./chart/loop-piece.js";
 import { checkOptions, type ReactMachineOptions } from "./chart/machine-options.js";
 import type { OutputPlan } from "./chart/output.js";
 import { finalResultBranch, outputStates } from "./chart/output-piece.js";
@@ -56,8 +56,7 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
     context: ({ input }) => initialContext(input, build.access, build.registry.staticInfo, runDeadline(build)),
     initial: "Initialising",
     invoke: [
-      // The tool providers live as long as the machine: started before the first model call, closed at the end.
-      { id: build.childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) },
+      ...toolProvidersInvoke(build, "root"),
       // With config.maxDurationMs, the deadline is watched for the whole run.
       ...deadlineWatch(build),
     ],

@@ -181,8 +181,9 @@ export function approvalStates(build: ChartBuild, { resume, commands, on }: Appr
         "guard.approve": [...commands, { actions: "decideByCommand" }],
         "guard.reject": [...commands, { actions: "decideByCommand" }],
         ...on,
-        // After a restore the providers start while the run waits here: apply what was held.
-        "tools.ready": { actions: "releaseHeldCommands" },
+        // After a restore the providers start while the run waits here: apply what was held. Without
+        // providers nothing is ever held (the tools are known at once), so nothing waits for this.
+        ...(build.registry.hasProviders ? { "tools.ready": { actions: "releaseHeldCommands" } } : {}),
       },
     }),
   });

@@ -12,7 +12,7 @@ import type { TerminationReason } from "../contract/events.js";
 import { STATE_TAGS } from "../contract/state-tags.js";
 import type { ChartBuild } from "./build.js";
 import { parsePartialJson } from "./partial-json.js";
-import { defineActions, defineGuards, stateConfig, type AgentOn, type DoneBranch } from "./piece.js";
+import { defineActions, defineGuards, stateConfig, type AgentInvoke, type AgentOn, type DoneBranch } from "./piece.js";
 import { heard } from "./audience.js";
 import { carriedProgress } from "./progress.js";
 import { addUnreported, spentBudget, unreportedSpend } from "./spend.js";
@@ -146,6 +146,18 @@ function unreportedField(spend: AgentContext["loop"]["spend"]) {
   return unreported ? { unreported } : {};
 }
 
+/**
+ * The tool providers live as long as the machine: started before the first model call, closed at
+ * the end. An agent without providers has only its own tools, so its actor just says so
+ * (`tools.ready`) and is needed no longer: it lives in Initialising alone, and an agent held
+ * mid-run does not keep an idle child (about 3 KB each, measured with 300 held in bench/).
+ * The event still comes after `start()` returns, so listeners attached then hear the first round.
+ */
+export function toolProvidersInvoke(build: ChartBuild, where: "root" | "Initialising"): AgentInvoke[] {
+  if ((where === "root") !== build.registry.hasProviders) return [];
+  return [{ id: build.childId("toolProviders"), src: "toolProviders", input: ({ context }) => ({ runId: context.loop.runId }) }];
+}
+
 /** What the root answers in any state: a cancel, a command nothing waits for, the tool providers failing; `on`: what other pieces add there. */
 export function loopRootOn({ on }: { on: AgentOn }): AgentOn {
   return {
@@ -179,6 +191,7 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
     Initialising: stateConfig({
       description: "Waits for the tool providers to start (tools.ready) before the first round.",
       tags: [STATE_TAGS.stable, STATE_TAGS.startingTools],
+      invoke: toolProvidersInvoke(build, "Initialising"),
       on: {
         "tools.ready": {
           // Sent by the toolProviders actor; a malformed one from outside is ignored.
