@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
 
 const shared = { testTimeout: 30_000, hookTimeout: 30_000, pool: "forks" } as const;
@@ -10,6 +11,10 @@ const shared = { testTimeout: 30_000, hookTimeout: 30_000, pool: "forks" } as co
  */
 export default defineConfig({
   test: {
+    // Vitest's default is one worker per core but one, so a 2-core machine runs one file at a time.
+    // Most of the suite waits (on child processes, PostgreSQL, Chromium, sockets), so two files at a
+    // time take about two thirds of the wall time; every test is written to hold on a loaded machine.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         test: {
