@@ -8,7 +8,7 @@ import { requireApproval } from "../../actors/guards/index.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { runAgent } from "../../machines/runner.js";
 import type { CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
-import type { ToolJournal } from "../../actors/tool-journal.js";
+import { MemoryToolJournal, type ToolJournal } from "../../actors/tool-journal.js";
 import { MemoryCheckpointStore } from "../../machines/persistence/checkpoints/memory-store.js";
 import { SqliteCheckpointStore } from "../../sqlite.js";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
@@ -51,10 +51,9 @@ describe("checkpoint stores keep NUL and unpaired surrogates exactly", () => {
     const server = await startScriptServer();
     closers.push(() => server.close());
     const store = await make();
-    const journal = "lookup" in store ? (store as ToolJournal) : undefined;
     const agents = makeAgents(jianmu, {
       baseURL: server.baseURL,
-      journal,
+      journal: "lookup" in store ? (store as ToolJournal) : new MemoryToolJournal(),
       effect: (note: string) => {
         if (note.startsWith("THROW")) throw new Error(`boom ${odd}`);
       },
