@@ -176,7 +176,13 @@ export const ERROR_CODES = [
   "internal_error",
 ] as const;
 export const ErrorBodySchema = z.object({
-  error: z.object({ code: z.enum(ERROR_CODES), message: z.string(), field: z.string().optional() }),
+  error: z.object({
+    code: z.enum(ERROR_CODES),
+    message: z.string(),
+    field: z.string().optional(),
+    /** On a 500: the id the server logged the failure under (its text stays in the log). */
+    errorId: z.string().optional(),
+  }),
 });
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 export type ErrorCode = (typeof ERROR_CODES)[number];

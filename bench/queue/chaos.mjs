@@ -109,7 +109,8 @@ if (args.parked > 0) {
     return { p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99) };
   };
   const empty = await measure();
-  await admin.query(`INSERT INTO chaos_claim.runs (run_id, agent, input, status, wake_at, pending, checkpoint, created_at, updated_at)
+  // As wide as a parked run's row (its state and pending call; its checkpoints live in their own tables since migration 4).
+  await admin.query(`INSERT INTO chaos_claim.runs (run_id, agent, input, status, wake_at, pending, state, created_at, updated_at)
     SELECT 'p' || g, 'approver', '{}', 'awaitingApproval', NULL, '[{"callId":"call_0","name":"pay","arguments":"{}"}]', repeat(md5(g::text), 80), g, g
     FROM generate_series(1, ${args.parked}) g`);
   await admin.query("VACUUM ANALYZE chaos_claim.runs");
@@ -251,6 +252,11 @@ const perEffect = new Map();
 for (const note of lines) perEffect.set(note, (perEffect.get(note) ?? 0) + 1);
 const planned = ids.reduce((sum, _, i) => sum + 2 + (i % 2), 0);
 const observations = [...outputs.values()].flatMap((o) => o.messages.filter((m) => m.role === "tool").map((m) => String(m.content)));
+// A tool result lost: the tool acted (its effect line), but its run's conversation does not hold what it returned.
+const lost = [...perEffect.keys()].filter((note) => {
+  const output = outputs.get(note.slice(0, note.lastIndexOf(":")));
+  return !output?.messages.some((m) => m.role === "tool" && (String(m.content) === `recorded ${note}` || String(m.content).startsWith(`recorded ${note} `)));
+});
 const journal = await admin.query(`SELECT state, count(*)::int AS n FROM ${schema}.tool_journal GROUP BY state ORDER BY state`);
 const everyEvent = workers.flatMap((w) => Object.entries(w.counts));
 const eventCount = (type) => everyEvent.filter(([t]) => t === type).reduce((sum, [, n]) => sum + n, 0);
@@ -268,6 +274,7 @@ results.chaos = {
   duplicatedEffects: [...perEffect.values()].filter((n) => n > 1).length,
   outcomeUnknown: observations.filter((t) => t.includes("was interrupted")).length,
   journalUnavailable: observations.filter((t) => t.includes("journal could not")).length,
+  resultsLost: lost.length,
   journalRows: Object.fromEntries(journal.rows.map((r) => [r.state, r.n])),
   hugeRuns: args.huge,
   oddRunsExact: oddRuns.filter((runId) => outputs.get(runId)?.finalAnswer === `done ${runId}${ODD}`).length,
@@ -295,9 +302,9 @@ const report = [
     `${c.runs} runs of 2-3 tool calls${args.odd ? ", every third carrying NUL and unpaired surrogates" : ""}${args.huge ? `, ${args.huge} with a 16 MiB message` : ""}. ` +
     `Chaos: ${c.kills} kill -9${c.stopped ? `, SIGSTOP of ${c.stopped.worker} (holding ${c.stopped.heldRuns} runs) for ${args.stopMs} ms` : ""}${c.restartMs !== undefined ? `, a ${c.restartMs} ms restart of PostgreSQL` : ""}.`,
   "",
-  "| finished in | succeeded | failed | stuck | planned calls | effect lines / distinct / duplicated | outcome unknown | journal unavailable | journal rows | odd data kept exactly | peak connections |",
-  "| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | --- | ---: |",
-  `| ${c.seconds.toFixed(1)} s | ${c.succeeded} | ${c.failed} | ${c.stuck} | ${c.plannedCalls} | ${c.effectLines} / ${c.distinctEffects} / ${c.duplicatedEffects} | ${c.outcomeUnknown} | ${c.journalUnavailable} | ${JSON.stringify(c.journalRows)} | ${c.oddRunsExact}/${c.oddRuns} | ${c.peakConnections} |`,
+  "| finished in | succeeded | failed | stuck | planned calls | effect lines / distinct / duplicated | outcome unknown | tool results lost | journal unavailable | journal rows | odd data kept exactly | peak connections |",
+  "| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | --- | ---: |",
+  `| ${c.seconds.toFixed(1)} s | ${c.succeeded} | ${c.failed} | ${c.stuck} | ${c.plannedCalls} | ${c.effectLines} / ${c.distinctEffects} / ${c.duplicatedEffects} | ${c.outcomeUnknown} | ${c.resultsLost} | ${c.journalUnavailable} | ${JSON.stringify(c.journalRows)} | ${c.oddRunsExact}/${c.oddRuns} | ${c.peakConnections} |`,
   "",
   `Worker events: ${JSON.stringify(c.events)}; submit retries: ${c.submitRetries}.`,
   "",

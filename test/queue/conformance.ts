@@ -244,6 +244,17 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       await store.registerAgents(["basic"]);
       await expect(store.submit({ agent: "nobody", input: {} })).rejects.toMatchObject({ problem: "unknown_agent", message: expect.stringContaining("workers know: basic") });
       expect(await store.list({})).toEqual([]);
+
+      // Ready means ready: once startWorker has resolved, its agents are known, so a submit right after it is
+      // taken, even when registering is slow (a database far away: here 200 ms late).
+      const slowToRegister = Object.create(store) as RunStore;
+      slowToRegister.registerAgents = async (names) => {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return store.registerAgents(names);
+      };
+      worker = await startWorker({ store: slowToRegister, agents: { greeter: agents.basic }, pollMs: 50, onEvent: (e) => events.push(e) });
+      const ready = await store.submit({ agent: "greeter", input: input({ calls: [], answer: "taken at once" }) });
+      expect((await store.wait(ready)).finalAnswer).toBe("taken at once");
     });
 
     it("refuses bad requests with errors that name the fix, writing nothing", async () => {

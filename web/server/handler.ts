@@ -7,7 +7,7 @@ import { chatResponse } from "./ai-sdk-chat.js";
 import type { ChatRuns, ChatStream } from "./chat-runs.js";
 import { readJsonBody } from "./body.js";
 import { defaultStore } from "./default-store.js";
-import { errorResponse, HttpError, jsonResponse } from "./errors.js";
+import { errorResponse, HttpError, jsonResponse, loggedFailure } from "./errors.js";
 import type { LiveRun } from "./live-run.js";
 import { RunRegistry } from "./run-registry.js";
 import { matchRoute, type Route } from "./routes.js";
@@ -243,9 +243,7 @@ export function agentHandler(options: AgentHandlerOptions): AgentHandler {
       if (limited) return limited;
       return await dispatch(matched.route, request);
     } catch (error) {
-      if (error instanceof HttpError) return errorResponse(error);
-      onError(error instanceof Error ? error : new Error(String(error)));
-      return jsonResponse({ error: { code: "internal_error", message: "the server failed to handle this request; see its log" } }, 500);
+      return errorResponse(error instanceof HttpError ? error : loggedFailure("internal_error", "the server failed to handle this request", error, onError));
     }
   }) as AgentHandler;
 

@@ -45,8 +45,13 @@ export function toNodeListener(handler: FetchHandler): (req: IncomingMessage, re
       .then((response) => send(response, res, method))
       .catch((error: unknown) => {
         if (!res.headersSent) {
+          // A handler that rejects (agentHandler never does: it answers its own faults). Its text may
+          // name a database, so it goes to the log under an id, and the client gets only the id.
+          const errorId = crypto.randomUUID();
+          console.error(`jianmu/http: error ${errorId}: ${error instanceof Error ? error.message : String(error)}`);
           res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
-          res.end(JSON.stringify({ error: { code: "internal_error", message: error instanceof Error ? error.message : String(error) } }));
+          const message = `the server failed to handle this request; its log says why under error ${errorId}`;
+          res.end(JSON.stringify({ error: { code: "internal_error", message, errorId } }));
         } else res.destroy();
       });
   };

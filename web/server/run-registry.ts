@@ -5,7 +5,7 @@ import { restoreAgent, type PersistedAgent } from "../../machines/persistence/pe
 import { abandonThreadRun, startThreadRun, ThreadBusyError } from "../../machines/persistence/log/threads.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import type { RunSnapshot } from "../protocol.js";
-import { HttpError } from "./errors.js";
+import { HttpError, loggedFailure } from "./errors.js";
 import { LiveRun } from "./live-run.js";
 import { runSnapshotOf, type SnapshotLike } from "./run-view.js";
 import { loadCheckpoint } from "../../machines/persistence/checkpoints/load-checkpoint.js";
@@ -180,8 +180,7 @@ export class RunRegistry {
       record = await loadCheckpoint(store, runId);
     } catch (error) {
       // The store's message may name the database (host, user, password in a URL): logged, not answered.
-      this.options.onError(error instanceof Error ? error : new Error(String(error)));
-      throw new HttpError(500, "store_failed", `run ${runId} could not be read from the store; the server's log says why`);
+      throw loggedFailure("store_failed", `run ${runId} could not be read from the store`, error, this.options.onError);
     }
     if (!record) return undefined;
     const agent = Object.keys(this.options.agents).find((name) => this.options.agents[name]!.id === record.machine);
@@ -196,8 +195,7 @@ export class RunRegistry {
     try {
       snapshot = restoreAgent(machine, record);
     } catch (error) {
-      this.options.onError(error instanceof Error ? error : new Error(String(error)));
-      throw new HttpError(500, "store_failed", `run ${runId} cannot be restored; the server's log says why`);
+      throw loggedFailure("store_failed", `run ${runId} cannot be restored`, error, this.options.onError);
     }
     const run = new LiveRun({ agent, machine, store, start: { snapshot }, onError: this.options.onError });
     this.hold(run);
