@@ -217,6 +217,19 @@ describe("statements the docs make about the code", () => {
     expect(names.sort()).toEqual(Object.keys(PendingApprovalSchema.shape).sort());
   });
 
+  it("output.md's \"auto\" names the model it decides from as the code does: config.model, else the client's", () => {
+    const build = readFileSync(join(ROOT, "machines", "chart", "build.ts"), "utf8");
+    // The code: planOutput is given config.model, else the model client's own.
+    expect(build).toMatch(/planOutput\([^)]*model: config\.model \?\? options\.modelClient\.model/);
+    const output = read("docs/output.md");
+    const row = /^\| `"auto"` \(default\) \|([^|]*)\|/m.exec(output)?.[1] ?? "";
+    const decided = /"auto" is decided once, from([\s\S]*?), when the machine is made/.exec(output)?.[1] ?? "";
+    for (const text of [row, decided]) expect(text).toMatch(/`config\.model`, else the (model the )?client/);
+    // And the contract says which of the two wins when both are set.
+    const modelRow = /^\| `model` \| `models\.react` \|([^\n]*)$/m.exec(read("docs/contract.md"))?.[1] ?? "";
+    expect(modelRow).toMatch(/replaces the model the `ModelClient` was resolved with/);
+  });
+
   it("contract.md's entry-point table has every entry point of package.json's exports", () => {
     const section = read("docs/contract.md").split("## 1. Entry points")[1]!.split("\n## ")[0]!;
     const listed = [...section.matchAll(/^\| `(jianmu(?:\/[\w-]+)?)` \|/gm)].map((match) => match[1]!);
