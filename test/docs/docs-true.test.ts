@@ -4,6 +4,7 @@ import { basename, dirname, join } from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { COMMANDS } from "../../cli/help.js";
 import { PendingApprovalSchema } from "../../machines/contract/approvals.js";
+import { UnknownAgentsSchema } from "../../queue/schemas.js";
 import { entryPoints, manifest, optionalPeers, ROOT } from "../package/package-manifest.js";
 
 // Several real processes per test, on a machine the whole suite shares.
@@ -228,6 +229,16 @@ describe("statements the docs make about the code", () => {
     // And the contract says which of the two wins when both are set.
     const modelRow = /^\| `model` \| `models\.react` \|([^\n]*)$/m.exec(read("docs/contract.md"))?.[1] ?? "";
     expect(modelRow).toMatch(/replaces the model the `ModelClient` was resolved with/);
+  });
+
+  it("README and scale.md say what a submit for an agent no worker has registered does, as the store's default does", () => {
+    const fallback = UnknownAgentsSchema.parse(undefined);
+    expect(fallback).toBe("queue");
+    for (const page of [read("README.md").split("## Runs that outgrow one process")[1]!.split("\n## ")[0]!, read("docs/scale.md")]) {
+      expect(page).toMatch(/no\s+worker\s+has\s+registered\s+yet\s+(waits\s+in\s+the\s+queue|is\s+\*\*queued\*\*)/);
+      expect(page).toContain('`unknownAgents: "refuse"`');
+      expect(page).not.toMatch(/takes\s+runs\s+only\s+for\s+agents\s+some\s+worker|start\s+a\s+worker\s+once\s+before\s+the\s+first\s+submit/);
+    }
   });
 
   it("contract.md's entry-point table has every entry point of package.json's exports", () => {
