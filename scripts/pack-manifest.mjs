@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** package.json as published: the checkout's, without its scripts. */
-export function publishedManifest(manifest) {
+function publishedManifest(manifest) {
   const { scripts: _scripts, ...published } = manifest;
   return published;
 }

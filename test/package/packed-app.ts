@@ -14,7 +14,7 @@ export const run = promisify(execFile);
 export const TSC = join(ROOT, "node_modules", "typescript", "bin", "tsc");
 
 /** The script prepack and postpack run (not itself published). */
-export const PACK_SCRIPT = "scripts/pack-manifest.mjs";
+const PACK_SCRIPT = "scripts/pack-manifest.mjs";
 
 /**
  * `npm pack` of the built package into a temp folder, with its pack scripts run as a release runs
