@@ -8,7 +8,7 @@ import { runOutputFields } from "./chart/run-output.js";
 import { pendingApprovals, type PendingApproval } from "./contract/approvals.js";
 import type { AgentContext, AgentInput, AgentOutput } from "./contract/context.js";
 import type { AgentEmitted } from "./contract/events.js";
-import { runStatusOf } from "./persistence/persistence.js";
+import { restoreAgent, runStatusOf, SNAPSHOT_FORMAT, type PersistedAgent } from "./persistence/persistence.js";
 import { stateAccessOf, toolProvidersClosed, type ReactMachine } from "./react-machine.js";
 
 export interface RunOptions {
@@ -16,8 +16,12 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Every emitted telemetry event, in order. */
   onEvent?: (event: AgentEmitted) => void;
-  /** Resume from a persisted snapshot instead of starting fresh (input is then ignored). */
-  snapshot?: Snapshot<unknown>;
+  /**
+   * Resume a saved run instead of starting fresh (input is then ignored): `restoreAgent(machine, saved)`,
+   * or the saved run itself (`persistAgent`'s envelope, what `store.load(runId)` gives), which is
+   * restored with `restoreAgent` first and refused with its `SnapshotError` when it does not fit.
+   */
+  snapshot?: Snapshot<unknown> | PersistedAgent;
   /** Passed to `createActor` (e.g. the Stately inspector's `inspect`). */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /**
@@ -99,9 +103,10 @@ function startRun<M extends ReactMachine>(machine: M, input: AgentInput, options
   return new Promise<OutputFrom<M>>((resolve, reject) => {
     let actor: AgentActor;
     try {
+      const snapshot = isSavedRun(options.snapshot) ? restoreAgent(machine, options.snapshot) : options.snapshot;
       actor = createActor(machine as ReactMachine, {
         input,
-        ...(options.snapshot ? { snapshot: options.snapshot } : {}),
+        ...(snapshot ? { snapshot } : {}),
         ...(options.inspect ? { inspect: options.inspect } : {}),
       });
     } catch (error) {
@@ -186,6 +191,9 @@ function startRun<M extends ReactMachine>(machine: M, input: AgentInput, options
     else release = whenAborted(options.signal, onAbort);
   });
 }
+
+/** A saved run's envelope (`persistAgent`, `store.load`) rather than a snapshot `restoreAgent` gave. */
+const isSavedRun = (value: RunOptions["snapshot"]): value is PersistedAgent => (value as { format?: unknown } | undefined)?.format === SNAPSHOT_FORMAT;
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 

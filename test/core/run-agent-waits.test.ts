@@ -91,6 +91,20 @@ describe("runAgent never hangs on a person", () => {
     expect(second.model.requests).toHaveLength(1);
   });
 
+  it("the saved run itself (store.load) is a snapshot runAgent takes: it is restored, and one saved by another machine is refused by name", async () => {
+    const store = new MemoryCheckpointStore();
+    const first = shop(store);
+    const parked = await runAgent(first.machine, { messages: [human("refund A-98")] }, { checkpoints: store });
+    const saved = store.load(parked.runId)!;
+    const second = shop(store, afterRestore());
+    const output = await runAgent(second.machine, undefined, { snapshot: saved, checkpoints: store, onApproval: () => ({ approve: true }) });
+    expect(output).toMatchObject({ status: "succeeded", runId: parked.runId, finalAnswer: "Refunded." });
+    expect(second.made).toEqual([{ order: "A-98", amountEur: 40 }]);
+
+    const other = createReactMachine({ name: "Other", modelClient: afterRestore(), tools: [refunds().tool] });
+    await expect(runAgent(other, undefined, { snapshot: saved })).rejects.toMatchObject({ name: "SnapshotError", problem: "machine", message: expect.stringContaining('saved by machine "Shop"') });
+  });
+
   it("restoring the parked run without onApproval hands it back again, unchanged", async () => {
     const store = new MemoryCheckpointStore();
     const { machine } = shop(store);

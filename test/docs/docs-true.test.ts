@@ -4,6 +4,7 @@ import { basename, dirname, join } from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { COMMANDS } from "../../cli/help.js";
 import { PendingApprovalSchema } from "../../machines/contract/approvals.js";
+import { UnknownAgentsSchema } from "../../queue/schemas.js";
 import { entryPoints, manifest, optionalPeers, ROOT } from "../package/package-manifest.js";
 
 // Several real processes per test, on a machine the whole suite shares.
@@ -215,6 +216,29 @@ describe("statements the docs make about the code", () => {
     const listed = /`pendingApprovals\(snapshot\)` lists the waiting calls \(([^)]*)\)/.exec(read("docs/guards.md"))?.[1] ?? "";
     const names = [...listed.matchAll(/`(\w+)`/g)].map((match) => match[1]!);
     expect(names.sort()).toEqual(Object.keys(PendingApprovalSchema.shape).sort());
+  });
+
+  it("output.md's \"auto\" names the model it decides from as the code does: config.model, else the client's", () => {
+    const build = readFileSync(join(ROOT, "machines", "chart", "build.ts"), "utf8");
+    // The code: planOutput is given config.model, else the model client's own.
+    expect(build).toMatch(/planOutput\([^)]*model: config\.model \?\? options\.modelClient\.model/);
+    const output = read("docs/output.md");
+    const row = /^\| `"auto"` \(default\) \|([^|]*)\|/m.exec(output)?.[1] ?? "";
+    const decided = /"auto" is decided once, from([\s\S]*?), when the machine is made/.exec(output)?.[1] ?? "";
+    for (const text of [row, decided]) expect(text).toMatch(/`config\.model`, else the (model the )?client/);
+    // And the contract says which of the two wins when both are set.
+    const modelRow = /^\| `model` \| `models\.react` \|([^\n]*)$/m.exec(read("docs/contract.md"))?.[1] ?? "";
+    expect(modelRow).toMatch(/replaces the model the `ModelClient` was resolved with/);
+  });
+
+  it("README and scale.md say what a submit for an agent no worker has registered does, as the store's default does", () => {
+    const fallback = UnknownAgentsSchema.parse(undefined);
+    expect(fallback).toBe("queue");
+    for (const page of [read("README.md").split("## Runs that outgrow one process")[1]!.split("\n## ")[0]!, read("docs/scale.md")]) {
+      expect(page).toMatch(/no\s+worker\s+has\s+registered\s+yet\s+(waits\s+in\s+the\s+queue|is\s+\*\*queued\*\*)/);
+      expect(page).toContain('`unknownAgents: "refuse"`');
+      expect(page).not.toMatch(/takes\s+runs\s+only\s+for\s+agents\s+some\s+worker|start\s+a\s+worker\s+once\s+before\s+the\s+first\s+submit/);
+    }
   });
 
   it("contract.md's entry-point table has every entry point of package.json's exports", () => {

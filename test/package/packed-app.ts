@@ -1,9 +1,9 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { ROOT } from "./package-manifest.js";
+import { manifest, packedFiles, ROOT } from "./package-manifest.js";
 
 /**
  * Fresh apps that use the packed tarball as a user's app would: `npm pack`, a new folder with its
@@ -13,12 +13,28 @@ import { ROOT } from "./package-manifest.js";
 export const run = promisify(execFile);
 export const TSC = join(ROOT, "node_modules", "typescript", "bin", "tsc");
 
-/** `npm pack` of the built package (no scripts run: dist/ is already built) into a temp folder; returns the .tgz path. */
+/** The script prepack and postpack run (not itself published). */
+const PACK_SCRIPT = "scripts/pack-manifest.mjs";
+
+/**
+ * `npm pack` of the built package into a temp folder, with its pack scripts run as a release runs
+ * them (prepack strips the manifest's scripts, postpack restores them), except the build: dist/ is
+ * already built. Packed from a copy of the files it publishes, so the checkout's package.json is
+ * never rewritten under the tests that read it. Returns the .tgz path.
+ */
 export async function packTarball(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "jianmu-pack-"));
-  const { stdout } = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], { cwd: ROOT });
+  const stage = mkdtempSync(join(tmpdir(), "jianmu-stage-"));
+  for (const file of [...packedFiles(), PACK_SCRIPT]) {
+    mkdirSync(dirname(join(stage, file)), { recursive: true });
+    copyFileSync(join(ROOT, file), join(stage, file));
+  }
+  writeFileSync(join(stage, "package.json"), `${JSON.stringify({ ...manifest, scripts: { ...manifest.scripts, build: "node -e 0" } }, null, 2)}\n`);
+  const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: stage });
+  rmSync(stage, { recursive: true, force: true });
   return join(dir, (JSON.parse(stdout) as { filename: string }[])[0]!.filename);
 }
+
 
 export interface AppOptions {
   /** Dependencies as package.json writes them; "jianmu" is the tarball. */

@@ -1,7 +1,9 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { entryPoints, manifest, packedFiles, ROOT } from "./package-manifest.js";
+import { packTarball } from "./packed-app.js";
 
 // Several real processes per test, on a machine the whole suite shares.
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
@@ -51,5 +53,13 @@ describe("the published tarball", () => {
   it("ships no tests, examples, bench or TypeScript sources", () => {
     expect(files.filter((file) => /^(examples|bench)\//.test(file) || /\.test\.|\.spec\./.test(file))).toEqual([]);
     expect(files.filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))).toEqual([]);
+  });
+
+  it("publishes the manifest without the checkout's scripts (build, demo, bench...): prepack strips them, postpack puts them back", async () => {
+    expect(Object.keys(manifest.scripts ?? {})).toEqual(expect.arrayContaining(["prepack", "postpack", "demo", "bench"]));
+    const tarball = await packTarball();
+    const shipped = JSON.parse(execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" })) as typeof manifest;
+    expect(shipped.scripts).toBeUndefined();
+    expect({ ...shipped, scripts: manifest.scripts }).toEqual(manifest);
   });
 });
