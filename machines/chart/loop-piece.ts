@@ -108,10 +108,11 @@ export function loopImplementation(build: ChartBuild) {
         if (streamingOutput !== undefined) enqueue.assign({ state: access.write(context.state, { streamingOutput }) });
       }),
       /**
-       * AgentLLM's reply settles: its last progress, the reply joining the conversation, and
-       * reply.completed, as `reportModelProgress`, `applyModelReply` and `announceReply` in a row
-       * would, in one action with one assign (a round's three became one: each action is an
-       * interpreter step per round, bench/counts.mjs).
+       * AgentLLM's reply settles (on every branch that takes the reply: a plain one, tool calls, a
+       * final-result call, a reply waiting for the input guardrails): its last progress, the reply
+       * joining the conversation (priced by config.pricing), then reply.completed from the context
+       * it joined, in one action with one assign (it was three actions: each is an interpreter step
+       * per round, bench/counts.mjs).
        */
       settleReply: enqueueActions(({ context, event, enqueue, self }) => {
         const listened = heard(self);
@@ -121,12 +122,6 @@ export function loopImplementation(build: ChartBuild) {
         const replied = applyReply(streamed, access, turn, config.pricing);
         enqueue.assign(replied);
         if (listened) enqueue.emit(replyCompleted(replied, turn));
-      }),
-      /** A model reply joins the conversation (priced by config.pricing): the assign of AgentLLM's own branches, named for other pieces. */
-      applyModelReply: assign(({ context, event }) => applyReply(context, access, (event as unknown as { output: LLMOutput }).output, config.pricing)),
-      announceReply: enqueueActions(({ context, event, enqueue, self }) => {
-        const turn = (event as { output?: Partial<LLMOutput> }).output;
-        if (turn && Array.isArray(turn.toolCalls) && heard(self)) enqueue.emit(replyCompleted(context, turn));
       }),
       /**
        * A model call starts: its streamed text starts empty, and reply.started is told. One action, with
