@@ -29,7 +29,7 @@ export function loopImplementation(build: ChartBuild) {
   const { options, config, now, access, registry, read, base } = build;
 
   /**
-   * A batch of model progress (carried by `event`, if any): its telemetry goes to `emit` when the
+   * A batch of model progress (carried by `event`, if any): its telemetry goes to `emitEvent` when the
    * run is heard (audience.ts); returns the streamed text's new value, or undefined when it is unchanged.
    */
   const settleModelProgress = (context: AgentContext, event: AgentEvent, listened: boolean, emitEvent: (event: AgentEmitted) => void): string | undefined => {

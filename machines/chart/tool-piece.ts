@@ -25,7 +25,7 @@ export function toolImplementation(build: ChartBuild) {
   const { options, now, registry, toolOwners, read, base, access } = build;
 
   /**
-   * A batch of tool progress (carried by `event`, if any): its telemetry goes to `emit` when the run
+   * A batch of tool progress (carried by `event`, if any): its telemetry goes to `emitEvent` when the run
    * is heard (audience.ts); returns the context with the started calls in the history (the same
    * context when none started).
    */
