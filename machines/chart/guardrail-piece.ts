@@ -154,7 +154,7 @@ export function parallelGuardrailHooks(build: ChartBuild): ParallelGuardrailHook
         guard: "parallelInputUnguarded",
         target: "AwaitingInputCheck",
         description: "The reply came before the parallel input guardrails' verdict: it waits for them.",
-        actions: ["reportModelProgress", "applyModelReply", "announceReply"],
+        actions: "settleReply",
       },
     ],
   };

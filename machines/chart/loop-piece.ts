@@ -8,7 +8,7 @@ import { createToolProvidersActor } from "../../actors/tool-providers.js";
 import { commandShapeProblem } from "../contract/commands.js";
 import { errorTermination, type AgentContext, type AgentOutput } from "../contract/context.js";
 import { errorInfoOf, isToolList } from "../contract/event-payloads.js";
-import type { TerminationReason } from "../contract/events.js";
+import type { AgentEmitted, AgentEvent, TerminationReason } from "../contract/events.js";
 import { STATE_TAGS } from "../contract/state-tags.js";
 import type { ChartBuild } from "./build.js";
 import { parsePartialJson } from "./partial-json.js";
@@ -27,6 +27,59 @@ import { applyReply } from "./transitions.js";
 
 export function loopImplementation(build: ChartBuild) {
   const { options, config, now, access, registry, read, base } = build;
+
+  /**
+   * A batch of model progress (carried by `event`, if any): its telemetry goes to `emitEvent` when the
+   * run is heard (audience.ts); returns the streamed text's new value, or undefined when it is unchanged.
+   */
+  const settleModelProgress = (context: AgentContext, event: AgentEvent, listened: boolean, emitEvent: (event: AgentEmitted) => void): string | undefined => {
+    const progress = carriedProgress<LLMProgress>(event);
+    if (!progress) return undefined;
+    let text = "";
+    let finalArguments: string | undefined;
+    for (const { at, event: item } of progress) {
+      // A final-result call's arguments are not telemetry themselves: they become output.partial below.
+      if (item.type === "tool.arguments") {
+        finalArguments = item.arguments;
+        continue;
+      }
+      if (item.type === "text.delta" && typeof item.delta === "string") text += item.delta;
+      if (!listened) continue;
+      // An attempt's usage, priced like the reply's (per attempt: a fallback's model has its own price).
+      if (item.type === "model.call.completed" && config.pricing) {
+        emitEvent(Object.assign({}, item, { usage: pricedUsage(item.usage, config.pricing, item.model) }, base(context, at)));
+        continue;
+      }
+      // Object.assign, not `{ ...item, ...base }`: spreading two objects of varying shapes
+      // takes a slow path in V8 (microseconds per event, on every model event).
+      emitEvent(Object.assign({}, item, base(context, at)));
+    }
+    if (finalArguments !== undefined && listened) {
+      const partial = parsePartialJson(finalArguments);
+      if (partial !== undefined) emitEvent({ type: "output.partial", ...base(context), partial });
+    }
+    if (text === "") return undefined;
+    const before = read<string>(context, "streamingOutput");
+    // A native structured output streams as JSON text: report what it holds so far.
+    if (build.outputPlan?.strategy === "native" && listened) {
+      const partial = parsePartialJson(before + text);
+      if (partial !== undefined && JSON.stringify(partial) !== JSON.stringify(parsePartialJson(before))) {
+        emitEvent({ type: "output.partial", ...base(context), partial });
+      }
+    }
+    return before + text;
+  };
+
+  /** reply.completed for a reply that has joined `context`. */
+  const replyCompleted = (context: AgentContext, turn: Partial<LLMOutput>): AgentEmitted => ({
+    type: "reply.completed",
+    ...base(context),
+    round: read<number>(context, "rounds"),
+    toolCalls: turn.toolCalls?.length ?? 0,
+    finishReason: turn.finishReason ?? null,
+    usage: turn.usage ? pricedUsage(turn.usage, config.pricing, turn.model, turn.serverModel) : { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    model: turn.model ?? "",
+  });
   return {
     actors: {
       llm: createLLMActor({
@@ -51,59 +104,24 @@ export function loopImplementation(build: ChartBuild) {
        * arrives in batches, and its last batch rides on the LLM step's result (see ProgressBatcher).
        */
       reportModelProgress: enqueueActions(({ context, event, enqueue, self }) => {
-        const progress = carriedProgress<LLMProgress>(event);
-        if (!progress) return;
-        // Nobody can hear this run (audience.ts): keep what context needs, build no event.
-        const listened = heard(self);
-        let text = "";
-        let finalArguments: string | undefined;
-        for (const { at, event: item } of progress) {
-          // A final-result call's arguments are not telemetry themselves: they become output.partial below.
-          if (item.type === "tool.arguments") {
-            finalArguments = item.arguments;
-            continue;
-          }
-          if (item.type === "text.delta" && typeof item.delta === "string") text += item.delta;
-          if (!listened) continue;
-          // An attempt's usage, priced like the reply's (per attempt: a fallback's model has its own price).
-          if (item.type === "model.call.completed" && config.pricing) {
-            enqueue.emit(Object.assign({}, item, { usage: pricedUsage(item.usage, config.pricing, item.model) }, base(context, at)));
-            continue;
-          }
-          // Object.assign, not `{ ...item, ...base }`: spreading two objects of varying shapes
-          // takes a slow path in V8 (microseconds per event, on every model event).
-          enqueue.emit(Object.assign({}, item, base(context, at)));
-        }
-        if (finalArguments !== undefined && listened) {
-          const partial = parsePartialJson(finalArguments);
-          if (partial !== undefined) enqueue.emit({ type: "output.partial", ...base(context), partial });
-        }
-        if (text !== "") {
-          const before = read<string>(context, "streamingOutput");
-          enqueue.assign({ state: access.write(context.state, { streamingOutput: before + text }) });
-          // A native structured output streams as JSON text: report what it holds so far.
-          if (build.outputPlan?.strategy === "native" && listened) {
-            const partial = parsePartialJson(before + text);
-            if (partial !== undefined && JSON.stringify(partial) !== JSON.stringify(parsePartialJson(before))) {
-              enqueue.emit({ type: "output.partial", ...base(context), partial });
-            }
-          }
-        }
+        const streamingOutput = settleModelProgress(context, event, heard(self), enqueue.emit);
+        if (streamingOutput !== undefined) enqueue.assign({ state: access.write(context.state, { streamingOutput }) });
       }),
-      /** A model reply joins the conversation (priced by config.pricing): the assign of AgentLLM's own branches, named for other pieces. */
-      applyModelReply: assign(({ context, event }) => applyReply(context, access, (event as unknown as { output: LLMOutput }).output, config.pricing)),
-      announceReply: enqueueActions(({ context, event, enqueue, self }) => {
-        const turn = (event as { output?: Partial<LLMOutput> }).output;
-        if (!turn || !Array.isArray(turn.toolCalls) || !heard(self)) return;
-        enqueue.emit({
-          type: "reply.completed",
-          ...base(context),
-          round: read<number>(context, "rounds"),
-          toolCalls: turn.toolCalls.length,
-          finishReason: turn.finishReason ?? null,
-          usage: turn.usage ? pricedUsage(turn.usage, config.pricing, turn.model, turn.serverModel) : { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-          model: turn.model ?? "",
-        });
+      /**
+       * AgentLLM's reply settles (on every branch that takes the reply: a plain one, tool calls, a
+       * final-result call, a reply waiting for the input guardrails): its last progress, the reply
+       * joining the conversation (priced by config.pricing), then reply.completed from the context
+       * it joined, in one action with one assign (it was three actions: each is an interpreter step
+       * per round, bench/counts.mjs).
+       */
+      settleReply: enqueueActions(({ context, event, enqueue, self }) => {
+        const listened = heard(self);
+        const streamingOutput = settleModelProgress(context, event, listened, enqueue.emit);
+        const streamed = streamingOutput === undefined ? context : { ...context, state: access.write(context.state, { streamingOutput }) };
+        const turn = (event as unknown as { output: LLMOutput }).output;
+        const replied = applyReply(streamed, access, turn, config.pricing);
+        enqueue.assign(replied);
+        if (listened) enqueue.emit(replyCompleted(replied, turn));
       }),
       /**
        * A model call starts: its streamed text starts empty, and reply.started is told. One action, with
@@ -242,12 +260,12 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
             guard: ({ event }) => event.output.toolCalls.length > 0,
             target: "ToolExecutor",
             description: "The reply calls tools: run them.",
-            actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output, config.pricing)), "announceReply"],
+            actions: "settleReply",
           },
           {
             target: "StateCondition",
             description: "A plain reply: check whether the run is done.",
-            actions: ["reportModelProgress", assign(({ context, event }) => applyReply(context, access, event.output, config.pricing)), "announceReply"],
+            actions: "settleReply",
           },
         ],
         // The error carries no progress (the actor flushed it before failing): settling first keeps every outcome alike.

@@ -4,7 +4,6 @@ import { errorTermination } from "../contract/context.js";
 import type { ChartBuild } from "./build.js";
 import { acceptOutput, FINAL_RESULT_TOOL, recordOutputCheck, rejectOutput } from "./output.js";
 import { defineActions, defineGuards, stateConfig, when, type DoneBranch } from "./piece.js";
-import { applyReply } from "./transitions.js";
 
 /**
  * Structured output (`createReactMachine({ output })`): `CheckOutput` validates the final output
@@ -18,8 +17,6 @@ export function outputImplementation(build: ChartBuild) {
   const plan = () => build.outputPlan!;
   return {
     actions: defineActions({
-      /** AgentLLM done with a final-result call: the reply is recorded like any other before CheckOutput reads it. */
-      applyFinalReply: assign(({ context, event }) => applyReply(context, access, (event as unknown as { output: LLMOutput }).output, config.pricing)),
       checkOutput: assign(({ context }) => recordOutputCheck(context, access, plan())),
       acceptOutput: assign(({ context }) => acceptOutput(context, access)),
       rejectOutput: enqueueActions(({ context, enqueue }) => {
@@ -53,7 +50,8 @@ export function finalResultBranch(build: ChartBuild): readonly DoneBranch<"llm">
       guard: "finalResultCalled",
       target: "CheckOutput",
       description: "The model called the final-result tool: its arguments are the output to check.",
-      actions: ["reportModelProgress", "applyFinalReply", "announceReply"],
+      // The reply is recorded like any other before CheckOutput reads it.
+      actions: "settleReply",
     },
   ];
 }

@@ -1,9 +1,11 @@
 import { assign, enqueueActions } from "xstate";
 import { createPreflightActor, type CallDecision, type CallRecord } from "../../actors/guard.js";
 import type { ToolCall } from "../../actors/messages.js";
-import { createToolExecutorActor, type ToolProgress } from "../../actors/tool-executor.js";
+import { createToolExecutorActor, type ExecutorOutput, type ToolProgress } from "../../actors/tool-executor.js";
 import { toolsOwnerOf } from "../../actors/tool-providers.js";
+import type { AgentContext } from "../contract/context.js";
 import { isStartedCall } from "../contract/event-payloads.js";
+import type { AgentEmitted, AgentEvent } from "../contract/events.js";
 import { STATE_TAGS } from "../contract/state-tags.js";
 import type { ChartBuild } from "./build.js";
 import { executorCalls } from "./delegation.js";
@@ -20,7 +22,23 @@ import { applyDecisions, applyOutcomes, recordStarted } from "./transitions.js";
  */
 
 export function toolImplementation(build: ChartBuild) {
-  const { options, now, registry, toolOwners, read, base } = build;
+  const { options, now, registry, toolOwners, read, base, access } = build;
+
+  /**
+   * A batch of tool progress (carried by `event`, if any): its telemetry goes to `emitEvent` when the run
+   * is heard (audience.ts); returns the context with the started calls in the history (the same
+   * context when none started).
+   */
+  const settleToolProgress = (context: AgentContext, event: AgentEvent, listened: boolean, emitEvent: (event: AgentEmitted) => void): AgentContext => {
+    const progress = carriedProgress<ToolProgress>(event);
+    if (!progress) return context;
+    const started: CallRecord[] = [];
+    for (const { at, event: item } of progress) {
+      if (item.type === "tool.call.started" && isStartedCall(item, at)) started.push({ callId: item.callId, name: item.name, at });
+      if (listened) emitEvent(Object.assign({}, item, base(context, at)));
+    }
+    return started.length > 0 ? recordStarted(context, started) : context;
+  };
   return {
     actors: {
       guard: createPreflightActor(options.constraints ?? [], now),
@@ -36,16 +54,17 @@ export function toolImplementation(build: ChartBuild) {
     actions: defineActions({
       /** Tool progress becomes telemetry; started calls join the history that budgets and rate limits read. */
       reportToolProgress: enqueueActions(({ context, event, enqueue, self }) => {
-        const progress = carriedProgress<ToolProgress>(event);
-        if (!progress) return;
-        // Nobody can hear this run (audience.ts): keep the started calls, build no event.
-        const listened = heard(self);
-        const started: CallRecord[] = [];
-        for (const { at, event: item } of progress) {
-          if (item.type === "tool.call.started" && isStartedCall(item, at)) started.push({ callId: item.callId, name: item.name, at });
-          if (listened) enqueue.emit(Object.assign({}, item, base(context, at)));
-        }
-        if (started.length > 0) enqueue.assign(recordStarted(context, started));
+        const settled = settleToolProgress(context, event, heard(self), enqueue.emit);
+        if (settled !== context) enqueue.assign(settled);
+      }),
+      /**
+       * Executing's batch settles: its last progress and its outcomes joining the conversation, as
+       * `reportToolProgress` and the outcomes' assign in a row would, in one action with one assign
+       * (each action is an interpreter step per round, bench/counts.mjs).
+       */
+      settleOutcomes: enqueueActions(({ context, event, enqueue, self }) => {
+        const settled = settleToolProgress(context, event, heard(self), enqueue.emit);
+        enqueue.assign(applyOutcomes(settled, access, (event as unknown as { output: ExecutorOutput }).output));
       }),
       /** Preflight without constraints: the decisions the guard actor gives when no guard runs. */
       allowEveryCall: assign(({ context }) =>
@@ -76,7 +95,7 @@ export function toolImplementation(build: ChartBuild) {
 
 /** The batch's states: Preflight and Executing (`afterBatch`: branches taken before the outcomes are applied). */
 export function toolStates(build: ChartBuild, { afterBatch }: { afterBatch: readonly DoneBranch<"toolExecutor">[] }) {
-  const { config, access, toolOwners, agents, target, read } = build;
+  const { config, toolOwners, agents, target, read } = build;
   return {
     ToolExecutor: stateConfig({
       description: "The batch of tool calls of one reply: guards, approvals, execution, nested agents.",
@@ -144,7 +163,7 @@ export function toolStates(build: ChartBuild, { afterBatch }: { afterBatch: read
           {
             target: target("Evaluating.ChildRunning.StateCondition"),
             description: "The batch's outcomes join the conversation: check whether the run is done.",
-            actions: ["reportToolProgress", assign(({ context, event }) => applyOutcomes(context, access, event.output))],
+            actions: "settleOutcomes",
           },
         ],
         onError: {
