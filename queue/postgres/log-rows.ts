@@ -12,8 +12,13 @@ import type { PackedCheckpoint } from "../../machines/persistence/log/packing.js
 
 export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
 
-/** The streams `refs` name, with their bases, and the elements a reader of run `runId` needs (two queries). */
-export async function readStreams(query: Query, schema: string, runId: string, refs: readonly StreamRef[]): Promise<Map<number, KnownStream>> {
+/**
+ * The streams `refs` name, with their bases, and the elements a reader of run `runId` needs (two
+ * queries): all of that run's own streams, since its next save may append to them. Without a run
+ * (`undefined`: a reader that writes nothing, such as one decoding finished runs' outputs), only
+ * what the refs name, so the refs of several runs can be read together.
+ */
+export async function readStreams(query: Query, schema: string, runId: string | undefined, refs: readonly StreamRef[]): Promise<Map<number, KnownStream>> {
   if (refs.length === 0) return new Map();
   const chain = await query<{ id: string; run_id: string; base_id: string | null; base_count: number | null }>(
     `WITH RECURSIVE chain AS (

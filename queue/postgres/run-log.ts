@@ -5,7 +5,7 @@ import { pendingFromSnapshot } from "../../machines/contract/approvals.js";
 import type { AgentOutput } from "../../machines/contract/context.js";
 import { CheckpointError, checkRecordId, journalEntryOf, queueOwned, type CheckpointSummary } from "../../machines/persistence/checkpoints/store.js";
 import type { PersistedAgent, RunStatus } from "../../machines/persistence/persistence.js";
-import { encodeValue, type Encoded } from "../../machines/persistence/log/codec.js";
+import { encodeValue, type Encoded, type KnownStream } from "../../machines/persistence/log/codec.js";
 import { RunContextCache } from "../../machines/persistence/log/context-cache.js";
 import { outcomeApart, packOutcomeApart, toolResultsAmong } from "../../machines/persistence/log/journal-packing.js";
 import { effectiveEntries, inheritedKey, readInheritance, type ForkOrigin, type KeyedEntry } from "../../machines/persistence/log/journal-inheritance.js";
@@ -429,10 +429,38 @@ export class PostgresRunLog implements RunLogStore {
   protected async decodeOutput(runId: string, text: string): Promise<AgentOutput> {
     try {
       const refs = outputRefs(text);
-      return decodeOutput(text, refs.length > 0 ? await readStreams(this.run, this.schema, runId, refs) : new Map());
+      return decodeOutput(text, refs.length > 0 ? await readStreams(this.run, this.schema, undefined, refs) : new Map());
     } catch (error) {
       return damaged(runId, "output", `schema ${this.schema}`, error);
     }
+  }
+
+  /**
+   * Several runs' stored outputs at once (a wait woken by a burst of finishes): the streams they
+   * name are read in one pair of statements, not a pair per run. If that read fails, each output
+   * is decoded on its own, so a damaged run is named as itself (as one decoded alone is).
+   */
+  protected async decodeOutputs(rows: readonly { runId: string; text: string }[]): Promise<Map<string, AgentOutput>> {
+    if (rows.length === 1) return new Map([[rows[0]!.runId, await this.decodeOutput(rows[0]!.runId, rows[0]!.text)]]);
+    const refs = rows.flatMap(({ text }) => outputRefs(text));
+    let streams: Map<number, KnownStream> | undefined;
+    try {
+      streams = refs.length > 0 ? await readStreams(this.run, this.schema, undefined, refs) : new Map();
+    } catch {
+      streams = undefined;
+    }
+    const outputs = new Map<string, AgentOutput>();
+    for (const { runId, text } of rows) {
+      if (streams === undefined) outputs.set(runId, await this.decodeOutput(runId, text));
+      else {
+        try {
+          outputs.set(runId, decodeOutput(text, streams));
+        } catch (error) {
+          damaged(runId, "output", `schema ${this.schema}`, error);
+        }
+      }
+    }
+    return outputs;
   }
 
   async usage(runId?: string): Promise<LogUsage> {

@@ -191,7 +191,7 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     },
     outputs: async (runIds) => {
       const { rows } = await this.query<{ run_id: string; output: string }>(`SELECT run_id, output FROM ${this.t("runs")} WHERE run_id = ANY($1::text[]) AND output IS NOT NULL`, [runIds]);
-      return new Map(await Promise.all(rows.map(async (row) => [row.run_id, await this.decodeOutput(row.run_id, row.output)] as const)));
+      return this.decodeOutputs(rows.map((row) => ({ runId: row.run_id, text: row.output })));
     },
     subscribe: (listener) => this.subscribe(listener),
     listeningSince: () => this.listener?.since,

@@ -3,19 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
 import { claimStatement } from "../../queue/postgres/statements.js";
 import { failedOutput } from "../../queue/run-store.js";
+import { countingPool } from "./counting-pool.js";
 import { freshDatabase } from "./database.js";
-
-/** A real pg.Pool that counts the statements the store sends through it. */
-function countingPool(connectionString: string): { pool: pg.Pool; statements: () => number } {
-  const pool = new pg.Pool({ connectionString, max: 4 });
-  let statements = 0;
-  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-  pool.query = ((...args: unknown[]) => {
-    statements += 1;
-    return query(...args);
-  }) as typeof pool.query;
-  return { pool, statements: () => statements };
-}
 
 interface PlanNode {
   "Node Type": string;
