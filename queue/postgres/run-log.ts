@@ -427,37 +427,33 @@ export class PostgresRunLog implements RunLogStore {
   }
 
   protected async decodeOutput(runId: string, text: string): Promise<AgentOutput> {
-    try {
-      const refs = outputRefs(text);
-      return decodeOutput(text, refs.length > 0 ? await readStreams(this.run, this.schema, undefined, refs) : new Map());
-    } catch (error) {
-      return damaged(runId, "output", `schema ${this.schema}`, error);
-    }
+    return (await this.decodeOutputs([{ runId, text }])).get(runId)!;
   }
 
   /**
-   * Several runs' stored outputs at once (a wait woken by a burst of finishes): the streams they
-   * name are read in one pair of statements, not a pair per run. If that read fails, each output
-   * is decoded on its own, so a damaged run is named as itself (as one decoded alone is).
+   * Stored outputs (several when a wait is woken by a burst of finishes): the streams they name are
+   * read in one pair of statements, not a pair per run. If that read fails for several, each output
+   * is read on its own, so a damaged one is named as itself.
    */
   protected async decodeOutputs(rows: readonly { runId: string; text: string }[]): Promise<Map<string, AgentOutput>> {
-    if (rows.length === 1) return new Map([[rows[0]!.runId, await this.decodeOutput(rows[0]!.runId, rows[0]!.text)]]);
-    const refs = rows.flatMap(({ text }) => outputRefs(text));
+    const where = `schema ${this.schema}`;
     let streams: Map<number, KnownStream> | undefined;
     try {
+      const refs = rows.flatMap(({ text }) => outputRefs(text));
       streams = refs.length > 0 ? await readStreams(this.run, this.schema, undefined, refs) : new Map();
-    } catch {
-      streams = undefined;
+    } catch (error) {
+      if (rows.length === 1) damaged(rows[0]!.runId, "output", where, error);
     }
     const outputs = new Map<string, AgentOutput>();
     for (const { runId, text } of rows) {
-      if (streams === undefined) outputs.set(runId, await this.decodeOutput(runId, text));
-      else {
-        try {
-          outputs.set(runId, decodeOutput(text, streams));
-        } catch (error) {
-          damaged(runId, "output", `schema ${this.schema}`, error);
-        }
+      if (streams === undefined) {
+        outputs.set(runId, await this.decodeOutput(runId, text));
+        continue;
+      }
+      try {
+        outputs.set(runId, decodeOutput(text, streams));
+      } catch (error) {
+        damaged(runId, "output", where, error);
       }
     }
     return outputs;
