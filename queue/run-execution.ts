@@ -9,6 +9,7 @@ import { restoreAgent, runStatusOf, type PersistedAgent } from "../machines/pers
 import { toolProvidersClosed, type ReactMachine } from "../machines/react-machine.js";
 import { STATE_TAGS, tagsAt } from "../machines/contract/state-tags.js";
 import { markUnheard } from "../machines/chart/audience.js";
+import { startsOver } from "./fresh-start.js";
 import { errorText, FencedError, RunQueueError } from "./errors.js";
 import { failedOutput, type RunStore } from "./run-store.js";
 import type { ClaimedRun, InboxEvent } from "./schemas.js";
@@ -79,12 +80,15 @@ class RunExecution implements Execution {
   private resolveDone!: () => void;
   /** The finished run's last checkpoint, held back for the output's write (checkpointSink). */
   private lastCheckpoint: PersistedAgent | undefined;
+  /** No checkpoint saved or restored yet: the next save may be one that only repeats the input. */
+  private freshStart: boolean;
   /** Inbox reads one at a time, so no event is delivered twice. Resolves with how many were delivered. */
   private inboxChain: Promise<number> = Promise.resolve(0);
 
   constructor(private readonly options: ExecutionOptions) {
     this.runId = options.run.runId;
     this.token = options.run.token;
+    this.freshStart = options.run.checkpoint === undefined;
     this.done = new Promise<void>((resolve) => (this.resolveDone = resolve));
   }
 
@@ -162,6 +166,14 @@ class RunExecution implements Execution {
         if (record.snapshot.status === "done") {
           this.lastCheckpoint = record;
           return;
+        }
+        // A fresh run's first checkpoint would only repeat its stored input (fresh-start.ts): not written.
+        if (this.freshStart) {
+          this.freshStart = false;
+          if (startsOver(machine, record)) {
+            if (this.stopping) void this.release();
+            return;
+          }
         }
         const result = store.save(id, record);
         // Released at the start of a model call (an aborted call is simply made again), never mid-tool.

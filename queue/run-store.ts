@@ -14,7 +14,11 @@ type MaybePromise<T> = T | Promise<T>;
  * release), so a worker looks at that run's inbox only, not at every run it holds; without `runId`
  * (an older writer) every held run looks.
  */
-export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finished"; runId: string } | { kind: "events"; runId: string };
+/**
+ * What a store tells its subscribers. `finished` may carry the run's output (as stored: JSON text, or
+ * the object): a waiter then needs no read. Without it, the waiter reads the output.
+ */
+export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finished"; runId: string; output?: unknown } | { kind: "events"; runId: string };
 
 /**
  * A durable run queue: the public half (submit, send, wait, status, list) any process may call, and

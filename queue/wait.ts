@@ -94,7 +94,10 @@ export class Waiters {
     }
     if (!this.unsubscribe) {
       this.unsubscribe = this.source.subscribe((signal) => {
-        if (signal.kind === "finished" && this.byRun.has(signal.runId)) this.readSoon(signal.runId);
+        if (signal.kind !== "finished" || !this.byRun.has(signal.runId)) return;
+        // The output came with the signal: nothing to read.
+        if (signal.output !== undefined) this.settle(signal.runId, signal.output);
+        else this.readSoon(signal.runId);
       });
       this.timer = setInterval(() => void this.tick(), this.source.pollMs());
     }

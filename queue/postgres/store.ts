@@ -14,7 +14,7 @@ import { Waiters } from "../wait.js";
 import type { RunEventInput, StoredRunEvent } from "../run-events.js";
 import { retryWithin } from "../retry.js";
 import { explainPgError, isTransientPgFault, type ServerNaming } from "./errors.js";
-import { NotificationListener } from "./listener.js";
+import { finishedPayload, NotificationListener } from "./listener.js";
 import { clientConfig, ownPool } from "./pool.js";
 import { claimStatement, NOW } from "./statements.js";
 import { migrate, requireTables } from "./migrations.js";
@@ -324,7 +324,7 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
         if (!fence) await this.save(runId, lastCheckpoint);
         else {
           // The last checkpoint, the output and the lease's end in one statement (one commit).
-          await this.saveLast(runId, lastCheckpoint, fence, { status: output.status, output: (context) => encodeOutput(output, context), channel: this.channel, notify: `finished:${runId}` });
+          await this.saveLast(runId, lastCheckpoint, fence, { status: output.status, output: (context) => encodeOutput(output, context), channel: this.channel, notify: finishedPayload(runId, output) });
           this.fences.handedBack(runId, token);
           return true;
         }
@@ -335,7 +335,7 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     }
     const stored = await this.encodeOutput(runId, output);
     return this.handBack(runId, token, `status = $6, output = $7, wake_at = NULL, pending = '[]'`, [output.status, stored], {
-      notify: `finished:${runId}`,
+      notify: finishedPayload(runId, output),
       applyAll: true,
       where: "finish: output",
     });
