@@ -183,16 +183,14 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
 
   /** Shared by every wait of this store: one LISTEN, one statement per wake-up however many wait (queue/wait.ts). */
   private readonly waiters = new Waiters({
-    outputOf: async (runId) => {
-      const { rows } = await this.query<{ output: string | null }>(`SELECT output FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
-      if (rows.length === 0) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)} in schema ${this.schema}; check the id with store.list({})`);
-      const output = rows[0]!.output;
-      return output === null ? null : this.decodeOutput(runId, output);
-    },
     outputs: async (runIds) => {
-      const { rows } = await this.query<{ run_id: string; output: string }>(`SELECT run_id, output FROM ${this.t("runs")} WHERE run_id = ANY($1::text[]) AND output IS NOT NULL`, [runIds]);
-      return this.decodeOutputs(rows.map((row) => ({ runId: row.run_id, text: row.output })));
+      const { rows } = await this.query<{ run_id: string; output: string | null }>(`SELECT run_id, output FROM ${this.t("runs")} WHERE run_id = ANY($1::text[])`, [runIds]);
+      const found = new Map<string, unknown>(rows.map((row) => [row.run_id, null]));
+      const finished = rows.flatMap((row) => (row.output === null ? [] : [{ runId: row.run_id, text: row.output }]));
+      for (const [runId, output] of finished.length > 0 ? await this.decodeOutputs(finished) : []) found.set(runId, output);
+      return found;
     },
+    unknownRun: (runId) => new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)} in schema ${this.schema}; check the id with store.list({})`),
     subscribe: (listener) => this.subscribe(listener),
     listeningSince: () => this.listener?.since,
     pollMs: () => this.options.pollMs,
