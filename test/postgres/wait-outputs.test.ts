@@ -83,8 +83,10 @@ describe("PostgreSQL run queue: waiting on runs that finished together", () => {
       const before = counted.statements();
       const waits = runIds.map((runId) => listening.wait(runId));
       await up;
-      // Each wait has made its first read (the runs had not started): what follows is what the notifications leave to read.
-      while (counted.statements() - before < runIds.length) await new Promise((resolve) => setTimeout(resolve, 10));
+      // The waits have made their first read, together (the runs had not started): what follows is what the notifications leave to read.
+      while (counted.statements() - before < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(counted.statements() - before).toBe(1);
       const countFrom = counted.statements();
       const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: runner, effect: () => undefined });
       told = await startWorker({ store: runner, agents, concurrency: 1, pollMs: 20 });
