@@ -11,7 +11,7 @@ import { STATE_TAGS, tagsAt } from "../machines/contract/state-tags.js";
 import { markUnheard } from "../machines/chart/audience.js";
 import { startsOver } from "./fresh-start.js";
 import { errorText, FencedError, RunQueueError } from "./errors.js";
-import { failedOutput, type RunStore } from "./run-store.js";
+import { failedOutput, type ClaimRequest, type RunStore } from "./run-store.js";
 import type { ClaimedRun, InboxEvent } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
 import type { RunObservation, RunObserver } from "./run-events.js";
@@ -29,6 +29,12 @@ export interface ExecutionOptions {
   observe?: RunObserver;
   /** Someone hears the agent's own events (the worker's `onEvent`); otherwise, with no observer either, they are not built. */
   agentEvents: boolean;
+  /**
+   * At the finish, a claim for the slot the run frees, written with the output when the store can
+   * (`RunStore.finishAndClaim`): undefined when the worker wants none. `settle` is called once, with
+   * the runs claimed, or undefined when no claim was made; the run is done once they have started.
+   */
+  next?: () => { request: ClaimRequest; settle: (runs: ClaimedRun[] | undefined) => Promise<void> } | undefined;
 }
 
 export interface Execution {
@@ -362,9 +368,17 @@ class RunExecution implements Execution {
     this.finishing = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     const { store, emit, worker } = this.options;
-    const recorded = await this.guarded(() => store.finish(this.runId, this.token, output, this.lastCheckpoint));
+    const next = this.options.next?.();
+    let claimed: ClaimedRun[] | undefined;
+    const recorded = await this.guarded(async () => {
+      if (next === undefined || store.finishAndClaim === undefined) return store.finish(this.runId, this.token, output, this.lastCheckpoint);
+      const result = await store.finishAndClaim(this.runId, this.token, output, this.lastCheckpoint, next.request);
+      if (result.finished) claimed = result.claimed;
+      return result.finished;
+    });
     // The machine ends succeeded or failed ("awaitingApproval" is runAgent's, never a final state's).
     if (recorded) emit({ type: "run.finished", worker, runId: this.runId, status: output.status === "succeeded" ? "succeeded" : "failed" });
+    await next?.settle(claimed);
     return recorded;
   }
 

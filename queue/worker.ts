@@ -51,19 +51,30 @@ export interface Worker {
 const MAX_BACKOFF_MS = 5_000;
 
 /**
- * Runs signalled since the last claim was sent (undefined: every run). An event sent after the claim
+ * Runs signalled while a claim is on its way (undefined: every run). An event sent after the claim
  * read the inbox may be told before the run's execution exists here to be poked: for those runs the
- * claim's "inbox empty" no longer holds. A claim's runs start before the next claim is sent.
+ * claim's "inbox empty" no longer holds. Claims may overlap (the loop's, and those riding on
+ * finishes), so each has its own record, kept until its runs have started.
  */
-function signalsSinceClaim() {
-  let seen = new Set<string | undefined>();
+function signalsDuringClaims() {
+  const open = new Set<Set<string | undefined>>();
   return {
-    note: (runId: string | undefined) => void seen.add(runId),
-    claimSent: () => void (seen = new Set()),
-    /** `late`: started after the claim's successor may have been sent (a stale execution stopped first). */
-    stillEmpty: (runId: string, late: boolean) => !late && !seen.has(runId) && !seen.has(undefined),
+    note: (runId: string | undefined) => {
+      for (const seen of open) seen.add(runId);
+    },
+    claimSent: () => {
+      const seen = new Set<string | undefined>();
+      open.add(seen);
+      return {
+        /** `late`: started after the claim's successor may have been sent (a stale execution stopped first). */
+        stillEmpty: (runId: string, late: boolean) => !late && !seen.has(runId) && !seen.has(undefined),
+        /** The claim's runs have started (or it failed): stop recording for it. */
+        close: () => void open.delete(seen),
+      };
+    },
   };
 }
+type ClaimMark = ReturnType<ReturnType<typeof signalsDuringClaims>["claimSent"]>;
 
 /**
  * A worker: claims runnable runs of the agents it knows, executes them with their machines, and
@@ -97,7 +108,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     wake = undefined;
     resolve?.();
   };
-  const signalled = signalsSinceClaim();
+  const signalled = signalsDuringClaims();
   const unsubscribe = store.subscribe((signal) => {
     if (signal.kind !== "runnable") return;
     signalled.note(signal.runId);
@@ -137,7 +148,24 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   // With the store's keepFinishedMs, finished runs are deleted as they age (a sweep of at most 100 runs, apart from claims).
   const sweeps = sweepFinishedRuns(store, (error) => emit({ type: "worker.error", worker: id, message: `pruning finished runs: ${errorText(error)}`, retryInMs: sweepEveryMs(store.keepFinishedMs ?? 0) }));
 
-  const start = async (claimed: ClaimedRun, late = false) => {
+  /** Executions whose finish claimed for the slot it freed: their end needs no claim of the loop's. */
+  const claimedAtFinish = new WeakSet<Execution>();
+  /** The claim that rides on a finish (RunStore.finishAndClaim): for the slot the finishing run frees. */
+  const nextAtFinish = (runId: string, execution: () => Execution) => () => {
+    if (stopping) return undefined;
+    const mark = signalled.claimSent();
+    // The finishing run's slot is free once it is written (a run that failed to start holds none yet).
+    const limit = concurrency - executions.size + (executions.has(runId) ? 1 : 0);
+    return {
+      request: { owner: id, agents: names, limit, leaseMs },
+      settle: (runs: ClaimedRun[] | undefined) => {
+        if (runs !== undefined) claimedAtFinish.add(execution());
+        return takeAll(runs ?? [], mark);
+      },
+    };
+  };
+
+  const start = async (claimed: ClaimedRun, mark: ClaimMark | undefined) => {
     let run: ClaimedRun;
     let problem: string | undefined;
     try {
@@ -151,13 +179,46 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       await store.release(claimed.runId, claimed.token).catch(() => undefined);
       return;
     }
-    if (run.inboxEmpty && !signalled.stillEmpty(run.runId, late)) run = { ...run, inboxEmpty: false };
-    const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, agentEvents: onEvent !== undefined, ...(problem !== undefined ? { blobProblem: problem } : {}), ...(observe ? { observe } : {}) });
+    if (run.inboxEmpty && !mark?.stillEmpty(run.runId, false)) run = { ...run, inboxEmpty: false };
+    const execution: Execution = executeRun({
+      store,
+      machine: agents[run.agent]!,
+      run,
+      worker: id,
+      leaseMs,
+      emit,
+      agentEvents: onEvent !== undefined,
+      next: nextAtFinish(run.runId, () => execution),
+      ...(problem !== undefined ? { blobProblem: problem } : {}),
+      ...(observe ? { observe } : {}),
+    });
     executions.set(run.runId, execution);
     void execution.done.then(() => {
       if (executions.get(run.runId) === execution) executions.delete(run.runId);
-      nudge();
+      // A finish that claimed has filled the slot, or found the queue empty: nothing for the loop to claim.
+      if (!claimedAtFinish.has(execution)) nudge();
     });
+  };
+
+  /** Start what a claim returned (a run still held here under an older token is stopped first). */
+  const take = async (run: ClaimedRun, mark: ClaimMark) => {
+    // Claimed while the worker began to stop (a finish's claim, or the loop's in flight): handed back at once.
+    if (stopping) return void (await store.release(run.runId, run.token).catch(() => undefined));
+    const previous = executions.get(run.runId);
+    if (!previous) return start(run, mark);
+    // Still running here under an older token: its lease ran out before this worker renewed it
+    // (a long pause). That execution is stale; stop it and run the new claim once it has stopped.
+    previous.abandon("its lease ran out before this worker renewed it, and this worker claimed it again");
+    // A worker stopping meanwhile hands the new claim back instead of starting it.
+    void previous.done.then(() => (stopping ? store.release(run.runId, run.token).then(() => undefined, () => undefined) : start(run, undefined)));
+  };
+
+  const takeAll = async (runs: readonly ClaimedRun[], mark: ClaimMark) => {
+    try {
+      for (const run of runs) await take(run, mark);
+    } finally {
+      mark.close();
+    }
   };
 
   const loop = async () => {
@@ -166,21 +227,14 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       try {
         const free = concurrency - executions.size;
         if (free > 0) {
-          signalled.claimSent();
-          const claimed = await store.claim({ owner: id, agents: names, limit: free, leaseMs });
-          backoff = 100;
-          for (const run of claimed) {
-            const previous = executions.get(run.runId);
-            if (!previous) {
-              await start(run);
-              continue;
-            }
-            // Still running here under an older token: its lease ran out before this worker renewed it
-            // (a long pause). That execution is stale; stop it and run the new claim once it has stopped.
-            previous.abandon("its lease ran out before this worker renewed it, and this worker claimed it again");
-            // A worker stopping meanwhile hands the new claim back instead of starting it.
-            void previous.done.then(() => (stopping ? store.release(run.runId, run.token).then(() => undefined, () => undefined) : start(run, true)));
+          const mark = signalled.claimSent();
+          let claimed: ClaimedRun[] = [];
+          try {
+            claimed = await store.claim({ owner: id, agents: names, limit: free, leaseMs });
+          } finally {
+            await takeAll(claimed, mark);
           }
+          backoff = 100;
           // A full batch: there may be more waiting.
           if (claimed.length === free && free > 0) {
             // Let timers and I/O in between batches (an in-memory store answers without any).
