@@ -66,8 +66,7 @@ function signalsDuringClaims() {
       const seen = new Set<string | undefined>();
       open.add(seen);
       return {
-        /** `late`: started after the claim's successor may have been sent (a stale execution stopped first). */
-        stillEmpty: (runId: string, late: boolean) => !late && !seen.has(runId) && !seen.has(undefined),
+        stillEmpty: (runId: string) => !seen.has(runId) && !seen.has(undefined),
         /** The claim's runs have started (or it failed): stop recording for it. */
         close: () => void open.delete(seen),
       };
@@ -152,10 +151,10 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const claimedAtFinish = new WeakSet<Execution>();
   /** The claim that rides on a finish (RunStore.finishAndClaim): for the slot the finishing run frees. */
   const nextAtFinish = (runId: string, execution: () => Execution) => () => {
-    if (stopping) return undefined;
-    const mark = signalled.claimSent();
     // The finishing run's slot is free once it is written (a run that failed to start holds none yet).
     const limit = concurrency - executions.size + (executions.has(runId) ? 1 : 0);
+    if (stopping || limit < 1) return undefined;
+    const mark = signalled.claimSent();
     return {
       request: { owner: id, agents: names, limit, leaseMs },
       settle: (runs: ClaimedRun[] | undefined) => {
@@ -165,6 +164,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     };
   };
 
+  /** `mark`: the claim that returned the run; none for a run started late (after a stale execution stopped), whose claim's inbox answer no longer holds. */
   const start = async (claimed: ClaimedRun, mark: ClaimMark | undefined) => {
     let run: ClaimedRun;
     let problem: string | undefined;
@@ -179,7 +179,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       await store.release(claimed.runId, claimed.token).catch(() => undefined);
       return;
     }
-    if (run.inboxEmpty && !mark?.stillEmpty(run.runId, false)) run = { ...run, inboxEmpty: false };
+    if (run.inboxEmpty && !mark?.stillEmpty(run.runId)) run = { ...run, inboxEmpty: false };
     const execution: Execution = executeRun({
       store,
       machine: agents[run.agent]!,
