@@ -93,9 +93,8 @@ export class Waiters {
     if (!this.unsubscribe) {
       this.unsubscribe = this.source.subscribe((signal) => {
         if (signal.kind !== "finished" || !this.byRun.has(signal.runId)) return;
-        // The output came with the signal: nothing to read.
-        if (signal.output !== undefined) this.settle(signal.runId, signal.output);
-        else this.readSoon(signal.runId, { first: false });
+        // The output came with the signal: nothing to read (unless it does not check out: the stored one decides).
+        if (signal.output === undefined || !this.settleFromSignal(signal.runId, signal.output)) this.readSoon(signal.runId, { first: false });
       });
       this.timer = setInterval(() => void this.tick(), this.source.pollMs());
     }
@@ -128,6 +127,22 @@ export class Waiters {
     } catch (error) {
       return this.fail(runId, error);
     }
+    this.resolve(runId, output);
+  }
+
+  /** An output a signal carried: false (nothing settled) when it does not check out, so the stored one is read. */
+  private settleFromSignal(runId: string, told: unknown): boolean {
+    let output: AgentOutput;
+    try {
+      output = checkedOutput(told, runId);
+    } catch {
+      return false;
+    }
+    this.resolve(runId, output);
+    return true;
+  }
+
+  private resolve(runId: string, output: AgentOutput): void {
     for (const waiter of [...(this.byRun.get(runId) ?? [])]) {
       this.remove(waiter);
       waiter.resolve(output);

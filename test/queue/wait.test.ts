@@ -117,6 +117,18 @@ describe("Waiters: many waits cost one statement per wake-up", () => {
     expect(counts.batches).toBe(1);
   });
 
+  it("reads the stored output when the one a signal carries does not check out", async () => {
+    const stored = new Map<string, unknown>([["r1", null]]);
+    const { waitSource, counts, listeners } = source(stored, { listening: true, pollMs: 10_000 });
+    const waiters = new Waiters(waitSource);
+    const waiting = waiters.wait("r1");
+    await sleep(10);
+    stored.set("r1", good("r1"));
+    for (const listener of listeners) listener({ kind: "finished", runId: "r1", output: "{truncated" });
+    expect((await waiting).runId).toBe("r1");
+    expect(counts.batches).toBe(2);
+  });
+
   it("shares one abort listener per signal: 50 waits on one signal, no MaxListenersExceededWarning, all rejected on abort", async () => {
     const warnings: Error[] = [];
     const onWarning = (warning: Error) => warnings.push(warning);
