@@ -75,6 +75,61 @@ function signalsDuringClaims() {
 }
 type ClaimMark = ReturnType<ReturnType<typeof signalsDuringClaims>["claimSent"]>;
 
+/** The claim loop's sleep, which a nudge (a signal, a run's end, stop) cuts short. */
+function alarm() {
+  let wake: (() => void) | undefined;
+  return {
+    nudge: () => {
+      const resolve = wake;
+      wake = undefined;
+      resolve?.();
+    },
+    sleep: (ms: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          wake = undefined;
+          resolve();
+        }, ms);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }),
+  };
+}
+
+/** Tell the store the worker's agents, waiting out a database that cannot be reached (`unreachable` says so each time). */
+async function registerWhenReachable(store: RunStore, names: string[], unreachable: (error: unknown, retryInMs: number) => void): Promise<void> {
+  for (let backoff = 100; ; backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)) {
+    try {
+      return await store.registerAgents(names);
+    } catch (error) {
+      if (!(error instanceof RunQueueError && error.problem === "connection")) throw error;
+      unreachable(error, backoff);
+      await new Promise((resolve) => setTimeout(resolve, backoff));
+    }
+  }
+}
+
+/** A claimed run as it starts: its stored images and files back in its checkpoint, then (a thread's run before its first checkpoint) the thread's conversation. */
+async function loadClaimed(store: RunStore, claimed: ClaimedRun): Promise<{ run: ClaimedRun; problem?: string }> {
+  const loaded = await withStoredBlobs(claimed, store);
+  const run = await withThreadConversation(store, loaded.run);
+  return loaded.problem !== undefined ? { run, problem: loaded.problem } : { run };
+}
+
+/** Stop every held run at its next checkpoint; past `timeoutMs`, give up the rest as they stand. */
+async function stopAll(executions: Map<string, Execution>, timeoutMs: number): Promise<void> {
+  const pending = [...executions.values()];
+  for (const execution of pending) execution.stopGracefully();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+  await Promise.race([Promise.all(pending.map((e) => e.done)), timedOut]);
+  clearTimeout(timer);
+  for (const execution of executions.values()) execution.abandon("the worker stopped before the run reached a checkpoint");
+  await Promise.all(pending.map((e) => e.done));
+}
+
 /**
  * A worker: claims runnable runs of the agents it knows, executes them with their machines, and
  * checkpoints them in the store at every stable state. Several workers (processes, machines) share one
@@ -93,7 +148,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const names = Object.keys(agents);
   const executions = new Map<string, Execution>();
   let stopping = false;
-  let wake: (() => void) | undefined;
+  const { nudge, sleep } = alarm();
 
   const emit = (event: WorkerEvent) => {
     try {
@@ -101,11 +156,6 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     } catch {
       // An observer's failure is not the run's.
     }
-  };
-  const nudge = () => {
-    const resolve = wake;
-    wake = undefined;
-    resolve?.();
   };
   const signalled = signalsDuringClaims();
   const unsubscribe = store.subscribe((signal) => {
@@ -117,31 +167,11 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     nudge();
   });
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        wake = undefined;
-        resolve();
-      }, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-
-  // Ready means ready: registered before this resolves (a database that is away is waited for).
-  for (let backoff = 100; ; backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)) {
-    try {
-      await store.registerAgents(names);
-      break;
-    } catch (error) {
-      if (!(error instanceof RunQueueError && error.problem === "connection")) {
-        unsubscribe();
-        throw error;
-      }
-      emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: backoff });
-      await new Promise((resolve) => setTimeout(resolve, backoff));
-    }
+  try {
+    await registerWhenReachable(store, names, (error, retryInMs) => emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs }));
+  } catch (error) {
+    unsubscribe();
+    throw error;
   }
   emit({ type: "worker.started", worker: id, agents: names });
   // With the store's keepFinishedMs, finished runs are deleted as they age (a sweep of at most 100 runs, apart from claims).
@@ -166,32 +196,16 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
 
   /** `mark`: the claim that returned the run; none for a run started late (after a stale execution stopped), whose claim's inbox answer no longer holds. */
   const start = async (claimed: ClaimedRun, mark: ClaimMark | undefined) => {
-    let run: ClaimedRun;
-    let problem: string | undefined;
-    try {
-      // Stored images and files back into the checkpoint, then (a thread's run before its first checkpoint) the thread's conversation.
-      const loaded = await withStoredBlobs(claimed, store);
-      problem = loaded.problem;
-      run = await withThreadConversation(store, loaded.run);
-    } catch (error) {
+    const loaded = await loadClaimed(store, claimed).catch((error: unknown) => {
       // The store could not be read (a connection fault): the run goes back for a later claim, as any held run's fault does.
       emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: 0 });
-      await store.release(claimed.runId, claimed.token).catch(() => undefined);
-      return;
-    }
-    if (run.inboxEmpty && !mark?.stillEmpty(run.runId)) run = { ...run, inboxEmpty: false };
-    const execution: Execution = executeRun({
-      store,
-      machine: agents[run.agent]!,
-      run,
-      worker: id,
-      leaseMs,
-      emit,
-      agentEvents: onEvent !== undefined,
-      next: nextAtFinish(run.runId, () => execution),
-      ...(problem !== undefined ? { blobProblem: problem } : {}),
-      ...(observe ? { observe } : {}),
+      return store.release(claimed.runId, claimed.token).then(() => undefined, () => undefined);
     });
+    if (!loaded) return;
+    let { run } = loaded;
+    if (run.inboxEmpty && !mark?.stillEmpty(run.runId)) run = { ...run, inboxEmpty: false };
+    const common = { store, run, worker: id, leaseMs, emit, agentEvents: onEvent !== undefined, next: nextAtFinish(run.runId, () => execution) };
+    const execution: Execution = executeRun({ ...common, machine: agents[run.agent]!, ...(loaded.problem !== undefined ? { blobProblem: loaded.problem } : {}), ...(observe ? { observe } : {}) });
     executions.set(run.runId, execution);
     void execution.done.then(() => {
       if (executions.get(run.runId) === execution) executions.delete(run.runId);
@@ -264,15 +278,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       }
       await looping;
       sweeps.stop();
-      const pending = [...executions.values()];
-      for (const execution of pending) execution.stopGracefully();
-      const timeoutMs = stopOptions.timeoutMs ?? leaseMs;
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-      await Promise.race([Promise.all(pending.map((e) => e.done)), timedOut]);
-      clearTimeout(timer);
-      for (const execution of executions.values()) execution.abandon("the worker stopped before the run reached a checkpoint");
-      await Promise.all(pending.map((e) => e.done));
+      await stopAll(executions, stopOptions.timeoutMs ?? leaseMs);
       unsubscribe();
       emit({ type: "worker.stopped", worker: id });
     },
