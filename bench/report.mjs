@@ -65,19 +65,22 @@ function versus(jianmu, aisdk, higherIsBetter) {
  * A row: the three figures, each library's comparison with the floor (a ratio, or with `difference`
  * the difference in ms), the target's verdict and, where the AI SDK has a figure, ahead/behind it.
  */
-function row(measure, figures, format, { target, higherIsBetter = false, difference = false } = {}) {
+function row(measure, figures, format, { target, higherIsBetter = false, difference = false, levelWithin } = {}) {
   const { floor, jianmu, aisdk } = figures;
   const compare = (v) => (difference ? v - floor : v / floor);
   const compareText = (v) => (difference ? plusMs(v - floor) : times(v / floor));
   const r = { measure, floor, jianmu, ratio: compare(jianmu), floorText: format(floor), jianmuText: format(jianmu), ratioText: compareText(jianmu) };
   if (typeof aisdk === "number") Object.assign(r, { aisdk, aisdkRatio: compare(aisdk), aisdkText: format(aisdk), aisdkRatioText: compareText(aisdk) });
   else Object.assign(r, { aisdkText: "—", aisdkRatioText: "—" });
-  return judged(r, target, higherIsBetter, difference ? (v) => Math.round(v * 100) / 100 : shown);
+  return judged(r, target, higherIsBetter, difference ? (v) => Math.round(v * 100) / 100 : shown, levelWithin);
 }
 
-function judged(r, target, higherIsBetter, printed = shown) {
+/** `levelWithin`: the two figures themselves (not their ratios to the floor) are level when they differ by no more than this, the measure's noise. */
+function judged(r, target, higherIsBetter, printed = shown, levelWithin = undefined) {
   const result = target ? (target.pass(r) ? "PASS" : "FAIL") : "info";
-  const versusAiSdk = typeof r.aisdk === "number" ? versus(printed(r.ratio), printed(r.aisdkRatio), higherIsBetter) : undefined;
+  const compared =
+    levelWithin === undefined ? () => versus(printed(r.ratio), printed(r.aisdkRatio), higherIsBetter) : () => (Math.abs(r.jianmu - r.aisdk) <= levelWithin ? "level" : versus(r.jianmu, r.aisdk, higherIsBetter));
+  const versusAiSdk = typeof r.aisdk === "number" ? compared() : undefined;
   const resultText = versusAiSdk ? `${result}, ${versusAiSdk}` : result;
   return { ...r, targetText: target ? target.text : "—", result, versusAiSdk, resultText };
 }
@@ -171,9 +174,11 @@ function memoryRows(results) {
   const retainedTarget = `≤ floor + ${RETAINED_NOISE_BYTES} B/run`;
   if (retention?.floor?.length && retention?.jianmu?.length) {
     const figures = { floor: medianOf(retention.floor, "retainedPerRun"), jianmu: medianOf(retention.jianmu, "retainedPerRun"), aisdk: medianOf(retention.aisdk, "retainedPerRun") };
-    // A ratio of two noise figures around zero says nothing: the difference is what the target reads, and what is compared.
+    // A ratio of two noise figures around zero says nothing: the difference is what the target reads, and what is compared
+    // (two libraries whose slopes differ by less than the slope's own jitter are level).
     const retained = row(`Heap retained per finished run (slope over ${retention.floor[0].runs} runs, after GC, JIT tiers off)`, figures, bytes, {
       target: { text: retainedTarget, pass: (r) => r.jianmu <= r.floor + RETAINED_NOISE_BYTES },
+      levelWithin: RETAINED_NOISE_BYTES,
     });
     const diff = (v) => `${v - figures.floor >= 0 ? "+" : ""}${Math.round(v - figures.floor)} B`;
     rows.push({ ...retained, ratioText: diff(figures.jianmu), aisdkRatioText: typeof figures.aisdk === "number" ? diff(figures.aisdk) : "—" });

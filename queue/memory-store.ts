@@ -90,19 +90,15 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
 
   /** Signals in one process are never lost: waiters read only when told a run finished (queue/wait.ts). */
   private readonly waiters = new Waiters({
-    outputOf: async (runId) => {
-      const run = this.runs.get(runId);
-      if (!run) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)}; check the id with store.list({})`);
-      return run.output;
-    },
     outputs: async (runIds) => {
       const found = new Map<string, unknown>();
       for (const runId of runIds) {
-        const output = this.runs.get(runId)?.output;
-        if (output !== undefined) found.set(runId, output);
+        const run = this.runs.get(runId);
+        if (run) found.set(runId, run.output ?? null);
       }
       return found;
     },
+    unknownRun: (runId) => new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)}; check the id with store.list({})`),
     subscribe: (listener) => this.subscribe(listener),
     listeningSince: () => 0,
     pollMs: () => this.options.pollMs ?? 1_000,

@@ -9,8 +9,9 @@ import { restoreAgent, runStatusOf, type PersistedAgent } from "../machines/pers
 import { toolProvidersClosed, type ReactMachine } from "../machines/react-machine.js";
 import { STATE_TAGS, tagsAt } from "../machines/contract/state-tags.js";
 import { markUnheard } from "../machines/chart/audience.js";
+import { startsOver } from "./fresh-start.js";
 import { errorText, FencedError, RunQueueError } from "./errors.js";
-import { failedOutput, type RunStore } from "./run-store.js";
+import { failedOutput, type ClaimRequest, type RunStore } from "./run-store.js";
 import type { ClaimedRun, InboxEvent } from "./schemas.js";
 import type { WorkerEvent } from "./worker-events.js";
 import type { RunObservation, RunObserver } from "./run-events.js";
@@ -28,6 +29,12 @@ export interface ExecutionOptions {
   observe?: RunObserver;
   /** Someone hears the agent's own events (the worker's `onEvent`); otherwise, with no observer either, they are not built. */
   agentEvents: boolean;
+  /**
+   * At the finish, a claim for the slot the run frees, written with the output when the store can
+   * (`RunStore.finishAndClaim`): undefined when the worker wants none. `settle` is called once, with
+   * the runs claimed, or undefined when no claim was made; the run is done once they have started.
+   */
+  next?: () => { request: ClaimRequest; settle: (runs: ClaimedRun[] | undefined) => Promise<void> } | undefined;
 }
 
 export interface Execution {
@@ -79,12 +86,15 @@ class RunExecution implements Execution {
   private resolveDone!: () => void;
   /** The finished run's last checkpoint, held back for the output's write (checkpointSink). */
   private lastCheckpoint: PersistedAgent | undefined;
+  /** No checkpoint saved or restored yet: the next save may be one that only repeats the input. */
+  private freshStart: boolean;
   /** Inbox reads one at a time, so no event is delivered twice. Resolves with how many were delivered. */
   private inboxChain: Promise<number> = Promise.resolve(0);
 
   constructor(private readonly options: ExecutionOptions) {
     this.runId = options.run.runId;
     this.token = options.run.token;
+    this.freshStart = options.run.checkpoint === undefined;
     this.done = new Promise<void>((resolve) => (this.resolveDone = resolve));
   }
 
@@ -162,6 +172,14 @@ class RunExecution implements Execution {
         if (record.snapshot.status === "done") {
           this.lastCheckpoint = record;
           return;
+        }
+        // A fresh run's first checkpoint would only repeat its stored input (fresh-start.ts): not written.
+        if (this.freshStart) {
+          this.freshStart = false;
+          if (startsOver(machine, record)) {
+            if (this.stopping) void this.release();
+            return;
+          }
         }
         const result = store.save(id, record);
         // Released at the start of a model call (an aborted call is simply made again), never mid-tool.
@@ -350,9 +368,17 @@ class RunExecution implements Execution {
     this.finishing = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     const { store, emit, worker } = this.options;
-    const recorded = await this.guarded(() => store.finish(this.runId, this.token, output, this.lastCheckpoint));
+    const next = this.options.next?.();
+    let claimed: ClaimedRun[] | undefined;
+    const recorded = await this.guarded(async () => {
+      if (next === undefined || store.finishAndClaim === undefined) return store.finish(this.runId, this.token, output, this.lastCheckpoint);
+      const result = await store.finishAndClaim(this.runId, this.token, output, this.lastCheckpoint, next.request);
+      if (result.finished) claimed = result.claimed;
+      return result.finished;
+    });
     // The machine ends succeeded or failed ("awaitingApproval" is runAgent's, never a final state's).
     if (recorded) emit({ type: "run.finished", worker, runId: this.runId, status: output.status === "succeeded" ? "succeeded" : "failed" });
+    await next?.settle(claimed);
     return recorded;
   }
 

@@ -7,14 +7,23 @@ import type { RunEventLog } from "./run-events.js";
 
 type MaybePromise<T> = T | Promise<T>;
 
+/** A worker's claim: up to `limit` runnable runs of these agents, for `owner`, each leased for `leaseMs`. */
+export interface ClaimRequest {
+  owner: string;
+  agents: readonly string[];
+  limit: number;
+  leaseMs: number;
+}
+
 /**
  * A store notices that something may be claimable, that a run finished, or that a run has new events
  * (`RunEventLog`, queue/run-events.ts); used to skip a poll.
  * `runnable` names the run that became due when the store knows it (a submit, a send to its inbox, a
  * release), so a worker looks at that run's inbox only, not at every run it holds; without `runId`
- * (an older writer) every held run looks.
+ * (an older writer) every held run looks. `finished` may carry the run's output (as stored: JSON
+ * text, or the object), so a waiter needs no read; without it, the waiter reads the output.
  */
-export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finished"; runId: string } | { kind: "events"; runId: string };
+export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finished"; runId: string; output?: unknown } | { kind: "events"; runId: string };
 
 /**
  * A durable run queue: the public half (submit, send, wait, status, list) any process may call, and
@@ -45,7 +54,7 @@ export interface RunStore extends RunLogStore, RunEventLog {
   /** Tell submitters which agents a worker runs (a submit for any other is refused). */
   registerAgents(agents: readonly string[]): Promise<void>;
   /** Claim up to `limit` runnable runs for these agents: each gets a lease of `leaseMs` and a new fencing token. */
-  claim(request: { owner: string; agents: readonly string[]; limit: number; leaseMs: number }): Promise<ClaimedRun[]>;
+  claim(request: ClaimRequest): Promise<ClaimedRun[]>;
   /** From now on, writes for this run carry this token. */
   fence(runId: string, token: number, onLost: (error: Error) => void): void;
   /** The run's writes are no longer fenced by this process. */
@@ -63,6 +72,12 @@ export interface RunStore extends RunLogStore, RunEventLog {
    * not saved yet) the checkpoint is stored in the same write: a finished run costs one commit, not two.
    */
   finish(runId: string, token: number, output: AgentOutput, lastCheckpoint?: PersistedAgent): Promise<boolean>;
+  /**
+   * Optional: `finish`, and in the same write a claim (`next`) for the slot the run frees, so a busy
+   * worker's next run costs no statement of its own. `finished` is what `finish` would answer; a run
+   * is claimed only when it is true. A store without it is finished, then claimed from, apart.
+   */
+  finishAndClaim?(runId: string, token: number, output: AgentOutput, lastCheckpoint: PersistedAgent | undefined, next: ClaimRequest): Promise<{ finished: boolean; claimed: ClaimedRun[] }>;
   /** Give the run up now so that another worker resumes it from its last checkpoint (graceful stop). */
   release(runId: string, token: number): Promise<boolean>;
   /** Be told when runs may have become claimable or finished; returns the unsubscribe. */

@@ -14,10 +14,13 @@ function checkedOutput(stored: unknown, runId: string): AgentOutput {
 
 /** What a store gives its waiters to read with. */
 export interface WaitSource {
-  /** The run's stored output (null or undefined while it has none); rejects with `unknown_run` for a run the store does not have. */
-  outputOf(runId: string): Promise<unknown>;
-  /** The stored outputs of those of these runs that have one, by run id (one statement for all of them). */
+  /**
+   * The stored outputs of these runs, by run id: null for a run that has none yet; a run the store
+   * does not have is left out. One statement for all of them.
+   */
   outputs(runIds: readonly string[]): Promise<Map<string, unknown>>;
+  /** The error a wait for a run the store does not have rejects with (`unknown_run`, naming where it looked). */
+  unknownRun(runId: string): RunQueueError;
   subscribe(listener: (signal: QueueSignal) => void): () => void;
   /**
    * Since when (epoch ms) every `finished` signal reaches this process, without a gap; undefined
@@ -52,22 +55,17 @@ export class Waiters {
   private timer: NodeJS.Timeout | undefined;
   private lastFullRead = 0;
   private reading = false;
-  /** Runs named by `finished` signals this turn, read together on the next (readSoon). */
-  private readonly finishedSoon = new Set<string>();
+  /** Runs to read this turn, together on the next (readSoon); true for a wait's first read, which must find the run. */
+  private readonly soon = new Map<string, boolean>();
 
   constructor(private readonly source: WaitSource) {}
 
   async wait(runId: string, signal?: AbortSignal): Promise<AgentOutput> {
     if (signal?.aborted) throw abortError(signal, runId);
     const done = new Promise<AgentOutput>((resolve, reject) => this.add({ runId, resolve, reject, signal }));
-    // Read after joining, so a run that finishes in between is seen one way or the other.
-    try {
-      const stored = await this.source.outputOf(runId);
-      if (stored !== undefined && stored !== null) this.settle(runId, stored);
-    } catch (error) {
-      // The database is away (restarting, failing over): keep waiting; anything else is the caller's.
-      if (!(error instanceof RunQueueError && error.problem === "connection")) this.fail(runId, error);
-    }
+    // Read after joining, so a run that finishes in between is seen one way or the other; the waits
+    // begun in one turn of the event loop are read together (a caller awaiting many runs at once).
+    this.readSoon(runId, { first: true });
     return done;
   }
 
@@ -94,7 +92,9 @@ export class Waiters {
     }
     if (!this.unsubscribe) {
       this.unsubscribe = this.source.subscribe((signal) => {
-        if (signal.kind === "finished" && this.byRun.has(signal.runId)) this.readSoon(signal.runId);
+        if (signal.kind !== "finished" || !this.byRun.has(signal.runId)) return;
+        // The output came with the signal: nothing to read (unless it does not check out: the stored one decides).
+        if (signal.output === undefined || !this.settleFromSignal(signal.runId, signal.output)) this.readSoon(signal.runId, { first: false });
       });
       this.timer = setInterval(() => void this.tick(), this.source.pollMs());
     }
@@ -127,6 +127,22 @@ export class Waiters {
     } catch (error) {
       return this.fail(runId, error);
     }
+    this.resolve(runId, output);
+  }
+
+  /** An output a signal carried: false (nothing settled) when it does not check out, so the stored one is read. */
+  private settleFromSignal(runId: string, told: unknown): boolean {
+    let output: AgentOutput;
+    try {
+      output = checkedOutput(told, runId);
+    } catch {
+      return false;
+    }
+    this.resolve(runId, output);
+    return true;
+  }
+
+  private resolve(runId: string, output: AgentOutput): void {
     for (const waiter of [...(this.byRun.get(runId) ?? [])]) {
       this.remove(waiter);
       waiter.resolve(output);
@@ -156,25 +172,36 @@ export class Waiters {
   }
 
   /**
-   * Read a run a `finished` signal named, with every other one named in the same turn of the event
-   * loop: a burst of finishes (one socket read of notifications) costs one statement, not one each.
+   * Read a run a `finished` signal named (or a new wait's run), with every other one named in the
+   * same turn of the event loop: a burst of finishes (one socket read of notifications), or of waits,
+   * costs one statement, not one each.
    */
-  private readSoon(runId: string): void {
-    this.finishedSoon.add(runId);
-    if (this.finishedSoon.size > 1) return;
+  private readSoon(runId: string, { first }: { first: boolean }): void {
+    this.soon.set(runId, first || this.soon.get(runId) === true);
+    if (this.soon.size > 1) return;
     setImmediate(() => {
-      const runIds = [...this.finishedSoon];
-      this.finishedSoon.clear();
-      void this.read(runIds);
+      const firstReads = new Set([...this.soon].filter(([, isFirst]) => isFirst).map(([id]) => id));
+      const runIds = [...this.soon.keys()];
+      this.soon.clear();
+      void this.read(runIds, firstReads);
     });
   }
 
-  private async read(runIds: readonly string[]): Promise<void> {
+  /** `mustExist`: the runs whose waits have just begun, refused if the store does not have them. */
+  private async read(runIds: readonly string[], mustExist: ReadonlySet<string> = new Set()): Promise<void> {
+    let found: Map<string, unknown>;
     try {
-      for (const [runId, stored] of await this.source.outputs(runIds)) this.settle(runId, stored);
+      found = await this.source.outputs(runIds);
     } catch (error) {
+      // The database is away (restarting, failing over): keep waiting; anything else is the callers'.
       if (error instanceof RunQueueError && error.problem === "connection") return;
       for (const runId of runIds) this.fail(runId, error);
+      return;
+    }
+    for (const runId of runIds) {
+      const stored = found.get(runId);
+      if (stored !== undefined && stored !== null) this.settle(runId, stored);
+      else if (stored === undefined && mustExist.has(runId)) this.fail(runId, this.source.unknownRun(runId));
     }
   }
 }

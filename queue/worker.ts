@@ -51,18 +51,83 @@ export interface Worker {
 const MAX_BACKOFF_MS = 5_000;
 
 /**
- * Runs signalled since the last claim was sent (undefined: every run). An event sent after the claim
+ * Runs signalled while a claim is on its way (undefined: every run). An event sent after the claim
  * read the inbox may be told before the run's execution exists here to be poked: for those runs the
- * claim's "inbox empty" no longer holds. A claim's runs start before the next claim is sent.
+ * claim's "inbox empty" no longer holds. Claims may overlap (the loop's, and those riding on
+ * finishes), so each has its own record, kept until its runs have started.
  */
-function signalsSinceClaim() {
-  let seen = new Set<string | undefined>();
+function signalsDuringClaims() {
+  const open = new Set<Set<string | undefined>>();
   return {
-    note: (runId: string | undefined) => void seen.add(runId),
-    claimSent: () => void (seen = new Set()),
-    /** `late`: started after the claim's successor may have been sent (a stale execution stopped first). */
-    stillEmpty: (runId: string, late: boolean) => !late && !seen.has(runId) && !seen.has(undefined),
+    note: (runId: string | undefined) => {
+      for (const seen of open) seen.add(runId);
+    },
+    claimSent: () => {
+      const seen = new Set<string | undefined>();
+      open.add(seen);
+      return {
+        stillEmpty: (runId: string) => !seen.has(runId) && !seen.has(undefined),
+        /** The claim's runs have started (or it failed): stop recording for it. */
+        close: () => void open.delete(seen),
+      };
+    },
   };
+}
+type ClaimMark = ReturnType<ReturnType<typeof signalsDuringClaims>["claimSent"]>;
+
+/** The claim loop's sleep, which a nudge (a signal, a run's end, stop) cuts short. */
+function alarm() {
+  let wake: (() => void) | undefined;
+  return {
+    nudge: () => {
+      const resolve = wake;
+      wake = undefined;
+      resolve?.();
+    },
+    sleep: (ms: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          wake = undefined;
+          resolve();
+        }, ms);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }),
+  };
+}
+
+/** Tell the store the worker's agents, waiting out a database that cannot be reached (`unreachable` says so each time). */
+async function registerWhenReachable(store: RunStore, names: string[], unreachable: (error: unknown, retryInMs: number) => void): Promise<void> {
+  for (let backoff = 100; ; backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)) {
+    try {
+      return await store.registerAgents(names);
+    } catch (error) {
+      if (!(error instanceof RunQueueError && error.problem === "connection")) throw error;
+      unreachable(error, backoff);
+      await new Promise((resolve) => setTimeout(resolve, backoff));
+    }
+  }
+}
+
+/** A claimed run as it starts: its stored images and files back in its checkpoint, then (a thread's run before its first checkpoint) the thread's conversation. */
+async function loadClaimed(store: RunStore, claimed: ClaimedRun): Promise<{ run: ClaimedRun; problem?: string }> {
+  const loaded = await withStoredBlobs(claimed, store);
+  const run = await withThreadConversation(store, loaded.run);
+  return loaded.problem !== undefined ? { run, problem: loaded.problem } : { run };
+}
+
+/** Stop every held run at its next checkpoint; past `timeoutMs`, give up the rest as they stand. */
+async function stopAll(executions: Map<string, Execution>, timeoutMs: number): Promise<void> {
+  const pending = [...executions.values()];
+  for (const execution of pending) execution.stopGracefully();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+  await Promise.race([Promise.all(pending.map((e) => e.done)), timedOut]);
+  clearTimeout(timer);
+  for (const execution of executions.values()) execution.abandon("the worker stopped before the run reached a checkpoint");
+  await Promise.all(pending.map((e) => e.done));
 }
 
 /**
@@ -83,7 +148,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const names = Object.keys(agents);
   const executions = new Map<string, Execution>();
   let stopping = false;
-  let wake: (() => void) | undefined;
+  const { nudge, sleep } = alarm();
 
   const emit = (event: WorkerEvent) => {
     try {
@@ -92,12 +157,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       // An observer's failure is not the run's.
     }
   };
-  const nudge = () => {
-    const resolve = wake;
-    wake = undefined;
-    resolve?.();
-  };
-  const signalled = signalsSinceClaim();
+  const signalled = signalsDuringClaims();
   const unsubscribe = store.subscribe((signal) => {
     if (signal.kind !== "runnable") return;
     signalled.note(signal.runId);
@@ -107,57 +167,72 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     nudge();
   });
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        wake = undefined;
-        resolve();
-      }, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-
-  // Ready means ready: registered before this resolves (a database that is away is waited for).
-  for (let backoff = 100; ; backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)) {
-    try {
-      await store.registerAgents(names);
-      break;
-    } catch (error) {
-      if (!(error instanceof RunQueueError && error.problem === "connection")) {
-        unsubscribe();
-        throw error;
-      }
-      emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: backoff });
-      await new Promise((resolve) => setTimeout(resolve, backoff));
-    }
+  try {
+    await registerWhenReachable(store, names, (error, retryInMs) => emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs }));
+  } catch (error) {
+    unsubscribe();
+    throw error;
   }
   emit({ type: "worker.started", worker: id, agents: names });
   // With the store's keepFinishedMs, finished runs are deleted as they age (a sweep of at most 100 runs, apart from claims).
   const sweeps = sweepFinishedRuns(store, (error) => emit({ type: "worker.error", worker: id, message: `pruning finished runs: ${errorText(error)}`, retryInMs: sweepEveryMs(store.keepFinishedMs ?? 0) }));
 
-  const start = async (claimed: ClaimedRun, late = false) => {
-    let run: ClaimedRun;
-    let problem: string | undefined;
-    try {
-      // Stored images and files back into the checkpoint, then (a thread's run before its first checkpoint) the thread's conversation.
-      const loaded = await withStoredBlobs(claimed, store);
-      problem = loaded.problem;
-      run = await withThreadConversation(store, loaded.run);
-    } catch (error) {
+  /** Executions whose finish claimed for the slot it freed: their end needs no claim of the loop's. */
+  const claimedAtFinish = new WeakSet<Execution>();
+  /** The claim that rides on a finish (RunStore.finishAndClaim): for the slot the finishing run frees. */
+  const nextAtFinish = (runId: string, execution: () => Execution) => () => {
+    // The finishing run's slot is free once it is written (a run that failed to start holds none yet).
+    const limit = concurrency - executions.size + (executions.has(runId) ? 1 : 0);
+    if (stopping || limit < 1) return undefined;
+    const mark = signalled.claimSent();
+    return {
+      request: { owner: id, agents: names, limit, leaseMs },
+      settle: (runs: ClaimedRun[] | undefined) => {
+        if (runs !== undefined) claimedAtFinish.add(execution());
+        return takeAll(runs ?? [], mark);
+      },
+    };
+  };
+
+  /** `mark`: the claim that returned the run; none for a run started late (after a stale execution stopped), whose claim's inbox answer no longer holds. */
+  const start = async (claimed: ClaimedRun, mark: ClaimMark | undefined) => {
+    const loaded = await loadClaimed(store, claimed).catch((error: unknown) => {
       // The store could not be read (a connection fault): the run goes back for a later claim, as any held run's fault does.
       emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: 0 });
-      await store.release(claimed.runId, claimed.token).catch(() => undefined);
-      return;
-    }
-    if (run.inboxEmpty && !signalled.stillEmpty(run.runId, late)) run = { ...run, inboxEmpty: false };
-    const execution = executeRun({ store, machine: agents[run.agent]!, run, worker: id, leaseMs, emit, agentEvents: onEvent !== undefined, ...(problem !== undefined ? { blobProblem: problem } : {}), ...(observe ? { observe } : {}) });
+      return store.release(claimed.runId, claimed.token).then(() => undefined, () => undefined);
+    });
+    if (!loaded) return;
+    let { run } = loaded;
+    if (run.inboxEmpty && !mark?.stillEmpty(run.runId)) run = { ...run, inboxEmpty: false };
+    const common = { store, run, worker: id, leaseMs, emit, agentEvents: onEvent !== undefined, next: nextAtFinish(run.runId, () => execution) };
+    const execution: Execution = executeRun({ ...common, machine: agents[run.agent]!, ...(loaded.problem !== undefined ? { blobProblem: loaded.problem } : {}), ...(observe ? { observe } : {}) });
     executions.set(run.runId, execution);
     void execution.done.then(() => {
       if (executions.get(run.runId) === execution) executions.delete(run.runId);
-      nudge();
+      // A finish that claimed has filled the slot, or found the queue empty: nothing for the loop to claim.
+      if (!claimedAtFinish.has(execution)) nudge();
     });
+  };
+
+  /** Start what a claim returned (a run still held here under an older token is stopped first). */
+  const take = async (run: ClaimedRun, mark: ClaimMark) => {
+    // Claimed while the worker began to stop (a finish's claim, or the loop's in flight): handed back at once.
+    if (stopping) return void (await store.release(run.runId, run.token).catch(() => undefined));
+    const previous = executions.get(run.runId);
+    if (!previous) return start(run, mark);
+    // Still running here under an older token: its lease ran out before this worker renewed it
+    // (a long pause). That execution is stale; stop it and run the new claim once it has stopped.
+    previous.abandon("its lease ran out before this worker renewed it, and this worker claimed it again");
+    // A worker stopping meanwhile hands the new claim back instead of starting it.
+    void previous.done.then(() => (stopping ? store.release(run.runId, run.token).then(() => undefined, () => undefined) : start(run, undefined)));
+  };
+
+  const takeAll = async (runs: readonly ClaimedRun[], mark: ClaimMark) => {
+    try {
+      for (const run of runs) await take(run, mark);
+    } finally {
+      mark.close();
+    }
   };
 
   const loop = async () => {
@@ -166,21 +241,14 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       try {
         const free = concurrency - executions.size;
         if (free > 0) {
-          signalled.claimSent();
-          const claimed = await store.claim({ owner: id, agents: names, limit: free, leaseMs });
-          backoff = 100;
-          for (const run of claimed) {
-            const previous = executions.get(run.runId);
-            if (!previous) {
-              await start(run);
-              continue;
-            }
-            // Still running here under an older token: its lease ran out before this worker renewed it
-            // (a long pause). That execution is stale; stop it and run the new claim once it has stopped.
-            previous.abandon("its lease ran out before this worker renewed it, and this worker claimed it again");
-            // A worker stopping meanwhile hands the new claim back instead of starting it.
-            void previous.done.then(() => (stopping ? store.release(run.runId, run.token).then(() => undefined, () => undefined) : start(run, true)));
+          const mark = signalled.claimSent();
+          let claimed: ClaimedRun[] = [];
+          try {
+            claimed = await store.claim({ owner: id, agents: names, limit: free, leaseMs });
+          } finally {
+            await takeAll(claimed, mark);
           }
+          backoff = 100;
           // A full batch: there may be more waiting.
           if (claimed.length === free && free > 0) {
             // Let timers and I/O in between batches (an in-memory store answers without any).
@@ -210,15 +278,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       }
       await looping;
       sweeps.stop();
-      const pending = [...executions.values()];
-      for (const execution of pending) execution.stopGracefully();
-      const timeoutMs = stopOptions.timeoutMs ?? leaseMs;
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-      await Promise.race([Promise.all(pending.map((e) => e.done)), timedOut]);
-      clearTimeout(timer);
-      for (const execution of executions.values()) execution.abandon("the worker stopped before the run reached a checkpoint");
-      await Promise.all(pending.map((e) => e.done));
+      await stopAll(executions, stopOptions.timeoutMs ?? leaseMs);
       unsubscribe();
       emit({ type: "worker.stopped", worker: id });
     },

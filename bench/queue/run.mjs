@@ -1,8 +1,8 @@
 // `npm run bench:queue`: the run queue on PostgreSQL and SQLite, measured (never asserted).
-//   node bench/queue/run.mjs [--runs N] [--rounds N] [--workers 1,2,4] [--parked 1000] [--claims 300] [--smoke] [--out DIR]
+//   node bench/queue/run.mjs [--runs N] [--rounds N] [--warmup N] [--workers 1,2,4] [--parked 1000] [--claims 300] [--smoke] [--out DIR]
 // - runs per second with 1, 2 and 4 worker processes (and per worker) on an instant loopback model, against in-process
 //   runAgent on the same machine in the same run (the ratio is the number to read), in interleaved rounds
-//   (--runs split over --rounds), each contender's median round reported; the same with one worker process on a
+//   (--runs split over --rounds, after --warmup rounds not counted), each row the median of its rounds' ratios to in process; the same with one worker process on a
 //   SQLite file against runAgent in process on another (the worker polls: SQLite tells no other process);
 // - submit → first model call across processes (a listening worker, idle between runs);
 // - claim latency (p50/p99 of one claim statement) on an empty queue and beside 1000 parked and 10,000 finished runs;
@@ -20,19 +20,20 @@ import { startCluster } from "./cluster.mjs";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const DIST = join(ROOT, "dist");
-const args = { runs: 300, rounds: 5, workers: [1, 2, 4], parked: 1000, finished: 10_000, claims: 300, starts: 100, out: join(HERE, "..", "results") };
+const args = { runs: 300, rounds: 5, warmup: 1, workers: [1, 2, 4], parked: 1000, finished: 10_000, claims: 300, starts: 100, out: join(HERE, "..", "results") };
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--runs") args.runs = Number(process.argv[++i]);
   else if (process.argv[i] === "--rounds") args.rounds = Number(process.argv[++i]);
+  else if (process.argv[i] === "--warmup") args.warmup = Number(process.argv[++i]);
   else if (process.argv[i] === "--workers") args.workers = process.argv[++i].split(",").map(Number);
   else if (process.argv[i] === "--parked") args.parked = Number(process.argv[++i]);
   else if (process.argv[i] === "--finished") args.finished = Number(process.argv[++i]);
   else if (process.argv[i] === "--starts") args.starts = Number(process.argv[++i]);
   else if (process.argv[i] === "--claims") args.claims = Number(process.argv[++i]);
   // Tiny sizes, to check the harness (test/bench/bench-smoke.test.ts): its numbers mean nothing.
-  else if (process.argv[i] === "--smoke") Object.assign(args, { runs: 8, rounds: 2, workers: [1], parked: 10, finished: 20, claims: 5, starts: 3 });
+  else if (process.argv[i] === "--smoke") Object.assign(args, { runs: 8, rounds: 2, warmup: 0, workers: [1], parked: 10, finished: 20, claims: 5, starts: 3 });
   else if (process.argv[i] === "--out") args.out = resolve(process.argv[++i]);
-  else throw new Error(`unknown argument ${process.argv[i]}; use --runs N, --rounds N, --workers 1,2,4, --parked N, --finished N, --claims N, --starts N, --smoke, --out DIR`);
+  else throw new Error(`unknown argument ${process.argv[i]}; use --runs N, --rounds N, --warmup N, --workers 1,2,4, --parked N, --finished N, --claims N, --starts N, --smoke, --out DIR`);
 }
 if (args.parked % 50 !== 0 && args.parked > 50) throw new Error("--parked must be at most 50 or a multiple of 50");
 
@@ -74,7 +75,8 @@ const results = { date: new Date().toISOString(), node: process.version, cpus: c
 
 // ---- throughput: in-process runAgent (the baseline) and worker processes, in interleaved rounds ----
 // A shared machine's load drifts within a minute: each round measures every contender once, back to
-// back, and the table reports each contender's median round, so a slow minute costs every row alike.
+// back, and each row's ratio is the median of its rounds' ratios to the baseline's in the same round, so a
+// slow minute costs every row alike.
 const child = join(ROOT, "test/postgres/worker-child.mjs");
 function spawnWorker(schema, id, sqlite) {
   const options = { dist: DIST, url, schema, baseURL: server.baseURL, id, concurrency: 4, leaseMs: 30_000, pollMs: 100, quiet: true, ...(sqlite ? { sqlite } : {}) };
@@ -187,12 +189,21 @@ await sqliteWorker.start();
 const contenders = [inProcess, ...workerPools, sqliteInProcess, sqliteWorker];
 const rates = contenders.map(() => []);
 const perRound = Math.max(1, Math.ceil(args.runs / args.rounds));
-for (let round = 0; round < args.rounds; round++) {
-  for (const [i, contender] of contenders.entries()) rates[i].push(await contender.measure(round, perRound));
+// Warm-up rounds first, not counted: every contender's code (and its worker processes) is compiled hot
+// before it is timed, so the first timed round measures no JIT (each fresh process's first rounds ran far slower).
+for (let round = -args.warmup; round < args.rounds; round++) {
+  for (const [i, contender] of contenders.entries()) {
+    const rate = await contender.measure(round, perRound);
+    if (round >= 0) rates[i].push(rate);
+  }
 }
+// Each row's ratio is the median of its rounds' ratios to the baseline measured beside it in the same
+// round (runAgent in process on the same database), so load that drifts from round to round cancels.
+const baselineOf = (contender) => contenders.findIndex((c) => c.database === contender.database && c.workers === 0);
 for (const [i, contender] of contenders.entries()) {
   const runsPerSecond = percentile(rates[i], 50);
-  results.throughput.push({ contender: contender.name, database: contender.database, workers: contender.workers, runsPerSecond, rounds: rates[i], ...(contender.workers ? { runsPerSecondPerWorker: runsPerSecond / contender.workers } : {}) });
+  const ratios = rates[i].map((rate, round) => rate / rates[baselineOf(contender)][round]);
+  results.throughput.push({ contender: contender.name, database: contender.database, workers: contender.workers, runsPerSecond, rounds: rates[i], ratioToInProcess: percentile(ratios, 50), ratios, ...(contender.workers ? { runsPerSecondPerWorker: runsPerSecond / contender.workers } : {}) });
   await contender.close();
 }
 
@@ -289,17 +300,15 @@ await sql.end();
 await server.close();
 cluster?.stop();
 
-/** Each row against runAgent in process on the same database, measured in the same rounds. */
-const base = (row) => results.throughput.find((r) => r.database === row.database && r.workers === 0).runsPerSecond;
 const lines = [
   `# Run queue on PostgreSQL and SQLite (${results.date}, Node ${results.node}, ${results.cpus} cores, ${results.runs} runs per row)`,
   "",
   "Each run: one model turn with a tool call, the tool (one row counted in the contender's database), one model turn with the answer (an instant loopback model).",
-  `Throughput: ${args.rounds} interleaved rounds of ${Math.max(1, Math.ceil(args.runs / args.rounds))} runs per contender, each contender's median round.`,
+  `Throughput: ${args.rounds} interleaved rounds of ${Math.max(1, Math.ceil(args.runs / args.rounds))} runs per contender after ${args.warmup} warm-up round(s) not counted; runs/s is each contender's median round, the ratio the median of its rounds' ratios to runAgent in process in the same round.`,
   "",
   "| database | contender | workers | runs/s | runs/s per worker | vs in-process on the same database |",
   "| --- | --- | ---: | ---: | ---: | ---: |",
-  ...results.throughput.map((r) => `| ${r.database} | ${r.contender} | ${r.workers} | ${r.runsPerSecond.toFixed(1)} | ${r.workers ? r.runsPerSecondPerWorker.toFixed(1) : "—"} | ${(r.runsPerSecond / base(r)).toFixed(2)}x |`),
+  ...results.throughput.map((r) => `| ${r.database} | ${r.contender} | ${r.workers} | ${r.runsPerSecond.toFixed(1)} | ${r.workers ? r.runsPerSecondPerWorker.toFixed(1) : "—"} | ${r.ratioToInProcess.toFixed(2)}x |`),
   "",
   "| claim latency (one claim statement) | p50 ms | p99 ms |",
   "| --- | ---: | ---: |",

@@ -100,10 +100,29 @@ export class NotificationListener {
   }
 }
 
-/** A notification's payload: `finished:<runId>`, `events:<runId>`, `runnable:<runId>`, or a bare `runnable` (older writers, or none). */
+/** A notification's payload: `finished:<runId>` (then a newline and the output's JSON when it fits), `events:<runId>`, `runnable:<runId>`, or a bare `runnable` (older writers, or none). */
 function signalOf(payload: string | undefined): QueueSignal {
-  if (payload?.startsWith("finished:")) return { kind: "finished", runId: payload.slice("finished:".length) };
+  if (payload?.startsWith("finished:")) {
+    const end = payload.indexOf("\n");
+    if (end === -1) return { kind: "finished", runId: payload.slice("finished:".length) };
+    return { kind: "finished", runId: payload.slice("finished:".length, end), output: payload.slice(end + 1) };
+  }
   if (payload?.startsWith("events:")) return { kind: "events", runId: payload.slice("events:".length) };
   if (payload?.startsWith("runnable:")) return { kind: "runnable", runId: payload.slice("runnable:".length) };
   return { kind: "runnable" };
+}
+
+/** PostgreSQL refuses a NOTIFY payload of 8000 bytes or more. */
+const MAX_PAYLOAD_BYTES = 7_999;
+
+/**
+ * The `finished` notification of a run: with its output when the whole fits in one payload, so every
+ * process waiting for it has it without a read (a run id never holds a newline: PrintableIdSchema).
+ */
+export function finishedPayload(runId: string, output: unknown): string {
+  const bare = `finished:${runId}`;
+  // A UTF-8 character takes at most 3 bytes per UTF-16 unit: a text this short fits without counting.
+  const text = JSON.stringify(output);
+  const payload = `${bare}\n${text}`;
+  return payload.length * 3 <= MAX_PAYLOAD_BYTES || Buffer.byteLength(payload) <= MAX_PAYLOAD_BYTES ? payload : bare;
 }

@@ -44,6 +44,11 @@ export interface LastSave {
   output: (context: RunContext) => string;
   channel: string;
   notify: string;
+  /**
+   * More of the same statement (the queue's claim of a next run): CTEs after the save's, their
+   * parameters numbered from `at`, and an expression whose value the save resolves with.
+   */
+  also?: (at: number) => { ctes: string; values: unknown[]; select: string };
 }
 
 /** A journal row as lookups read it (see PostgresRunLog.journalColumns). */
@@ -176,12 +181,13 @@ export class PostgresRunLog implements RunLogStore {
   }
 
   /** A held run's last checkpoint with its output and the end of its lease (LastSave), retried like a hand-back. */
-  protected saveLast(runId: string, record: PersistedAgent, fence: PgWriteFence, last: LastSave): Promise<void> {
+  protected saveLast(runId: string, record: PersistedAgent, fence: PgWriteFence, last: LastSave): Promise<unknown> {
     checkRecordId(runId, record);
     return this.held(runId, fence.token, () => this.saveOnce(runId, record, fence, last), false);
   }
 
-  private async saveOnce(runId: string, record: PersistedAgent, fence: PgWriteFence | undefined, last?: LastSave): Promise<void> {
+  /** Resolves with the value of `last.also`'s expression, if any. */
+  private async saveOnce(runId: string, record: PersistedAgent, fence: PgWriteFence | undefined, last?: LastSave): Promise<unknown> {
     for (let attempt = 0; ; attempt++) {
       const context = this.cache.peek(runId) ?? (await this.readContext(runId));
       const planned = await this.plan(record, context);
@@ -189,7 +195,7 @@ export class PostgresRunLog implements RunLogStore {
       if (result.written) {
         this.cache.set(contextAfter(context, planned.stored, result.id, keyframesAfter(planned.packed, result.id, context.keyframe)));
         if (this.options.keepCheckpoints !== undefined) await this.prune(runId);
-        return;
+        return result.also;
       }
       this.cache.delete(runId);
       if (fence && result.token !== fence.token) throw this.lost(runId);
@@ -237,23 +243,25 @@ export class PostgresRunLog implements RunLogStore {
         : `, j AS (UPDATE ${this.t("tool_journal")} t SET content = NULL, content_sha = NULL, item_stream = u.stream, item_seq = u.seq
              FROM unnest($${at}::text[], $${at + 1}::int[], $${at + 2}::int[], $${at + 3}::bytea[]) AS u(call_id, stream, seq, hash)
              WHERE EXISTS (SELECT 1 FROM ok) AND t.run_id = $1::text AND t.call_id = u.call_id AND t.content_sha = u.hash RETURNING 1)`;
-    const { rows } = await this.query<{ written: number; id: string; token: string | null }>(
+    const also = last?.also?.(at + (results.length === 0 ? 0 : 4));
+    const { rows } = await this.query<{ written: number; id: string; token: string | null; also?: unknown }>(
       `WITH k AS (SELECT nextval('${this.t("checkpoints_id_seq")}') AS id), ok AS (${ok}),
        ${insertStreamsSql(this.schema, "(SELECT run_key FROM ok)", "EXISTS (SELECT 1 FROM ok)")},
        c AS (INSERT INTO ${this.t("checkpoints")} (id, run_key, key_id, prev_key, body)
-         SELECT k.id, ok.run_key, $14::bigint, $16::bigint, $15::bytea FROM k, ok)${applied}${notified}${once}
-       SELECT (SELECT count(*) FROM ok)::int AS written, (SELECT id FROM k) AS id, (SELECT token FROM ${runs} WHERE run_id = $1::text) AS token${last ? ", (SELECT count(*) FROM n)::int AS notified" : ""}`,
+         SELECT k.id, ok.run_key, $14::bigint, $16::bigint, $15::bytea FROM k, ok)${applied}${notified}${once}${also?.ctes ?? ""}
+       SELECT (SELECT count(*) FROM ok)::int AS written, (SELECT id FROM k) AS id, (SELECT token FROM ${runs} WHERE run_id = $1::text) AS token${last ? ", (SELECT count(*) FROM n)::int AS notified" : ""}${also ? `, ${also.select} AS also` : ""}`,
       [
         runId, ...streamParams(stored), record.machine, record.state, record.iteration, record.savedAt, JSON.stringify(last ? [] : pendingFromSnapshot(record.snapshot)),
         context.head ?? null, packed.keyId ?? null, packed.body, PgCheckpointRows.prevKeyOf(packed, context.keyframe?.id),
         ...(fence ? [fence.token, last ? Number.MAX_SAFE_INTEGER : fence.delivered] : [record.status]),
         ...(last ? [last.status, last.output(contextAfter(context, stored, context.head ?? 0, undefined)), last.channel, last.notify] : []),
         ...(results.length === 0 ? [] : [results.map((r) => storableKey(r.callId)), results.map((r) => r.stream), results.map((r) => r.seq), results.map((r) => r.sha256)]),
+        ...(also?.values ?? []),
       ],
       last ? "finish: output" : "save: checkpoint",
     );
     const row = rows[0]!;
-    return { written: row.written === 1, id: Number(row.id), token: Number(row.token ?? 0) };
+    return { written: row.written === 1, id: Number(row.id), token: Number(row.token ?? 0), also: row.also };
   }
 
   async load(runId: string, checkpointId?: string): Promise<PersistedAgent | undefined> {

@@ -28,24 +28,61 @@ export const NOW = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 const STATEMENT_NOW = `(extract(epoch from now()) * 1000)::bigint`;
 
 /**
- * The claim: up to $2 due runs of the agents $1 for owner $3, leased for $4 ms, each with a new
- * fencing token. Due means `wake_at <= now` (an index range of `runs_due`): a parked run has no
- * wake_at, or a future deadline, until `send` or its deadline makes it due, so however many runs are
- * parked, a claim never looks at them. `SKIP LOCKED`: workers claiming at once take different runs.
- * It also says whether each run's inbox is empty, and whether it has a seed (a thread's earlier run),
- * so that a fresh run costs no inbox read and no read of its head before its first save.
+ * The due runs a claim takes: up to $`limit` of the agents $`agents` (parameter numbers). Due means
+ * `wake_at <= now` (an index range of `runs_due`): a parked run has no wake_at, or a future deadline,
+ * until `send` or its deadline makes it due, so however many runs are parked, a claim never looks at
+ * them. `SKIP LOCKED`: workers claiming at once take different runs.
  */
-export function claimStatement(schema: string): string {
-  return `WITH c AS (
-       SELECT run_id FROM ${schema}.runs r
-       WHERE r.agent = ANY($1::text[]) AND r.status IN ('queued', 'running', 'awaitingApproval') AND r.wake_at <= ${STATEMENT_NOW}
+function dueRuns(schema: string, agents: number, limit: number, except = ""): string {
+  return `SELECT run_id FROM ${schema}.runs r
+       WHERE r.agent = ANY($${agents}::text[]) AND r.status IN ('queued', 'running', 'awaitingApproval') AND r.wake_at <= ${STATEMENT_NOW}${except}
          AND (r.owner IS NULL OR r.lease_until < ${STATEMENT_NOW})
        ORDER BY r.wake_at, r.created_at
-       LIMIT $2
-       FOR UPDATE SKIP LOCKED)
-     UPDATE ${schema}.runs r SET owner = $3, token = r.token + 1, lease_until = ${NOW} + $4, wake_at = ${NOW},
+       LIMIT $${limit}
+       FOR UPDATE SKIP LOCKED`;
+}
+
+/**
+ * The claim's update of the runs `taken` names: owner $`owner`, leased for $`lease` ms, each with a new
+ * fencing token. It also says whether each run's inbox is empty, and whether it has a seed (a
+ * thread's earlier run), so that a fresh run costs no inbox read and no read of its head before its
+ * first save.
+ */
+function takeRuns(schema: string, taken: string, owner: number, lease: number, also = ""): string {
+  return `UPDATE ${schema}.runs r SET owner = $${owner}, token = r.token + 1, lease_until = ${NOW} + $${lease}, wake_at = ${NOW},
        status = 'running', updated_at = ${NOW}
-     FROM c WHERE r.run_id = c.run_id
+     FROM ${taken} WHERE r.run_id = ${taken}.run_id${also}
      RETURNING r.run_id, r.agent, r.token, r.input, r.head, r.seed,
        NOT EXISTS (SELECT 1 FROM ${schema}.inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL) AS inbox_empty`;
+}
+
+/** The claim: up to $2 due runs of the agents $1 for owner $3, leased for $4 ms. */
+export function claimStatement(schema: string): string {
+  return `WITH c AS (${dueRuns(schema, 1, 2)})
+     ${takeRuns(schema, "c", 3, 4)}`;
+}
+
+/** A claim row as the claim returns it, or as `claimAfterFinish` returns it in JSON (numbers, not text). */
+export interface ClaimRow {
+  run_id: string;
+  agent: string;
+  token: string | number;
+  input: string;
+  head: string | number | null;
+  seed: string | number | null;
+  inbox_empty: boolean;
+}
+
+/**
+ * The claim as more of a finish's statement (PostgresRunLog's `LastSave.also`): taken only once the
+ * finish is written (`ok`), never the finished run itself ($1), its rows back as one JSON array
+ * (null when none). Its parameters are numbered from `at`.
+ */
+export function claimAfterFinish(schema: string, at: number, request: { agents: readonly string[]; limit: number; owner: string; leaseMs: number }) {
+  return {
+    ctes: `, nc AS (${dueRuns(schema, at, at + 1, " AND r.run_id <> $1::text")}),
+       cl AS (${takeRuns(schema, "nc", at + 2, at + 3, " AND EXISTS (SELECT 1 FROM ok)")})`,
+    values: [request.agents, request.limit, request.owner, request.leaseMs],
+    select: `(SELECT json_agg(cl) FROM cl)`,
+  };
 }

@@ -6,7 +6,7 @@ import { FencedError, RunQueueError } from "../errors.js";
 import type { PersistedAgent } from "../../machines/persistence/persistence.js";
 import { encodeOutput } from "../../machines/persistence/log/outputs.js";
 import { Fences } from "../fences.js";
-import type { QueueSignal, RunStore } from "../run-store.js";
+import type { ClaimRequest, QueueSignal, RunStore } from "../run-store.js";
 import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
 import { dedupeKeyOf, type ClaimedRun, type InboxEvent, type ListOptions, type QueueStatus, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest } from "../schemas.js";
 import { storableKey } from "../storable.js";
@@ -14,9 +14,9 @@ import { Waiters } from "../wait.js";
 import type { RunEventInput, StoredRunEvent } from "../run-events.js";
 import { retryWithin } from "../retry.js";
 import { explainPgError, isTransientPgFault, type ServerNaming } from "./errors.js";
-import { NotificationListener } from "./listener.js";
+import { finishedPayload, NotificationListener } from "./listener.js";
 import { clientConfig, ownPool } from "./pool.js";
-import { claimStatement, NOW } from "./statements.js";
+import { claimAfterFinish, claimStatement, NOW, type ClaimRow } from "./statements.js";
 import { migrate, requireTables } from "./migrations.js";
 import { ConnectOptionsSchema, serverNaming, type PostgresRunStoreOptions, type ResolvedOptions } from "./options.js";
 import { PostgresRunLog, type PgWriteFence } from "./run-log.js";
@@ -183,16 +183,14 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
 
   /** Shared by every wait of this store: one LISTEN, one statement per wake-up however many wait (queue/wait.ts). */
   private readonly waiters = new Waiters({
-    outputOf: async (runId) => {
-      const { rows } = await this.query<{ output: string | null }>(`SELECT output FROM ${this.t("runs")} WHERE run_id = $1`, [runId]);
-      if (rows.length === 0) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)} in schema ${this.schema}; check the id with store.list({})`);
-      const output = rows[0]!.output;
-      return output === null ? null : this.decodeOutput(runId, output);
-    },
     outputs: async (runIds) => {
-      const { rows } = await this.query<{ run_id: string; output: string }>(`SELECT run_id, output FROM ${this.t("runs")} WHERE run_id = ANY($1::text[]) AND output IS NOT NULL`, [runIds]);
-      return this.decodeOutputs(rows.map((row) => ({ runId: row.run_id, text: row.output })));
+      const { rows } = await this.query<{ run_id: string; output: string | null }>(`SELECT run_id, output FROM ${this.t("runs")} WHERE run_id = ANY($1::text[])`, [runIds]);
+      const found = new Map<string, unknown>(rows.map((row) => [row.run_id, null]));
+      const finished = rows.flatMap((row) => (row.output === null ? [] : [{ runId: row.run_id, text: row.output }]));
+      for (const [runId, output] of finished.length > 0 ? await this.decodeOutputs(finished) : []) found.set(runId, output);
+      return found;
     },
+    unknownRun: (runId) => new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)} in schema ${this.schema}; check the id with store.list({})`),
     subscribe: (listener) => this.subscribe(listener),
     listeningSince: () => this.listener?.since,
     pollMs: () => this.options.pollMs,
@@ -240,15 +238,15 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     );
   }
 
-  async claim(request: { owner: string; agents: readonly string[]; limit: number; leaseMs: number }): Promise<ClaimedRun[]> {
+  async claim(request: ClaimRequest): Promise<ClaimedRun[]> {
     const sent = Date.now();
-    const { rows } = await this.query<{ run_id: string; agent: string; token: string; input: string; head: string | null; seed: string | null; inbox_empty: boolean }>(claimStatement(this.schema), [
-      request.agents,
-      request.limit,
-      request.owner,
-      request.leaseMs,
-    ]);
-    for (const row of rows) this.fences.leased(row.run_id, Number(row.token), sent + request.leaseMs);
+    const { rows } = await this.query<ClaimRow>(claimStatement(this.schema), [request.agents, request.limit, request.owner, request.leaseMs]);
+    return this.claimed(rows, sent, request.leaseMs);
+  }
+
+  /** Claimed rows as runs to start: leased from when the claim was sent, each with its checkpoint (if it has one). */
+  private claimed(rows: readonly ClaimRow[], sent: number, leaseMs: number): Promise<ClaimedRun[]> {
+    for (const row of rows) this.fences.leased(row.run_id, Number(row.token), sent + leaseMs);
     return Promise.all(
       rows.map(async (row) => {
         const checkpoint = row.head !== null ? await this.load(row.run_id) : undefined;
@@ -316,29 +314,47 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
   }
 
   async finish(runId: string, token: number, output: AgentOutput, lastCheckpoint?: PersistedAgent): Promise<boolean> {
+    return (await this.finishWith(runId, token, output, lastCheckpoint)).finished;
+  }
+
+  /** The finish, and the claim of the slot it frees in the same statement (one round trip, one commit). */
+  finishAndClaim(runId: string, token: number, output: AgentOutput, lastCheckpoint: PersistedAgent | undefined, next: ClaimRequest): Promise<{ finished: boolean; claimed: ClaimedRun[] }> {
+    return this.finishWith(runId, token, output, lastCheckpoint, next.limit > 0 ? next : undefined);
+  }
+
+  private async finishWith(runId: string, token: number, output: AgentOutput, lastCheckpoint: PersistedAgent | undefined, next?: ClaimRequest): Promise<{ finished: boolean; claimed: ClaimedRun[] }> {
+    const notFinished = { finished: false, claimed: [] };
     if (lastCheckpoint) {
-      if (this.fences.heldOtherwise(runId, token)) return false;
+      if (this.fences.heldOtherwise(runId, token)) return notFinished;
       const fence = this.fences.get(runId);
       try {
         // Not fenced here (a caller that claimed without fence()): the checkpoint first, as any save.
         if (!fence) await this.save(runId, lastCheckpoint);
         else {
-          // The last checkpoint, the output and the lease's end in one statement (one commit).
-          await this.saveLast(runId, lastCheckpoint, fence, { status: output.status, output: (context) => encodeOutput(output, context), channel: this.channel, notify: `finished:${runId}` });
+          const sent = Date.now();
+          // The last checkpoint, the output, the lease's end (and the next claim) in one statement (one commit).
+          const taken = await this.saveLast(runId, lastCheckpoint, fence, {
+            status: output.status,
+            output: (context) => encodeOutput(output, context),
+            channel: this.channel,
+            notify: finishedPayload(runId, output),
+            ...(next ? { also: (at: number) => claimAfterFinish(this.schema, at, next) } : {}),
+          });
           this.fences.handedBack(runId, token);
-          return true;
+          return { finished: true, claimed: next ? await this.claimed((taken as ClaimRow[] | null) ?? [], sent, next.leaseMs) : [] };
         }
       } catch (error) {
-        if (error instanceof FencedError) return false;
+        if (error instanceof FencedError) return notFinished;
         throw error;
       }
     }
     const stored = await this.encodeOutput(runId, output);
-    return this.handBack(runId, token, `status = $6, output = $7, wake_at = NULL, pending = '[]'`, [output.status, stored], {
-      notify: `finished:${runId}`,
+    const finished = await this.handBack(runId, token, `status = $6, output = $7, wake_at = NULL, pending = '[]'`, [output.status, stored], {
+      notify: finishedPayload(runId, output),
       applyAll: true,
       where: "finish: output",
     });
+    return { finished, claimed: finished && next ? await this.claim(next) : [] };
   }
 
   release(runId: string, token: number): Promise<boolean> {

@@ -127,15 +127,11 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
 
   /** Every wait of this store polls together: one statement per `pollMs` however many wait (queue/wait.ts). */
   private readonly waiters = new Waiters({
-    outputOf: async (runId) => {
-      const row = this.runRow(runId);
-      if (!row) throw new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)} in ${this.path}; check the id with store.list({})`);
-      return row.output === null ? null : this.decodeOutput(runId, row.output);
-    },
     outputs: async (runIds) => {
-      const rows = this.sql(`SELECT run_id, output FROM jianmu_runs WHERE run_id IN (SELECT value FROM json_each(?)) AND output IS NOT NULL`).all(JSON.stringify(runIds)) as { run_id: string; output: string }[];
-      return new Map(rows.map((row) => [row.run_id, this.decodeOutput(row.run_id, row.output)]));
+      const rows = this.sql(`SELECT run_id, output FROM jianmu_runs WHERE run_id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(runIds)) as { run_id: string; output: string | null }[];
+      return new Map(rows.map((row) => [row.run_id, row.output === null ? null : this.decodeOutput(row.run_id, row.output)]));
     },
+    unknownRun: (runId) => new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)} in ${this.path}; check the id with store.list({})`),
     subscribe: (listener) => this.subscribe(listener),
     // No notifications between processes: waiters poll.
     listeningSince: () => undefined,

@@ -66,4 +66,46 @@ describe("PostgreSQL run queue: waiting on runs that finished together", () => {
       expect(output.messages[2]!.content).toContain(`call ${i}`);
     }
   }, 60_000);
+
+  it("with LISTEN, a finished run's output comes in its notification: no read, unless it is too large for one", async () => {
+    const runner = await PostgresRunStore.connect({ connectionString: db.url, schema: "told", pollMs: 50 });
+    const listening = await PostgresRunStore.connect({ connectionString: db.url, schema: "told", pool: counted.pool, pollMs: 60_000 });
+    let told: Worker | undefined;
+    try {
+      // Its LISTEN is up once it tells everyone to look (a signal without a run).
+      const up = new Promise<void>((resolve) => {
+        const off = listening.subscribe((signal) => signal.kind === "runnable" && signal.runId === undefined && (off(), resolve()));
+      });
+      const long = "x".repeat(9_000);
+      const answers = ["small 0", "small 1", long];
+      const runIds = answers.map((_, i) => `told-${i}`);
+      for (const [i, runId] of runIds.entries()) await runner.submit({ agent: "basic", runId, input: { messages: [scriptMessage({ calls: [{ name: "record", note: `told ${i}` }], answer: answers[i]! })] } });
+      const before = counted.statements();
+      const waits = runIds.map((runId) => listening.wait(runId));
+      await up;
+      // The waits have made their first read, together (the runs had not started): what follows is what the notifications leave to read.
+      while (counted.statements() - before < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(counted.statements() - before).toBe(1);
+      const countFrom = counted.statements();
+      const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: runner, effect: () => undefined });
+      told = await startWorker({ store: runner, agents, concurrency: 1, pollMs: 20 });
+      const small = await Promise.all(waits.slice(0, 2));
+      expect(counted.statements() - countFrom).toBe(0);
+      for (const [i, output] of small.entries()) {
+        expect(output).toMatchObject({ status: "succeeded", finalAnswer: answers[i], runId: runIds[i] });
+        expect(output.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+        // What the notification carried is what the database holds.
+        expect(output).toEqual(await runner.wait(runIds[i]!));
+      }
+      const large = await waits[2]!;
+      // 9,000 characters do not fit a notification (under 8000 bytes): that output was read.
+      expect(counted.statements() - countFrom).toBeGreaterThanOrEqual(1);
+      expect(large.finalAnswer).toBe(long);
+    } finally {
+      await told?.stop({ timeoutMs: 5_000 });
+      await listening.close();
+      await runner.close();
+    }
+  }, 60_000);
 });

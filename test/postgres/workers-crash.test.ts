@@ -24,7 +24,8 @@ describe("PostgreSQL run queue: worker processes that pause, crash or miss notif
     const output = await store.wait(runId);
     expect(output).toMatchObject({ status: "succeeded", finalAnswer: "B finished it" });
     // B's events come over a pipe: wait for them instead of reading what has arrived so far.
-    await b.waitFor((e) => e.type === "run.claimed" && e.runId === runId && e.resumed === true, "B to claim and resume the run");
+    // A was paused in the run's first model call, before any checkpoint worth writing (queue/fresh-start.ts): B starts it over.
+    await b.waitFor((e) => e.type === "run.claimed" && e.runId === runId && e.resumed === false, "B to claim the run and start it over");
     const finished = await runRow(schema, runId);
     a.signal("SIGCONT");
     // A wakes with its model reply in hand; its next write finds B's token and it stops the run.

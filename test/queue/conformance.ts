@@ -333,6 +333,23 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       expect(Object.fromEntries(effects)).toEqual({ g1: 1, g2: 1 });
     });
 
+    it("writes no checkpoint that would only repeat a fresh run's input (its first model call); the ones after it are written", async () => {
+      await setup({ concurrency: 1 });
+      const runId = await store.submit({ agent: "basic", input: input({ calls: [{ name: "record", note: "f1" }], answer: "checkpointed later", modelDelayMs: 500 }) });
+      const modelCalls = () => events.filter((e) => e.type === "agent.event" && e.runId === runId && e.event.type === "model.call.started").length;
+      await until(() => modelCalls() === 1, "the first model call");
+      // Well into the call, where a checkpoint written on entering it would be stored by now: the submit holds everything it would (queue/fresh-start.ts).
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(modelCalls()).toBe(1);
+      expect(await store.load(runId)).toBeUndefined();
+      await until(() => modelCalls() === 2, "the second model call");
+      // The second call's checkpoint is written (it may still be on its way when the call starts).
+      await until(async () => (await store.load(runId))?.iteration === 1, "the second model call's checkpoint");
+      expect(await store.load(runId)).toMatchObject({ iteration: 1, status: "running" });
+      expect(await store.wait(runId)).toMatchObject({ status: "succeeded", finalAnswer: "checkpointed later" });
+      expect(Object.fromEntries(effects)).toEqual({ f1: 1 });
+    });
+
     // Registered only where there are signals to be selective about.
     if (signals) it("reads the inbox only of the run a signal names: new runs queued behind held ones cost the held ones nothing", async () => {
       // A long lease: no heartbeat reads an inbox during the test.

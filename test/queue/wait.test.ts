@@ -7,18 +7,14 @@ import { Waiters, type WaitSource } from "../../queue/wait.js";
 /** A store's side of waiting, over a map of stored outputs, counting the statements a store would run. */
 function source(stored: Map<string, unknown>, options: { listening?: boolean; pollMs?: number } = {}) {
   const listeners = new Set<(signal: QueueSignal) => void>();
-  const counts = { single: 0, batches: 0, idsRead: 0 };
+  const counts = { batches: 0, idsRead: 0 };
   const waitSource: WaitSource = {
-    outputOf: async (runId) => {
-      counts.single += 1;
-      if (!stored.has(runId)) throw new RunQueueError("unknown_run", `no run ${runId}`);
-      return stored.get(runId);
-    },
     outputs: async (runIds) => {
       counts.batches += 1;
       counts.idsRead += runIds.length;
-      return new Map(runIds.flatMap((id) => (stored.get(id) !== null && stored.get(id) !== undefined ? [[id, stored.get(id)] as const] : [])));
+      return new Map(runIds.flatMap((id) => (stored.has(id) ? [[id, stored.get(id) ?? null] as const] : [])));
     },
+    unknownRun: (runId) => new RunQueueError("unknown_run", `no run ${runId}`),
     subscribe: (listener) => {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -75,25 +71,62 @@ describe("Waiters: many waits cost one statement per wake-up", () => {
     expect((await all).map((o) => o.runId)).toEqual([...stored.keys()]);
   });
 
+  it("waits begun in one turn read together: 300 of them, and one for a run that does not exist, in one statement", async () => {
+    const stored = new Map<string, unknown>(Array.from({ length: 300 }, (_, i) => [`r${i}`, i % 2 === 0 ? good(`r${i}`) : null]));
+    const { waitSource, counts } = source(stored, { listening: true, pollMs: 10_000 });
+    const waiters = new Waiters(waitSource);
+    const waits = [...stored.keys()].map((runId) => waiters.wait(runId));
+    const missing = waiters.wait("nope").catch((error: unknown) => error);
+    expect(await missing).toMatchObject({ problem: "unknown_run" });
+    expect(counts).toEqual({ batches: 1, idsRead: 301 });
+    // The finished half is back from that one read; the others still wait.
+    expect((await Promise.all(waits.filter((_, i) => i % 2 === 0))).map((o) => o.runId)).toEqual([...stored.keys()].filter((_, i) => i % 2 === 0));
+  });
+
   it("with working notifications, no one polls: a finished signal reads that run alone, a burst of them in one read", async () => {
     const stored = new Map<string, unknown>(Array.from({ length: 200 }, (_, i) => [`r${i}`, null]));
     const { waitSource, counts, finish, listeners } = source(stored, { listening: true, pollMs: 10 });
     const waiters = new Waiters(waitSource);
     const all = [...stored.keys()].map((runId) => waiters.wait(runId));
     await sleep(100);
-    // One read of everyone when the first tick found notifications working (something may have finished before), then none.
-    expect(counts.batches).toBe(1);
+    // The waits' first read (together), and one read of everyone when the first tick found notifications
+    // working (something may have finished before); then none.
+    expect(counts.batches).toBe(2);
     finish("r7", good("r7"));
     expect((await all[7]!).runId).toBe("r7");
-    expect(counts.batches).toBe(2);
-    expect(counts.idsRead).toBe(200 + 1);
+    expect(counts.batches).toBe(3);
+    expect(counts.idsRead).toBe(200 + 200 + 1);
     // A burst of finishes told in one turn (one socket read of notifications) is one read, not one per run.
     for (const runId of stored.keys()) if (runId !== "r7") finish(runId, good(runId));
     await Promise.all(all);
-    expect(counts.batches).toBe(3);
-    expect(counts.idsRead).toBe(200 + 1 + 199);
+    expect(counts.batches).toBe(4);
+    expect(counts.idsRead).toBe(200 + 200 + 1 + 199);
     // Nobody waits: the subscription is gone.
     expect(listeners.size).toBe(0);
+  });
+
+  it("takes a finished run's output from its signal when the signal carries it: no read", async () => {
+    const stored = new Map<string, unknown>([["r1", null]]);
+    const { waitSource, counts, listeners } = source(stored, { listening: true, pollMs: 10_000 });
+    const waiters = new Waiters(waitSource);
+    const waiting = waiters.wait("r1");
+    await sleep(10);
+    expect(counts.batches).toBe(1);
+    for (const listener of listeners) listener({ kind: "finished", runId: "r1", output: good("r1") });
+    expect((await waiting).runId).toBe("r1");
+    expect(counts.batches).toBe(1);
+  });
+
+  it("reads the stored output when the one a signal carries does not check out", async () => {
+    const stored = new Map<string, unknown>([["r1", null]]);
+    const { waitSource, counts, listeners } = source(stored, { listening: true, pollMs: 10_000 });
+    const waiters = new Waiters(waitSource);
+    const waiting = waiters.wait("r1");
+    await sleep(10);
+    stored.set("r1", good("r1"));
+    for (const listener of listeners) listener({ kind: "finished", runId: "r1", output: "{truncated" });
+    expect((await waiting).runId).toBe("r1");
+    expect(counts.batches).toBe(2);
   });
 
   it("shares one abort listener per signal: 50 waits on one signal, no MaxListenersExceededWarning, all rejected on abort", async () => {
