@@ -22,8 +22,10 @@ export interface ClaimRequest {
  * release), so a worker looks at that run's inbox only, not at every run it holds; without `runId`
  * (an older writer) every held run looks. `finished` may carry the run's output (as stored: JSON
  * text, or the object), so a waiter needs no read; without it, the waiter reads the output.
+ * `changed`: another process wrote to the store, what is not known (SQLite): a worker with a free
+ * slot claims, a wait reads what it awaits.
  */
-export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finished"; runId: string; output?: unknown } | { kind: "events"; runId: string };
+export type QueueSignal = { kind: "runnable"; runId?: string } | { kind: "finished"; runId: string; output?: unknown } | { kind: "events"; runId: string } | { kind: "changed" };
 
 /**
  * A durable run queue: the public half (submit, send, wait, status, list) any process may call, and

@@ -92,6 +92,8 @@ export class Waiters {
     }
     if (!this.unsubscribe) {
       this.unsubscribe = this.source.subscribe((signal) => {
+        // Another process wrote, what is not known (SQLite): every awaited run is read, in one statement.
+        if (signal.kind === "changed") return void this.readAllSoon();
         if (signal.kind !== "finished" || !this.byRun.has(signal.runId)) return;
         // The output came with the signal: nothing to read (unless it does not check out: the stored one decides).
         if (signal.output === undefined || !this.settleFromSignal(signal.runId, signal.output)) this.readSoon(signal.runId, { first: false });
@@ -185,6 +187,10 @@ export class Waiters {
       this.soon.clear();
       void this.read(runIds, firstReads);
     });
+  }
+
+  private readAllSoon(): void {
+    for (const runId of this.byRun.keys()) this.readSoon(runId, { first: false });
   }
 
   /** `mustExist`: the runs whose waits have just begun, refused if the store does not have them. */

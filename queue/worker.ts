@@ -159,6 +159,8 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   };
   const signalled = signalsDuringClaims();
   const unsubscribe = store.subscribe((signal) => {
+    // Another process wrote (SQLite): a free slot may have something to claim. Held runs look at their inbox at their heartbeat, as before.
+    if (signal.kind === "changed") return nudge();
     if (signal.kind !== "runnable") return;
     signalled.note(signal.runId);
     // Only the run the signal names has something new in its inbox (a new run is not held yet).

@@ -6,7 +6,7 @@ import type { SqliteRunRow } from "../../machines/persistence/log/sqlite/schema.
 import { errorText, FencedError, RunQueueError } from "../errors.js";
 import type { PersistedAgent } from "../../machines/persistence/persistence.js";
 import { Fences } from "../fences.js";
-import type { QueueSignal, RunStore } from "../run-store.js";
+import type { ClaimRequest, QueueSignal, RunStore } from "../run-store.js";
 import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
 import { dedupeKeyOf, firstIssue, UnknownAgentsSchema, type ClaimedRun, type InboxEvent, type ListOptions, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest, type UnknownAgents } from "../schemas.js";
 import { Waiters } from "../wait.js";
@@ -18,8 +18,14 @@ const OptionsSchema = z
     path: z.string().min(1, "must name the database file, e.g. .jianmu/runs.db"),
     /** How long a write waits for another process holding the lock. */
     busyTimeoutMs: z.number().int().min(0).default(5_000),
-    /** `wait()` looks at the run this often (SQLite has no notifications between processes). */
+    /** `wait()` reads the awaited runs at least this often (SQLite has no notifications between processes). */
     pollMs: z.number().int().min(10).default(250),
+    /**
+     * While anyone in this process subscribes (a worker, a wait), look this often whether another
+     * process wrote to the file (`PRAGMA data_version`, a few microseconds): a worker then claims, a
+     * wait reads, at once instead of at their next poll.
+     */
+    watchMs: z.number().int().min(1).max(60_000).default(10),
     /** Keep only the last N checkpoints of each run (and those a fork starts from). Default: every one. */
     keepCheckpoints: z.number().int().min(1).optional(),
     /** Delete a finished run once it has been finished this long (ms; machines/persistence/log/finished-retention.ts says what is kept). Default: kept forever. */
@@ -31,7 +37,7 @@ export type SqliteRunStoreOptions = z.input<typeof OptionsSchema>;
 
 function parse(options: SqliteRunStoreOptions) {
   const parsed = OptionsSchema.safeParse(options);
-  if (!parsed.success) throw new RunQueueError("invalid_input", `SqliteRunStore: ${firstIssue(parsed.error, "options")} (options are { path, busyTimeoutMs?, pollMs?, keepCheckpoints?, keepFinishedMs?, unknownAgents? })`);
+  if (!parsed.success) throw new RunQueueError("invalid_input", `SqliteRunStore: ${firstIssue(parsed.error, "options")} (options are { path, busyTimeoutMs?, pollMs?, watchMs?, keepCheckpoints?, keepFinishedMs?, unknownAgents? })`);
   return parsed.data;
 }
 
@@ -39,7 +45,9 @@ function parse(options: SqliteRunStoreOptions) {
  * The run queue in one SQLite file: the embedded default (one machine, several processes). Runs are
  * kept by the run log (the same layout as `SqliteCheckpointStore`'s, so one file serves both); this
  * adds the queue. Claims run in `BEGIN IMMEDIATE` transactions; every write of a claimed run is
- * conditional on its fencing token. No notifications: workers and waiters poll.
+ * conditional on its fencing token. No notifications between processes: while someone subscribes,
+ * the store watches the file's `data_version` (it changes when another connection commits) and tells
+ * its subscribers `changed`; workers and waiters also poll.
  */
 export class SqliteRunStore extends SqliteRunLog implements RunStore {
   private readonly fences = new Fences();
@@ -47,13 +55,16 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
   private readonly unknownAgents: UnknownAgents;
   /** This process's subscribers (see `subscribe`). */
   private readonly local = new Set<(signal: QueueSignal) => void>();
+  private readonly watchMs: number;
+  /** Watches the file for other processes' commits while anyone subscribes. */
+  private watch: { timer: NodeJS.Timeout; version: number } | undefined;
 
   private tell(signal: QueueSignal): void {
     for (const listener of [...this.local]) listener(signal);
   }
 
   constructor(options: SqliteRunStoreOptions) {
-    const { path, busyTimeoutMs, pollMs, keepCheckpoints, keepFinishedMs, unknownAgents } = parse(options);
+    const { path, busyTimeoutMs, pollMs, watchMs, keepCheckpoints, keepFinishedMs, unknownAgents } = parse(options);
     super({
       path,
       busyTimeoutMs,
@@ -65,6 +76,7 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
           : new RunQueueError("schema", `SqliteRunStore: ${message}`, { cause }),
     });
     this.pollMs = pollMs;
+    this.watchMs = watchMs;
     this.unknownAgents = unknownAgents;
   }
 
@@ -168,6 +180,7 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
   }
 
   override async close(): Promise<void> {
+    this.stopWatching();
     super.close();
   }
 
@@ -180,23 +193,27 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     }).immediate();
   }
 
-  async claim(request: { owner: string; agents: readonly string[]; limit: number; leaseMs: number }): Promise<ClaimedRun[]> {
-    const claimed = this.db.transaction(() => {
-      const now = Date.now();
-      const rows = this.sql(
-        `SELECT r.*, NOT EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL) AS inbox_empty FROM jianmu_runs r
-         WHERE r.agent IN (SELECT value FROM json_each(?)) AND r.status IN ('queued', 'running', 'awaitingApproval')
-           AND (r.owner IS NULL OR r.lease_until < ?)
-           AND (r.wake_at <= ? OR EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL))
-         ORDER BY r.wake_at IS NULL, r.wake_at, r.created_at LIMIT ?`,
-      ).all(JSON.stringify(request.agents), now, now, request.limit) as (SqliteRunRow & { inbox_empty: number })[];
-      const update = this.sql(
-        `UPDATE jianmu_runs SET owner = ?, token = token + 1, lease_until = ?, wake_at = ?, status = 'running', updated_at = ? WHERE run_id = ?`,
-      );
-      for (const row of rows) update.run(request.owner, now + request.leaseMs, now, now, row.run_id);
-      return rows;
-    }).immediate();
-    return claimed.map((row) => {
+  async claim(request: ClaimRequest): Promise<ClaimedRun[]> {
+    return this.claimedRuns(this.db.transaction(() => this.claimRows(request)).immediate());
+  }
+
+  /** The claim's reads and writes, inside the caller's transaction. */
+  private claimRows(request: ClaimRequest): (SqliteRunRow & { inbox_empty: number })[] {
+    const now = Date.now();
+    const rows = this.sql(
+      `SELECT r.*, NOT EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL) AS inbox_empty FROM jianmu_runs r
+       WHERE r.agent IN (SELECT value FROM json_each(?)) AND r.status IN ('queued', 'running', 'awaitingApproval')
+         AND (r.owner IS NULL OR r.lease_until < ?)
+         AND (r.wake_at <= ? OR EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL))
+       ORDER BY r.wake_at IS NULL, r.wake_at, r.created_at LIMIT ?`,
+    ).all(JSON.stringify(request.agents), now, now, request.limit) as (SqliteRunRow & { inbox_empty: number })[];
+    const update = this.sql(`UPDATE jianmu_runs SET owner = ?, token = token + 1, lease_until = ?, wake_at = ?, status = 'running', updated_at = ? WHERE run_id = ?`);
+    for (const row of rows) update.run(request.owner, now + request.leaseMs, now, now, row.run_id);
+    return rows;
+  }
+
+  private claimedRuns(rows: readonly (SqliteRunRow & { inbox_empty: number })[]): ClaimedRun[] {
+    return rows.map((row) => {
       const checkpoint = this.load(row.run_id);
       return { runId: row.run_id, agent: row.agent, token: row.token + 1, input: JSON.parse(row.input) as RunInput, ...(checkpoint ? { checkpoint } : {}), inboxEmpty: row.inbox_empty === 1 };
     });
@@ -240,6 +257,23 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
   }
 
   async finish(runId: string, token: number, output: AgentOutput, lastCheckpoint?: PersistedAgent): Promise<boolean> {
+    return this.finishNow(runId, token, output, lastCheckpoint);
+  }
+
+  /** The finish, and the claim of the slot it frees, in one transaction (one commit). */
+  async finishAndClaim(runId: string, token: number, output: AgentOutput, lastCheckpoint: PersistedAgent | undefined, next: ClaimRequest): Promise<{ finished: boolean; claimed: ClaimedRun[] }> {
+    let rows: (SqliteRunRow & { inbox_empty: number })[] = [];
+    const finished = this.db
+      .transaction(() => {
+        const done = this.finishNow(runId, token, output, lastCheckpoint);
+        if (done && next.limit > 0) rows = this.claimRows(next);
+        return done;
+      })
+      .immediate();
+    return { finished, claimed: this.claimedRuns(rows) };
+  }
+
+  private finishNow(runId: string, token: number, output: AgentOutput, lastCheckpoint: PersistedAgent | undefined): boolean {
     const write = () => {
       let stored: string;
       try {
@@ -265,12 +299,40 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
   }
 
   /**
-   * SQLite tells no other process anything: workers and waiters poll. Within this process (a handler
-   * and its embedded worker share the store), a submit, a send and an append are told at once.
+   * Within this process (a handler and its embedded worker share the store), a submit, a send and an
+   * append are told at once. What other processes write is told as `changed`, found by watching the
+   * file's `data_version` every `watchMs` while anyone subscribes.
    */
   subscribe(listener: (signal: QueueSignal) => void): () => void {
     this.local.add(listener);
-    return () => this.local.delete(listener);
+    this.startWatching();
+    return () => {
+      this.local.delete(listener);
+      if (this.local.size === 0) this.stopWatching();
+    };
+  }
+
+  private dataVersion(): number {
+    return this.db.pragma("data_version", { simple: true }) as number;
+  }
+
+  private startWatching(): void {
+    if (this.watch || !this.db.open) return;
+    const timer = setInterval(() => {
+      if (!this.watch || !this.db.open) return this.stopWatching();
+      const version = this.dataVersion();
+      if (version === this.watch.version) return;
+      this.watch.version = version;
+      this.tell({ kind: "changed" });
+    }, this.watchMs);
+    // The watch keeps no process alive: a worker or a wait does that itself.
+    timer.unref();
+    this.watch = { timer, version: this.dataVersion() };
+  }
+
+  private stopWatching(): void {
+    if (this.watch) clearInterval(this.watch.timer);
+    this.watch = undefined;
   }
 
   async appendRunEvents(runId: string, token: number, events: readonly RunEventInput[]): Promise<boolean> {

@@ -10,7 +10,7 @@ import { loadThread } from "../../machines/persistence/log/threads.js";
 import { persistAgent } from "../../machines/persistence/persistence.js";
 import { FencedError, RunQueueError } from "../../queue/errors.js";
 import type { RunObserver } from "../../queue/run-events.js";
-import type { RunStore } from "../../queue/run-store.js";
+import { failedOutput, type RunStore } from "../../queue/run-store.js";
 import type { UnknownAgents } from "../../queue/schemas.js";
 import { startWorker, type Worker } from "../../queue/worker.js";
 import type { WorkerEvent } from "../../queue/worker-events.js";
@@ -46,7 +46,8 @@ function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs 
  * Workers run in this process here; the multi-process semantics live in test/postgres/.
  */
 /** `signals`: the store tells its workers what became due (`subscribe`); SQLite's workers poll instead. */
-export function describeRunStoreConformance(name: string, open: OpenStore, { signals = true }: { signals?: boolean } = {}): void {
+/** `finishAndClaim`: the store has the optional `RunStore.finishAndClaim` (the memory store has not). */
+export function describeRunStoreConformance(name: string, open: OpenStore, { signals = true, finishAndClaim = true }: { signals?: boolean; finishAndClaim?: boolean } = {}): void {
   describe(`run store conformance: ${name}`, () => {
     let server: OpenAIServer;
     let store: RunStore;
@@ -317,6 +318,30 @@ export function describeRunStoreConformance(name: string, open: OpenStore, { sig
       expect(await store.load(runId)).toBeUndefined();
       expect((await store.status(runId)).owner).toBe("B");
       store.unfence(runId);
+    });
+
+    if (finishAndClaim) it("finishAndClaim: claims the due runs for the freed slot only once the finish is written, never the finished run", async () => {
+      const agents = await setup();
+      await worker!.stop();
+      worker = undefined;
+      expect(store.finishAndClaim).toBeTypeOf("function");
+      const first = await store.submit({ agent: "basic", input: input({ calls: [], answer: "one" }) });
+      const [held] = await store.claim({ owner: "A", agents: ["basic"], limit: 1, leaseMs: 5_000 });
+      expect(held!.runId).toBe(first);
+      store.fence(first, held!.token, () => undefined);
+      const next = await store.submit({ agent: "basic", input: input({ calls: [], answer: "two" }) });
+      const request = { owner: "A", agents: ["basic"], limit: 2, leaseMs: 5_000 };
+      const last = persistAgent(createActor(agents.basic, { input: { messages: [], runId: first } }));
+      // Under a stale token the finish is refused whole, and nothing is claimed with it.
+      expect(await store.finishAndClaim!(first, held!.token - 1, failedOutput(first, "stale"), last, request)).toEqual({ finished: false, claimed: [] });
+      expect((await store.status(next)).status).toBe("queued");
+      const done = await store.finishAndClaim!(first, held!.token, failedOutput(first, "done"), last, request);
+      expect(done.finished).toBe(true);
+      expect(done.claimed.map((run) => run.runId)).toEqual([next]);
+      expect(await store.status(next)).toMatchObject({ status: "running", owner: "A" });
+      expect(await store.status(first)).toMatchObject({ status: "failed" });
+      expect((await store.wait(first)).termination?.error?.message).toBe("done");
+      store.unfence(first);
     });
 
     it("hands in-flight runs over on a graceful stop; another worker finishes them", async () => {

@@ -1,4 +1,4 @@
 import { MemoryRunStore } from "../../queue/memory-store.js";
 import { describeRunStoreConformance } from "./conformance.js";
 
-describeRunStoreConformance("memory", async (options = {}) => new MemoryRunStore({ pollMs: 50, ...options }));
+describeRunStoreConformance("memory", async (options = {}) => new MemoryRunStore({ pollMs: 50, ...options }), { finishAndClaim: false });

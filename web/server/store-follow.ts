@@ -85,8 +85,12 @@ export class StoreFollowers {
     if (this.unsubscribe) return;
     this.unsubscribe = this.options.store.subscribe((signal) => {
       if (signal.kind === "runnable") return;
-      const channel = this.channels.get(signal.runId);
-      if (channel) void this.read(channel);
+      // Another process wrote, what is not known (SQLite): every followed run may have new events.
+      if (signal.kind === "changed") for (const channel of this.channels.values()) void this.read(channel);
+      else {
+        const channel = this.channels.get(signal.runId);
+        if (channel) void this.read(channel);
+      }
     });
     this.timer = setInterval(() => {
       for (const channel of this.channels.values()) void this.read(channel);
