@@ -14,7 +14,7 @@ export type { PostgresRunStoreOptions } from "./queue/postgres/options.js";
 export { startWorker } from "./queue/worker.js";
 export type { Worker, WorkerOptions } from "./queue/worker.js";
 export type { WorkerEvent } from "./queue/worker-events.js";
-export type { RunStore, QueueSignal } from "./queue/run-store.js";
+export type { RunStore, QueueSignal, ClaimRequest } from "./queue/run-store.js";
 export { RunQueueError, FencedError, RunGivenUpError, RUN_QUEUE_PROBLEMS } from "./queue/errors.js";
 export type { RunQueueProblem } from "./queue/errors.js";
 export { QUEUE_STATUSES, QueueStatusSchema, RunStatusInfoSchema, RunSummarySchema, RunCommandSchema, SubmitSchema, ListOptionsSchema } from "./queue/schemas.js";

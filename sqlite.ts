@@ -27,6 +27,6 @@ export { MemoryRunStore } from "./queue/memory-store.js";
 export { startWorker } from "./queue/worker.js";
 export type { Worker, WorkerOptions } from "./queue/worker.js";
 export type { WorkerEvent } from "./queue/worker-events.js";
-export type { RunStore, QueueSignal } from "./queue/run-store.js";
+export type { RunStore, QueueSignal, ClaimRequest } from "./queue/run-store.js";
 export { RunQueueError, FencedError, RunGivenUpError } from "./queue/errors.js";
 export type { QueueStatus, RunStatusInfo, RunSummary, RunCommand, SubmitRequest, ListOptions } from "./queue/schemas.js";
