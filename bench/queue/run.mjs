@@ -78,10 +78,10 @@ const results = { date: new Date().toISOString(), node: process.version, cpus: c
 // back, and each row's ratio is the median of its rounds' ratios to the baseline's in the same round, so a
 // slow minute costs every row alike.
 const child = join(ROOT, "test/postgres/worker-child.mjs");
-function spawnWorker(schema, id, sqlite) {
+function spawnWorker(schema, id, sqlite, database = url) {
   // The worker's default poll (1 s): claims come from notifications (PostgreSQL), the file's watch (SQLite) and
   // finishes; idle workers of the other rows polling every 100 ms cost the row measured about a tenth.
-  const options = { dist: DIST, url, schema, baseURL: server.baseURL, id, concurrency: 4, leaseMs: 30_000, pollMs: 1_000, quiet: true, ...(sqlite ? { sqlite } : {}) };
+  const options = { dist: DIST, url: database, schema, baseURL: server.baseURL, id, concurrency: 4, leaseMs: 30_000, pollMs: 1_000, quiet: true, ...(sqlite ? { sqlite } : {}) };
   const proc = spawn(process.execPath, [child, JSON.stringify(options)], { stdio: ["ignore", "pipe", "inherit"] });
   let buffer = "";
   const ready = new Promise((resolveReady) => {
@@ -93,15 +93,32 @@ function spawnWorker(schema, id, sqlite) {
   });
   return { proc, ready, exited: new Promise((r) => proc.once("exit", r)) };
 }
-// The same side effect as the worker processes' (test/postgres/worker-child.mjs): one row counted per tool call.
-const effect = (note) => sql.query("INSERT INTO effects (note, count) VALUES ($1, 1) ON CONFLICT (note) DO UPDATE SET count = effects.count + 1", [note]);
+/**
+ * Each PostgreSQL throughput row on a database of its own, in the same cluster: on every NOTIFY
+ * PostgreSQL 15 wakes each listening backend of the database, whatever its channel, so the idle
+ * workers and stores of the other rows would pay for (and slow) the row measured. With its table of
+ * effects: the same side effect as the worker processes' (test/postgres/worker-child.mjs), one row
+ * counted per tool call.
+ */
+const databases = [];
+async function databaseFor(name) {
+  await sql.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await sql.query(`CREATE DATABASE ${name}`);
+  const at = new URL(url);
+  at.pathname = `/${name}`;
+  const pool = new pg.Pool({ connectionString: at.toString(), max: 4 });
+  databases.push(pool);
+  await pool.query("CREATE TABLE IF NOT EXISTS effects (note text PRIMARY KEY, count integer NOT NULL)");
+  return { url: at.toString(), effect: (note) => pool.query("INSERT INTO effects (note, count) VALUES ($1, 1) ON CONFLICT (note) DO UPDATE SET count = effects.count + 1", [note]) };
+}
+const inProcessDatabase = await databaseFor("bench_inproc");
 const inProcess = {
   name: "runAgent in process (concurrency 4, same checkpoints)",
   database: "postgres",
   workers: 0,
-  store: await PostgresRunStore.connect({ connectionString: url, schema: "bench_inproc" }),
+  store: await PostgresRunStore.connect({ connectionString: inProcessDatabase.url, schema: "bench_inproc" }),
   async measure(round, runs) {
-    const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: this.store, effect: this.effect ?? effect });
+    const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: this.store, effect: this.effect ?? inProcessDatabase.effect });
     const started = performance.now();
     const inflight = new Set();
     for (let i = 0; i < runs; i++) {
@@ -120,14 +137,15 @@ const inProcess = {
 const workerPools = [];
 for (const count of args.workers) {
   const schema = `bench_w${count}`;
-  const workers = Array.from({ length: count }, (_, i) => spawnWorker(schema, `w${i}`));
+  const database = await databaseFor(schema);
+  const workers = Array.from({ length: count }, (_, i) => spawnWorker(schema, `w${i}`, undefined, database.url));
   await Promise.all(workers.map((w) => w.ready));
   workerPools.push({
     name: "worker processes (concurrency 4 each)",
     database: "postgres",
     prefix: schema,
     workers: count,
-    store: await PostgresRunStore.connect({ connectionString: url, schema }),
+    store: await PostgresRunStore.connect({ connectionString: database.url, schema }),
     async measure(round, runs) {
       const started = performance.now();
       const ids = [];
@@ -298,6 +316,7 @@ for (const [i, contender] of contenders.entries()) {
   await store.close();
 }
 
+for (const pool of databases) await pool.end();
 await sql.end();
 await server.close();
 cluster?.stop();
