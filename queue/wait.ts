@@ -44,9 +44,10 @@ interface Waiter {
 /**
  * Every `wait()` of one store, together: one subscription, one timer and one statement reading all
  * awaited runs per wake-up, and one abort listener per signal, however many wait. A `finished`
- * notification reads that run at once; the timer reads them all every `pollMs` while
- * notifications do not work (and once when they start again: something may have finished in the
- * gap). 2000 waiters cost what one does, and sharing an AbortSignal among them adds one listener.
+ * notification settles that run with the output it carries, or reads it at once; a `changed` one
+ * (SQLite: another process wrote) reads every awaited run; the timer reads them all every `pollMs`
+ * while notifications do not work (and once when they start again: something may have finished in
+ * the gap). 2000 waiters cost what one does, and sharing an AbortSignal among them adds one listener.
  */
 export class Waiters {
   private readonly byRun = new Map<string, Set<Waiter>>();
