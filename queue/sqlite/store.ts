@@ -145,7 +145,7 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     },
     unknownRun: (runId) => new RunQueueError("unknown_run", `wait: there is no run ${JSON.stringify(runId)} in ${this.path}; check the id with store.list({})`),
     subscribe: (listener) => this.subscribe(listener),
-    // No notifications between processes: waiters poll.
+    // No notifications between processes: waiters poll (and read when the watch sees another process commit).
     listeningSince: () => undefined,
     pollMs: () => this.pollMs,
   });
@@ -263,13 +263,16 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
   /** The finish, and the claim of the slot it frees, in one transaction (one commit). */
   async finishAndClaim(runId: string, token: number, output: AgentOutput, lastCheckpoint: PersistedAgent | undefined, next: ClaimRequest): Promise<{ finished: boolean; claimed: ClaimedRun[] }> {
     let rows: (SqliteRunRow & { inbox_empty: number })[] = [];
-    const finished = this.db
-      .transaction(() => {
-        const done = this.finishNow(runId, token, output, lastCheckpoint);
-        if (done && next.limit > 0) rows = this.claimRows(next);
-        return done;
-      })
-      .immediate();
+    // The file staying locked past busyTimeoutMs gives the run up, as for finish() (holding).
+    const finished = this.holding(runId, () =>
+      this.db
+        .transaction(() => {
+          const done = this.finishNow(runId, token, output, lastCheckpoint);
+          if (done && next.limit > 0) rows = this.claimRows(next);
+          return done;
+        })
+        .immediate(),
+    );
     return { finished, claimed: this.claimedRuns(rows) };
   }
 
