@@ -80,7 +80,7 @@ const results = { date: new Date().toISOString(), node: process.version, cpus: c
 const child = join(ROOT, "test/postgres/worker-child.mjs");
 function spawnWorker(schema, id, sqlite, database = url) {
   // The worker's default poll (1 s): claims come from notifications (PostgreSQL), the file's watch (SQLite) and
-  // finishes; idle workers of the other rows polling every 100 ms cost the row measured about a tenth.
+  // finishes; the idle workers of the other rows need not poll the database every 100 ms meanwhile.
   const options = { dist: DIST, url: database, schema, baseURL: server.baseURL, id, concurrency: 4, leaseMs: 30_000, pollMs: 1_000, quiet: true, ...(sqlite ? { sqlite } : {}) };
   const proc = spawn(process.execPath, [child, JSON.stringify(options)], { stdio: ["ignore", "pipe", "inherit"] });
   let buffer = "";
