@@ -196,12 +196,15 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     };
   };
 
+  /** A claimed run given back without starting it (a failed write only lets its lease run out). */
+  const handBack = (run: ClaimedRun): Promise<void> => store.release(run.runId, run.token).then(() => undefined, () => undefined);
+
   /** `mark`: the claim that returned the run; none for a run started late (after a stale execution stopped), whose claim's inbox answer no longer holds. */
   const start = async (claimed: ClaimedRun, mark: ClaimMark | undefined) => {
     const loaded = await loadClaimed(store, claimed).catch((error: unknown) => {
       // The store could not be read (a connection fault): the run goes back for a later claim, as any held run's fault does.
       emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs: 0 });
-      return store.release(claimed.runId, claimed.token).then(() => undefined, () => undefined);
+      return handBack(claimed);
     });
     if (!loaded) return;
     let { run } = loaded;
@@ -219,14 +222,14 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   /** Start what a claim returned (a run still held here under an older token is stopped first). */
   const take = async (run: ClaimedRun, mark: ClaimMark) => {
     // Claimed while the worker began to stop (a finish's claim, or the loop's in flight): handed back at once.
-    if (stopping) return void (await store.release(run.runId, run.token).catch(() => undefined));
+    if (stopping) return handBack(run);
     const previous = executions.get(run.runId);
     if (!previous) return start(run, mark);
     // Still running here under an older token: its lease ran out before this worker renewed it
     // (a long pause). That execution is stale; stop it and run the new claim once it has stopped.
     previous.abandon("its lease ran out before this worker renewed it, and this worker claimed it again");
     // A worker stopping meanwhile hands the new claim back instead of starting it.
-    void previous.done.then(() => (stopping ? store.release(run.runId, run.token).then(() => undefined, () => undefined) : start(run, undefined)));
+    void previous.done.then(() => (stopping ? handBack(run) : start(run, undefined)));
   };
 
   const takeAll = async (runs: readonly ClaimedRun[], mark: ClaimMark) => {

@@ -35,8 +35,12 @@ export function loggedFailure(code: "internal_error" | "store_failed", what: str
   return new HttpError(500, code, `${what}; the server's log says why under error ${errorId}`, undefined, undefined, errorId);
 }
 
-export function errorResponse(error: HttpError): Response {
+/** The JSON body of an error answer (ErrorBodySchema). */
+export function errorBody(error: HttpError): ErrorBody {
   const optional = { ...(error.field !== undefined ? { field: error.field } : {}), ...(error.errorId !== undefined ? { errorId: error.errorId } : {}) };
-  const body: ErrorBody = { error: { code: error.code, message: error.message, ...optional } };
-  return jsonResponse(body, error.status, error.allow !== undefined ? { allow: error.allow } : {});
+  return { error: { code: error.code, message: error.message, ...optional } };
+}
+
+export function errorResponse(error: HttpError): Response {
+  return jsonResponse(errorBody(error), error.status, error.allow !== undefined ? { allow: error.allow } : {});
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
+import { errorBody, loggedFailure } from "./errors.js";
 
 type FetchHandler = (request: Request) => Promise<Response>;
 
@@ -47,11 +48,9 @@ export function toNodeListener(handler: FetchHandler): (req: IncomingMessage, re
         if (!res.headersSent) {
           // A handler that rejects (agentHandler never does: it answers its own faults). Its text may
           // name a database, so it goes to the log under an id, and the client gets only the id.
-          const errorId = crypto.randomUUID();
-          console.error(`jianmu/http: error ${errorId}: ${error instanceof Error ? error.message : String(error)}`);
-          res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
-          const message = `the server failed to handle this request; its log says why under error ${errorId}`;
-          res.end(JSON.stringify({ error: { code: "internal_error", message, errorId } }));
+          const failure = loggedFailure("internal_error", "the server failed to handle this request", error, (logged) => console.error(`jianmu/http: ${logged.message}`));
+          res.writeHead(failure.status, { "content-type": "application/json; charset=utf-8" });
+          res.end(JSON.stringify(errorBody(failure)));
         } else res.destroy();
       });
   };

@@ -86,16 +86,16 @@ export class StoreFollowers {
     this.unsubscribe = this.options.store.subscribe((signal) => {
       if (signal.kind === "runnable") return;
       // Another process wrote, what is not known (SQLite): every followed run may have new events.
-      if (signal.kind === "changed") for (const channel of this.channels.values()) void this.read(channel);
-      else {
-        const channel = this.channels.get(signal.runId);
-        if (channel) void this.read(channel);
-      }
+      if (signal.kind === "changed") return this.readAll();
+      const channel = this.channels.get(signal.runId);
+      if (channel) void this.read(channel);
     });
-    this.timer = setInterval(() => {
-      for (const channel of this.channels.values()) void this.read(channel);
-    }, this.options.pollMs);
+    this.timer = setInterval(() => this.readAll(), this.options.pollMs);
     this.timer.unref();
+  }
+
+  private readAll(): void {
+    for (const channel of this.channels.values()) void this.read(channel);
   }
 
   private stopListening(): void {
