@@ -13,7 +13,7 @@ export const PROGRESS_WINDOW_MS = 16;
 export interface ProgressBatcherOptions<E> {
   /**
    * Events a watcher can learn of a window late (the model call's own start and end): they do not
-   * open a burst. The first event of a burst that is not one of them goes at the end of the turn;
+   * open a burst. The first event of a burst that is not one of them goes at the end of the task;
    * these wait for that, for the window's tick, or for the result. Default: none can wait.
    */
   canWait?: (event: E) => boolean;
@@ -21,16 +21,16 @@ export interface ProgressBatcherOptions<E> {
 
 /**
  * Collects an actor's progress and sends it to the agent in bursts: the first event of a burst at
- * the end of the current turn of the event loop, what follows within the window at the window's
- * tick (at most one event per window), as one event each time.
+ * the end of the current task (its callback and the microtasks it started), what follows within
+ * the window at the window's tick (at most one event per window), as one event each time.
  *
  * Why: every event the agent receives is a macrostep of the XState interpreter (a new snapshot,
  * every observer notified), tens of microseconds each, and progress comes in bursts: a model
  * call's start and end, a streamed reply's deltas, a fast tool's start and result, often within
  * the same millisecond. Sent one by one they cost more than the work they report. But a reader
  * waits for the first token of a reply: held for a whole window it would arrive a frame late. At the
- * end of the turn it arrives as soon as the bytes that carried it have been read, and whatever else
- * those bytes carried goes with it, so a reply or a tool that finishes within the turn sends
+ * end of the task it arrives as soon as the bytes that carried it have been read, and whatever else
+ * those bytes carried goes with it, so a reply or a tool that finishes within the task sends
  * nothing early at all. What is still held when the actor finishes is not sent: it rides on the
  * actor's result (`attachTo()`), and the agent reports it before the result itself, so the order
  * of events never changes, nor their timestamps, taken when each was pushed.
@@ -52,7 +52,7 @@ export class ProgressBatcher<E> {
   push(event: E): void {
     this.held.push({ at: this.now(), event });
     if (dueNow.has(this)) return;
-    if (!this.windowOpen && !this.canWait(event)) sendAtEndOfTurn(this);
+    if (!this.windowOpen && !this.canWait(event)) sendAtEndOfTask(this);
     else if (!waiting.has(this)) waitForTick(this);
   }
 
@@ -71,7 +71,7 @@ export class ProgressBatcher<E> {
   }
 
   /**
-   * The end of the turn or the window's tick came: send what is held. If that holds an event that
+   * The end of the task or the window's tick came: send what is held. If that holds an event that
    * could not wait, the burst goes on: the window stays open for another tick. Otherwise the burst
    * is over (or never began: a call's start sent alone at a tick opens none, or the reply's first
    * text after it would wait a window), and the next event that cannot wait opens a new one.
@@ -100,26 +100,32 @@ interface Batcher {
 }
 
 /*
- * One timer and one end-of-turn callback for every batcher of the process, not one per batch: a
+ * One timer and one end-of-task callback for every batcher of the process, not one per batch: a
  * timer costs more than a progress event that fits in a batch, and a thousand agents would
  * otherwise keep a thousand. A batcher that waits for the tick waits for at most one window.
- * The tick keeps no process alive (an actor that is still running does that itself). The end of
- * the turn does, for that one turn: Node runs an unreferenced immediate only once the event loop's
- * poll phase returns, which may be a whole timer later.
+ * The tick keeps no process alive (an actor that is still running does that itself).
  */
 const dueNow = new Set<Batcher>();
 const waiting = new Set<Batcher>();
-let endOfTurn: unknown;
+let endOfTask: unknown;
 let tick: ReturnType<typeof setTimeout> | undefined;
 
-/** After the I/O callbacks of this turn (and the microtasks they start), before any timer: Node's check phase. */
-const atEndOfTurn: (callback: () => void) => unknown =
-  typeof setImmediate === "function" ? (callback) => setImmediate(callback) : (callback) => setTimeout(callback, 0);
+/**
+ * When the task that read the bytes is done: after its callback and every microtask it started,
+ * before the event loop takes the next task. In Node, a tick queued from a microtask runs once the
+ * microtask queue is empty. Not later: at the turn's boundary Node runs V8's own tasks (a scavenge
+ * it scheduled, a marking step), which put milliseconds between a reply's first bytes and its
+ * first token in about one run in a hundred. Elsewhere (a browser), a zero timer.
+ */
+const atEndOfTask: (callback: () => void) => unknown =
+  typeof process !== "undefined" && typeof process.nextTick === "function"
+    ? (callback) => process.nextTick(callback)
+    : (callback) => setTimeout(callback, 0);
 
-function sendAtEndOfTurn(batcher: Batcher): void {
+function sendAtEndOfTask(batcher: Batcher): void {
   dueNow.add(batcher);
-  if (endOfTurn !== undefined) return;
-  endOfTurn = atEndOfTurn(sendDueNow);
+  if (endOfTask !== undefined) return;
+  endOfTask = atEndOfTask(sendDueNow);
 }
 
 function waitForTick(batcher: Batcher): void {
@@ -130,7 +136,7 @@ function waitForTick(batcher: Batcher): void {
 }
 
 function sendDueNow(): void {
-  endOfTurn = undefined;
+  endOfTask = undefined;
   sendAll(dueNow);
 }
 
