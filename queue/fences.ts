@@ -34,10 +34,19 @@ export class Fences {
     this.retire(runId, fence);
   }
 
+  /**
+   * The map stays in the order runs were retired (a run retired again goes to the end), so the expired
+   * ones are at its front: forgetting them stops at the first that has not expired. Scanning the whole
+   * map instead cost every finished run a pass over all the runs retired in the last ten minutes.
+   */
   private retire(runId: string, fence: Fence): void {
     const now = Date.now();
+    this.retired.delete(runId);
     this.retired.set(runId, { at: now, delivered: fence.delivered });
-    if (this.retired.size > 1_000) for (const [id, { at }] of this.retired) if (now - at > RETIRED_MS) this.retired.delete(id);
+    for (const [id, { at }] of this.retired) {
+      if (now - at <= RETIRED_MS) break;
+      this.retired.delete(id);
+    }
   }
 
   /**

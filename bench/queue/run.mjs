@@ -1,6 +1,6 @@
 // `npm run bench:queue`: the run queue on PostgreSQL and SQLite, measured (never asserted).
 //   node bench/queue/run.mjs [--runs N] [--rounds N] [--warmup N] [--workers 1,2,4] [--parked 1000] [--claims 300] [--smoke] [--out DIR]
-// - runs per second with 1, 2 and 4 worker processes (and per worker) on an instant loopback model, against in-process
+// - runs per second with 1, 2 and 4 worker processes (and per worker) on an instant loopback model in a process of its own, against in-process
 //   runAgent on the same machine in the same run (the ratio is the number to read), in interleaved rounds
 //   (--runs split over --rounds, after --warmup rounds not counted), each row the median of its rounds' ratios to in process; the same with one worker process on a
 //   SQLite file against runAgent in process on another (the worker polls: SQLite tells no other process);
@@ -9,13 +9,14 @@
 // - checkpoint bytes written per round as the conversation grows;
 // - the cost of 1000 parked runs: bytes in the database and worker slots held (none).
 // Needs dist/ (npm run build). Uses DATABASE_URL, or starts a throwaway cluster.
-import { spawn } from "node:child_process";
+import { fork, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import pg from "pg";
 import { startCluster } from "./cluster.mjs";
+import { script, scriptedModel } from "./model.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
@@ -47,21 +48,15 @@ const { makeAgents } = await import(pathToFileURL(join(ROOT, "test/queue/fixture
 
 /** Runs whose first model call is awaited (submit → first model call), by their script's answer. */
 const firstCalls = new Map();
-// The instant model: a run's script rides in its first user message (as in the tests).
-const server = await startOpenAIServer({
-  respond: (request) => {
-    const messages = request.body.messages ?? [];
-    const script = JSON.parse(messages.find((m) => m.role === "user")?.content.slice("SCRIPT ".length) ?? '{"calls":[],"answer":"x"}');
-    const done = messages.filter((m) => m.role === "tool").length;
-    if (done === 0) firstCalls.get(script.answer)?.(performance.now());
-    const next = script.calls[done];
-    const message = next
-      ? { role: "assistant", content: null, tool_calls: [{ id: `call_${done}`, type: "function", function: { name: next.name, arguments: JSON.stringify({ note: next.note }) } }] }
-      : { role: "assistant", content: script.answer };
-    return replies.json({ id: "c", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message, finish_reason: next ? "tool_calls" : "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
-  },
+// The instant model in this process: for submit → first model call, which it times as the call arrives.
+const server = await startOpenAIServer({ respond: scriptedModel(replies, (answer) => firstCalls.get(answer)?.(performance.now())) });
+// The same model in a process of its own for the throughput rows, as a real model is: in this process it
+// answered runAgent's calls here without waking another process, and a worker's from across processes.
+const modelProcess = fork(join(HERE, "model-server.mjs"), [DIST], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+const { baseURL: modelURL } = await new Promise((resolveModel, rejectModel) => {
+  modelProcess.once("message", resolveModel);
+  modelProcess.once("exit", (code) => rejectModel(new Error(`the model server exited with ${code}`)));
 });
-const script = (id, calls = 1) => ({ messages: [{ role: "user", content: `SCRIPT ${JSON.stringify({ calls: Array.from({ length: calls }, (_, k) => ({ name: "record", note: `${id}:${k}` })), answer: "ok" })}` }] });
 
 const cluster = process.env.DATABASE_URL ? undefined : await startCluster();
 const url = process.env.DATABASE_URL ?? cluster.url;
@@ -78,10 +73,10 @@ const results = { date: new Date().toISOString(), node: process.version, cpus: c
 // back, and each row's ratio is the median of its rounds' ratios to the baseline's in the same round, so a
 // slow minute costs every row alike.
 const child = join(ROOT, "test/postgres/worker-child.mjs");
-function spawnWorker(schema, id, sqlite, database = url) {
+function spawnWorker(schema, id, sqlite, database = url, baseURL = server.baseURL) {
   // The worker's default poll (1 s): claims come from notifications (PostgreSQL), the file's watch (SQLite) and
   // finishes; the idle workers of the other rows need not poll the database every 100 ms meanwhile.
-  const options = { dist: DIST, url: database, schema, baseURL: server.baseURL, id, concurrency: 4, leaseMs: 30_000, pollMs: 1_000, quiet: true, ...(sqlite ? { sqlite } : {}) };
+  const options = { dist: DIST, url: database, schema, baseURL, id, concurrency: 4, leaseMs: 30_000, pollMs: 1_000, quiet: true, ...(sqlite ? { sqlite } : {}) };
   const proc = spawn(process.execPath, [child, JSON.stringify(options)], { stdio: ["ignore", "pipe", "inherit"] });
   let buffer = "";
   const ready = new Promise((resolveReady) => {
@@ -118,7 +113,7 @@ const inProcess = {
   workers: 0,
   store: await PostgresRunStore.connect({ connectionString: inProcessDatabase.url, schema: "bench_inproc" }),
   async measure(round, runs) {
-    const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: this.store, effect: this.effect ?? inProcessDatabase.effect });
+    const agents = makeAgents(jianmu, { baseURL: modelURL, journal: this.store, effect: this.effect ?? inProcessDatabase.effect });
     const started = performance.now();
     const inflight = new Set();
     for (let i = 0; i < runs; i++) {
@@ -138,7 +133,7 @@ const workerPools = [];
 for (const count of args.workers) {
   const schema = `bench_w${count}`;
   const database = await databaseFor(schema);
-  const workers = Array.from({ length: count }, (_, i) => spawnWorker(schema, `w${i}`, undefined, database.url));
+  const workers = Array.from({ length: count }, (_, i) => spawnWorker(schema, `w${i}`, undefined, database.url, modelURL));
   await Promise.all(workers.map((w) => w.ready));
   workerPools.push({
     name: "worker processes (concurrency 4 each)",
@@ -192,7 +187,7 @@ const sqliteWorker = {
   async start() {
     const path = join(sqliteDir, "worker.db");
     this.db = new SqliteRunStore({ path, pollMs: 20 });
-    this.worker = spawnWorker(undefined, "sqlite-w0", path);
+    this.worker = spawnWorker(undefined, "sqlite-w0", path, url, modelURL);
     await this.worker.ready;
   },
   measure(round, runs) {
@@ -319,12 +314,13 @@ for (const [i, contender] of contenders.entries()) {
 for (const pool of databases) await pool.end();
 await sql.end();
 await server.close();
+modelProcess.disconnect();
 cluster?.stop();
 
 const lines = [
   `# Run queue on PostgreSQL and SQLite (${results.date}, Node ${results.node}, ${results.cpus} cores, ${results.runs} runs per row)`,
   "",
-  "Each run: one model turn with a tool call, the tool (one row counted in the contender's database), one model turn with the answer (an instant loopback model).",
+  "Each run: one model turn with a tool call, the tool (one row counted in the contender's database), one model turn with the answer (an instant loopback model; for the throughput rows it runs in a process of its own, as a real model is elsewhere).",
   `Throughput: ${args.rounds} interleaved rounds of ${Math.max(1, Math.ceil(args.runs / args.rounds))} runs per contender after ${args.warmup} warm-up round(s) not counted; runs/s is each contender's median round, the ratio the median of its rounds' ratios to runAgent in process in the same round.`,
   "",
   "| database | contender | workers | runs/s | runs/s per worker | vs in-process on the same database |",
