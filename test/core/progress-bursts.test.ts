@@ -91,7 +91,7 @@ describe("ProgressBatcher", () => {
     expect(types()).toEqual([["started"], ["delta1"]]);
   });
 
-  it("sends nothing early when the work finishes within the turn: it all rides on the result", async () => {
+  it("sends nothing early when the work finishes within the task: it all rides on the result", () => {
     const { progress, sent } = batcher();
     progress.push({ type: "started" });
     progress.push({ type: "done" });
