@@ -86,6 +86,44 @@ function judged(r, target, higherIsBetter, printed = shown, levelWithin = undefi
 }
 
 /**
+ * The smallest number of wins out of `n` paired repetitions that a fair coin reaches with a chance of
+ * at most 5% (the one-sided sign test): fewer than that, and jianmu winning more often than not is
+ * what noise alone does often enough.
+ */
+export function winsNeeded(n) {
+  let tail = 0;
+  let choose = 1;
+  const outcomes = 2 ** n;
+  // Tail P(X >= k) for k from n down, until adding the next k would exceed 5%.
+  for (let k = n; k >= 0; k--) {
+    if (k < n) choose = (choose * (k + 1)) / (n - k);
+    if ((tail + choose) / outcomes > 0.05) return k + 1;
+    tail += choose;
+  }
+  return 0;
+}
+
+/**
+ * Throughput against the AI SDK, repetition by repetition: each repetition measures both back to back,
+ * so a minute of the host's load hits both; jianmu is ahead (behind) only when it was faster (slower)
+ * in enough of them that chance is ruled out (winsNeeded), and level otherwise. A median of a few
+ * repetitions on a shared host moves by more than the libraries differ (ratios of 0.45 to 0.77 for the
+ * same build within one run), so comparing two medians would hand out verdicts by coin toss.
+ */
+export function pairedVerdict(jianmuRates, aisdkRates) {
+  const n = Math.min(jianmuRates.length, aisdkRates.length);
+  let wins = 0;
+  let losses = 0;
+  for (let i = 0; i < n; i++) {
+    if (jianmuRates[i] > aisdkRates[i]) wins++;
+    else if (jianmuRates[i] < aisdkRates[i]) losses++;
+  }
+  const needed = winsNeeded(n);
+  const versusAiSdk = n > 0 && wins >= needed ? "ahead" : n > 0 && losses >= needed ? "behind" : "level";
+  return { versusAiSdk, wins, n };
+}
+
+/**
  * The two rows that split a jianmu / floor row with the reference chart. The chart's figure goes
  * in the column of the side it stands in for, marked "chart".
  */
@@ -140,7 +178,13 @@ function timingRows(results) {
       continue;
     }
     const measure = `Throughput, ${t.concurrency} concurrent K=10 P=1 runs (${label})`;
-    rows.push(row(measure, figuresOf(t, "runsPerSecond"), rate, { target: atLeast(target), higherIsBetter: true }));
+    const judgedRow = row(measure, figuresOf(t, "runsPerSecond"), rate, { target: atLeast(target), higherIsBetter: true });
+    // Results that kept each repetition (every run since the paired verdict) are judged by it.
+    if (t.jianmu.rates?.length && t.aisdk?.rates?.length) {
+      const { versusAiSdk, wins, n } = pairedVerdict(t.jianmu.rates, t.aisdk.rates);
+      Object.assign(judgedRow, { versusAiSdk, resultText: `${judgedRow.result}, ${versusAiSdk} (faster in ${wins} of ${n} paired repetitions)` });
+    }
+    rows.push(judgedRow);
     rows.push(...chartRows(measure, t.floor.runsPerSecond, t.chart?.runsPerSecond, t.jianmu.runsPerSecond, rate));
   }
   for (const { key, label } of FIRST_TOKEN) {
