@@ -104,23 +104,32 @@ export function winsNeeded(n) {
 }
 
 /**
- * Throughput against the AI SDK, repetition by repetition: each repetition measures both back to back,
- * so a minute of the host's load hits both; jianmu is ahead (behind) only when it was faster (slower)
- * in enough of them that chance is ruled out (winsNeeded), and level otherwise. A median of a few
- * repetitions on a shared host moves by more than the libraries differ (ratios of 0.45 to 0.77 for the
- * same build within one run), so comparing two medians would hand out verdicts by coin toss.
+ * Latency and throughput against the AI SDK, repetition by repetition: each repetition measures both
+ * back to back, so a moment of the host's load hits both; jianmu is ahead (behind) only when it was
+ * better (worse) in enough of them that chance is ruled out (winsNeeded), and level otherwise. On a
+ * shared host a median of a few repetitions moves by more than the libraries differ (throughput ratios
+ * of 0.45 to 0.77 for the same build within one run), and two medians that print 0.01 apart say
+ * nothing: comparing them handed out verdicts by coin toss.
  */
-export function pairedVerdict(jianmuRates, aisdkRates) {
+export function pairedVerdict(jianmuRates, aisdkRates, higherIsBetter = true) {
   const n = Math.min(jianmuRates.length, aisdkRates.length);
   let wins = 0;
   let losses = 0;
   for (let i = 0; i < n; i++) {
-    if (jianmuRates[i] > aisdkRates[i]) wins++;
-    else if (jianmuRates[i] < aisdkRates[i]) losses++;
+    const better = higherIsBetter ? jianmuRates[i] - aisdkRates[i] : aisdkRates[i] - jianmuRates[i];
+    if (better > 0) wins++;
+    else if (better < 0) losses++;
   }
   const needed = winsNeeded(n);
   const versusAiSdk = n > 0 && wins >= needed ? "ahead" : n > 0 && losses >= needed ? "behind" : "level";
   return { versusAiSdk, wins, n };
+}
+
+/** A timing row judged against the AI SDK by its paired repetitions, when the results kept them (every run since). */
+function pairedRow(judgedRow, jianmuEach, aisdkEach, higherIsBetter) {
+  if (!jianmuEach?.length || !aisdkEach?.length) return judgedRow;
+  const { versusAiSdk, wins, n } = pairedVerdict(jianmuEach, aisdkEach, higherIsBetter);
+  return { ...judgedRow, versusAiSdk, resultText: `${judgedRow.result}, ${versusAiSdk} (better in ${wins} of ${n} paired repetitions)` };
 }
 
 /**
@@ -166,9 +175,9 @@ function timingRows(results) {
       rows.push(failedRow(measure("wall time"), key, `≤ ${wall}×`));
       continue;
     }
-    rows.push(row(measure("wall time"), figuresOf(r, "wallMs"), ms, { target: atMost(wall) }));
+    rows.push(pairedRow(row(measure("wall time"), figuresOf(r, "wallMs"), ms, { target: atMost(wall) }), r.jianmu.wallMsEach, r.aisdk?.wallMsEach, false));
     rows.push(...chartRows(measure("wall time"), r.floor.wallMs, r.chart?.wallMs, r.jianmu.wallMs, ms));
-    rows.push(row(measure("client CPU time"), figuresOf(r, "cpuMs"), ms, { target: cpu && atMost(cpu) }));
+    rows.push(pairedRow(row(measure("client CPU time"), figuresOf(r, "cpuMs"), ms, { target: cpu && atMost(cpu) }), r.jianmu.cpuMsEach, r.aisdk?.cpuMsEach, false));
     rows.push(...chartRows(measure("client CPU time"), r.floor.cpuMs, r.chart?.cpuMs, r.jianmu.cpuMs, ms));
   }
   for (const { key, label, target } of THROUGHPUT) {
@@ -178,13 +187,7 @@ function timingRows(results) {
       continue;
     }
     const measure = `Throughput, ${t.concurrency} concurrent K=10 P=1 runs (${label})`;
-    const judgedRow = row(measure, figuresOf(t, "runsPerSecond"), rate, { target: atLeast(target), higherIsBetter: true });
-    // Results that kept each repetition (every run since the paired verdict) are judged by it.
-    if (t.jianmu.rates?.length && t.aisdk?.rates?.length) {
-      const { versusAiSdk, wins, n } = pairedVerdict(t.jianmu.rates, t.aisdk.rates);
-      Object.assign(judgedRow, { versusAiSdk, resultText: `${judgedRow.result}, ${versusAiSdk} (faster in ${wins} of ${n} paired repetitions)` });
-    }
-    rows.push(judgedRow);
+    rows.push(pairedRow(row(measure, figuresOf(t, "runsPerSecond"), rate, { target: atLeast(target), higherIsBetter: true }), t.jianmu.rates, t.aisdk?.rates, true));
     rows.push(...chartRows(measure, t.floor.runsPerSecond, t.chart?.runsPerSecond, t.jianmu.runsPerSecond, rate));
   }
   for (const { key, label } of FIRST_TOKEN) {

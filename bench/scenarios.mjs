@@ -50,7 +50,8 @@ export async function latency({ baseURL, stream, reps, warmup }) {
       samples[name].cpuMs.push(cpuMs);
     }
   }
-  const summary = (name) => ({ wallMs: median(samples[name].wallMs), cpuMs: median(samples[name].cpuMs), samples: reps });
+  // Every repetition's times are kept: the report compares jianmu with the AI SDK repetition by repetition.
+  const summary = (name) => ({ wallMs: median(samples[name].wallMs), cpuMs: median(samples[name].cpuMs), samples: reps, wallMsEach: samples[name].wallMs, cpuMsEach: samples[name].cpuMs });
   return { stream, ...Object.fromEntries(WITH_CHART.map((name) => [name, summary(name)])) };
 }
 

@@ -81,10 +81,10 @@ async function count(name, body) {
   await new Promise((r) => setTimeout(r, 600));
   const after = await counters();
   const { rows } = await sql.query(
-    `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls, total_plan_time AS plan, total_exec_time AS exec FROM pg_stat_statements
+    `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls, plans, total_plan_time AS plan, total_exec_time AS exec FROM pg_stat_statements
      WHERE query NOT LIKE '%pg_stat%' AND query NOT LIKE 'SELECT pg_stat%' ORDER BY calls DESC`,
   );
-  const statements = rows.map((r) => ({ query: r.query.slice(0, 140), perRun: Number(r.calls) / args.runs, planMsPerRun: r.plan / args.runs, execMsPerRun: r.exec / args.runs }));
+  const statements = rows.map((r) => ({ query: r.query.slice(0, 140), perRun: Number(r.calls) / args.runs, plansPerRun: Number(r.plans) / args.runs, planMsPerRun: r.plan / args.runs, execMsPerRun: r.exec / args.runs }));
   return {
     name,
     statementsPerRun: statements.reduce((a, s) => a + s.perRun, 0),
@@ -131,7 +131,7 @@ await server.close();
 cluster.stop();
 
 for (const r of results) {
-  process.stdout.write(`\n## ${r.name}\nper run: ${r.statementsPerRun.toFixed(2)} statements (planning ${r.planMsPerRun.toFixed(2)} ms, executing ${r.execMsPerRun.toFixed(2)} ms), ${r.commitsPerRun.toFixed(2)} commits, ${r.walSyncsPerRun.toFixed(2)} WAL flushes; CPU ms per run: ${Object.entries(r.cpuMsPerRun).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ")}\n per run, planning ms, executing ms:\n`);
-  for (const s of r.statements) process.stdout.write(`${s.perRun.toFixed(2).padStart(6)} ${s.planMsPerRun.toFixed(2).padStart(6)} ${s.execMsPerRun.toFixed(2).padStart(6)}  ${s.query}\n`);
+  process.stdout.write(`\n## ${r.name}\nper run: ${r.statementsPerRun.toFixed(2)} statements (planning ${r.planMsPerRun.toFixed(2)} ms, executing ${r.execMsPerRun.toFixed(2)} ms), ${r.commitsPerRun.toFixed(2)} commits, ${r.walSyncsPerRun.toFixed(2)} WAL flushes; CPU ms per run: ${Object.entries(r.cpuMsPerRun).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ")}\n per run, plans, planning ms, executing ms:\n`);
+  for (const s of r.statements) process.stdout.write(`${s.perRun.toFixed(2).padStart(6)} ${s.plansPerRun.toFixed(2).padStart(5)} ${s.planMsPerRun.toFixed(2).padStart(6)} ${s.execMsPerRun.toFixed(2).padStart(6)}  ${s.query}\n`);
 }
 if (args.json) writeFileSync(args.json, JSON.stringify({ date: new Date().toISOString(), runs: args.runs, results }, null, 2) + "\n");

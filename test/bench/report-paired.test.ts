@@ -17,9 +17,11 @@ function throughputRow(jianmu: number[], aisdk: number[]): Row {
   return rows.find((r) => r.measure.startsWith("Throughput") && r.measure.includes("non-streaming"))!;
 }
 
-describe("bench report: throughput against the AI SDK, repetition by repetition", () => {
+describe("bench report: latency and throughput against the AI SDK, repetition by repetition", () => {
   it("asks as many wins as a fair coin reaches at most 5% of the time", () => {
-    // P(X >= 12 | n = 15) = 1.8%, P(X >= 11) = 5.9%; P(X >= 9 | n = 10) = 1.1%, P(X >= 8) = 5.5%.
+    // P(X >= 12 | n = 15) = 1.8%, P(X >= 11) = 5.9%; P(X >= 9 | n = 10) = 1.1%, P(X >= 8) = 5.5%;
+    // P(X >= 59 | n = 100) = 4.4%, P(X >= 58) = 6.7%.
+    expect(winsNeeded(100)).toBe(59);
     expect(winsNeeded(15)).toBe(12);
     expect(winsNeeded(10)).toBe(9);
     expect(winsNeeded(5)).toBe(5);
@@ -43,7 +45,22 @@ describe("bench report: throughput against the AI SDK, repetition by repetition"
     const jianmu = aisdk.map((v, i) => (i < 8 ? v + 30 : v - 1));
     const row = throughputRow(jianmu, aisdk);
     expect(row.versusAiSdk).toBe("level");
-    expect(row.resultText).toContain("faster in 8 of 15 paired repetitions");
+    expect(row.resultText).toContain("better in 8 of 15 paired repetitions");
     expect(throughputRow(aisdk.map((v) => v + 1), aisdk).versusAiSdk).toBe("ahead");
+  });
+
+  it("judges latency by the pairs too, lower being better", () => {
+    const latency = (jianmu: number[], aisdk: number[]) => {
+      const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+      const of = (each: number[]) => ({ wallMs: median(each), cpuMs: median(each), samples: each.length, wallMsEach: each, cpuMsEach: each });
+      const rows = buildRows({ latencyWhole: { floor: of(jianmu.map(() => 5)), jianmu: of(jianmu), aisdk: of(aisdk) } }, []) as Row[];
+      return rows.filter((r) => r.measure.startsWith("Latency") && r.measure.includes("non-streaming") && !r.measure.includes("↳")).map((r) => r.versusAiSdk);
+    };
+    const aisdk = Array.from({ length: 100 }, (_, i) => 9 + (i % 7) / 10);
+    // Faster in 60 of 100 repetitions: ahead, on wall and CPU time alike.
+    expect(latency(aisdk.map((v, i) => (i < 60 ? v - 0.01 : v + 0.01)), aisdk)).toEqual(["ahead", "ahead"]);
+    // Faster in 55: what chance does too often to count.
+    expect(latency(aisdk.map((v, i) => (i < 55 ? v - 0.01 : v + 0.01)), aisdk)).toEqual(["level", "level"]);
+    expect(latency(aisdk.map((v) => v + 0.5), aisdk)).toEqual(["behind", "behind"]);
   });
 });
