@@ -84,6 +84,14 @@ export interface RunStore extends RunLogStore, RunEventLog {
   release(runId: string, token: number): Promise<boolean>;
   /** Be told when runs may have become claimable or finished; returns the unsubscribe. */
   subscribe(listener: (signal: QueueSignal) => void): () => void;
+  /**
+   * Optional, for a store whose signals come from other processes over a connection of their own
+   * (PostgreSQL's LISTEN): resolves once that connection is up, or after a short bound when it cannot
+   * be (polling covers the gap), never rejects. A new session signals every run to look at its inbox
+   * (something may have come while nobody listened); a worker waits for this before it starts, so that
+   * first signal finds no run held yet.
+   */
+  untilListening?(): Promise<void>;
 }
 
 /**

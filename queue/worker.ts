@@ -136,7 +136,8 @@ async function stopAll(executions: Map<string, Execution>, timeoutMs: number): P
  * store; leases and fencing tokens keep one owner per run.
  *
  * Resolves once the store knows the worker's agents (`worker.started`), so a submit made after it
- * is never refused for an unknown agent. While the database cannot be reached it keeps trying
+ * is never refused for an unknown agent, and once the store listens for other processes' signals
+ * (PostgreSQL's LISTEN, `untilListening`; at most 2 s, then polling finds work until it comes up). While the database cannot be reached it keeps trying
  * (`worker.error` events, backoff up to 5 s); bad options and other failures reject.
  */
 export async function startWorker(options: WorkerOptions): Promise<Worker> {
@@ -175,6 +176,8 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     unsubscribe();
     throw error;
   }
+  // The store's first LISTEN session tells every held run to look at its inbox: up before any run is held.
+  await store.untilListening?.();
   emit({ type: "worker.started", worker: id, agents: names });
   // With the store's keepFinishedMs, finished runs are deleted as they age (a sweep of at most 100 runs, apart from claims).
   const sweeps = sweepFinishedRuns(store, (error) => emit({ type: "worker.error", worker: id, message: `pruning finished runs: ${errorText(error)}`, retryInMs: sweepEveryMs(store.keepFinishedMs ?? 0) }));

@@ -14,11 +14,28 @@ export class NotificationListener {
   private retry: NodeJS.Timeout | undefined;
   /** When the current LISTEN session began: every notification since then reaches this process (undefined while there is none). */
   since: number | undefined;
+  /** Settles when the first LISTEN session is up. */
+  private readonly firstSession: Promise<void>;
+  private firstSessionUp: () => void = () => undefined;
 
   constructor(
     private readonly config: pg.ClientConfig,
     private readonly channel: string,
-  ) {}
+  ) {
+    this.firstSession = new Promise((resolve) => (this.firstSessionUp = resolve));
+  }
+
+  /** Resolves once a LISTEN session has been up (now or earlier), or after `withinMs`, whichever comes first. */
+  async listening(withinMs: number): Promise<void> {
+    if (this.since !== undefined || this.closed) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)));
+    try {
+      await Promise.race([this.firstSession, bound]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 
   subscribe(listener: (signal: QueueSignal) => void): () => void {
     this.listeners.add(listener);
@@ -56,6 +73,7 @@ export class NotificationListener {
       }
       this.client = client;
       this.since = Date.now();
+      this.firstSessionUp();
       this.backoff = 100;
       // Whatever happened while we were not listening: let everyone look once.
       this.dispatch(undefined);

@@ -38,6 +38,8 @@ interface RunRow {
 
 /** How long the LISTEN connection stays closed after the server refused this store a connection. */
 const LISTEN_YIELD_MS = 30_000;
+/** How long `untilListening` waits for the LISTEN session (a worker's start): past it, polling alone finds work until it comes up. */
+const LISTEN_READY_MS = 2_000;
 
 /**
  * The run queue on PostgreSQL: runs (each one's log: checkpoints, streams, journal, see run-log.ts),
@@ -399,6 +401,10 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
       "pruneRunEvents",
     );
     return rows[0]!.runs;
+  }
+
+  untilListening(): Promise<void> {
+    return this.listener ? this.listener.listening(LISTEN_READY_MS) : Promise.resolve();
   }
 
   subscribe(listener: (signal: QueueSignal) => void): () => void {
