@@ -4,7 +4,8 @@ import { defineTool } from "../../tools/tool.js";
 import { requireApproval } from "../../actors/guards/index.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { MemoryRunStore } from "../../queue/memory-store.js";
-import { startWorker, type WorkerEvent } from "../../queue/worker.js";
+import { startWorker } from "../../queue/worker.js";
+import type { WorkerEvent } from "../../queue/worker-events.js";
 import { makeAgents } from "./fixture-agents.mjs";
 
 const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
