@@ -41,7 +41,7 @@ const FULL = {
   firstToken: { reps: 200, warmup: 20, pause: 20 },
   parallelTools: { reps: 20, warmup: 3, probeRuns: 2, stream: true },
   memory: { reps: 3, agents: 1000, warmupRuns: 300, stream: true },
-  retention: { reps: 2, batches: 6, batchRuns: 300, batchConcurrency: 20, stream: true },
+  retention: { reps: 3, batches: 6, batchRuns: 300, batchConcurrency: 20, stream: true },
   persistence: { iterations: 300, historySize: 200 },
   import: { reps: 10 },
 };

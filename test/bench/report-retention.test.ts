@@ -25,4 +25,14 @@ describe("bench report: heap retained per finished run against the AI SDK", () =
     expect(retentionRow(0, 5, 5 + RETAINED_NOISE_BYTES + 1).versusAiSdk).toBe("ahead");
     expect(retentionRow(0, 400, 20).versusAiSdk).toBe("behind");
   });
+
+  it("widens level to the spread of this run's own repetitions when they landed further apart than 32 B", () => {
+    const reps = (...slopes: number[]) => slopes.map((retainedPerRun) => ({ retainedPerRun, runs: 1800 }));
+    const verdict = (jianmu: number[], aisdk: number[]) =>
+      (buildRows({ retention: { floor: reps(37, 37), jianmu: reps(...jianmu), aisdk: reps(...aisdk) } }, []) as Row[]).find((r) => r.measure.startsWith("Heap retained per finished run"))!.versusAiSdk;
+    // The AI SDK's two repetitions 94 B apart (-35 and 59): jianmu's 46 against its median 12 is within that.
+    expect(verdict([51, 42], [-35, 59])).toBe("level");
+    // Tight repetitions on both sides: the same 34 B difference is past the jitter.
+    expect(verdict([47, 45], [11, 13])).toBe("behind");
+  });
 });
