@@ -93,7 +93,7 @@ describe("npm run bench --smoke", () => {
 
   it("prints the table with a ratio and a verdict for each target", () => {
     expect(run.stdout).toContain("| Measure | floor (openai SDK loop) | jianmu | jianmu / floor | Vercel AI SDK | AI SDK / floor | target | result (target, then jianmu against the AI SDK) |");
-    const targetRows = run.stdout.split("\n").filter((line) => /\| (PASS|FAIL)(, (ahead|behind|level))? \|$/.test(line));
+    const targetRows = run.stdout.split("\n").filter((line) => /\| (PASS|FAIL)(, (ahead|behind|level)( \(better in \d+ of \d+ paired repetitions\))?)? \|$/.test(line));
     const measures = ["Heap retained per finished run", "batch span", "Warnings printed", ...TARGETED.map((m) => m.measure)];
     for (const measure of measures) expect(targetRows.some((line) => line.includes(measure)), `a PASS/FAIL row for "${measure}"`).toBe(true);
     for (const line of targetRows.filter((l) => /Latency|Throughput|Heap per/.test(l))) {
@@ -114,7 +114,9 @@ describe("npm run bench --smoke", () => {
       expect(line, `a row for "${measure}"`).toBeDefined();
       const cells = line!.split(" | ");
       expect(cells.at(-2), `the target of "${measure}"`).toBe(target);
-      expect(cells.at(-1), `the result of "${measure}"`).toMatch(/^(PASS|FAIL), (ahead|behind|level) \|$/);
+      // Latency and throughput say how many paired repetitions jianmu won (the verdict's sign test).
+      const paired = /^(Latency|Throughput)/.test(measure);
+      expect(cells.at(-1), `the result of "${measure}"`).toMatch(paired ? /^(PASS|FAIL), (ahead|behind|level) \(better in \d+ of \d+ paired repetitions\) \|$/ : /^(PASS|FAIL), (ahead|behind|level) \|$/);
     }
     const retained = lines.find((l) => l.startsWith("| Heap retained per finished run"));
     expect(retained).toMatch(/\| [+-]\d+ B \| -?\d+ B \| [+-]\d+ B \| ≤ floor \+ \d+ B\/run \| (PASS|FAIL), (ahead|behind|level) \|$/);
