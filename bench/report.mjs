@@ -111,12 +111,12 @@ export function winsNeeded(n) {
  * of 0.45 to 0.77 for the same build within one run), and two medians that print 0.01 apart say
  * nothing: comparing them handed out verdicts by coin toss.
  */
-export function pairedVerdict(jianmuRates, aisdkRates, higherIsBetter = true) {
-  const n = Math.min(jianmuRates.length, aisdkRates.length);
+export function pairedVerdict(jianmuEach, aisdkEach, higherIsBetter = true) {
+  const n = Math.min(jianmuEach.length, aisdkEach.length);
   let wins = 0;
   let losses = 0;
   for (let i = 0; i < n; i++) {
-    const better = higherIsBetter ? jianmuRates[i] - aisdkRates[i] : aisdkRates[i] - jianmuRates[i];
+    const better = higherIsBetter ? jianmuEach[i] - aisdkEach[i] : aisdkEach[i] - jianmuEach[i];
     if (better > 0) wins++;
     else if (better < 0) losses++;
   }
