@@ -111,6 +111,16 @@ async function registerWhenReachable(store: RunStore, names: string[], unreachab
   }
 }
 
+/**
+ * Ready to claim: the store knows the agents (registerWhenReachable), and listens for other processes'
+ * signals. The store's first LISTEN session tells every held run to look at its inbox: up before any
+ * run is held, so that look is not made for nothing.
+ */
+async function readyToClaim(store: RunStore, names: string[], unreachable: (error: unknown, retryInMs: number) => void): Promise<void> {
+  await registerWhenReachable(store, names, unreachable);
+  await store.untilListening?.();
+}
+
 /** A claimed run as it starts: its stored images and files back in its checkpoint, then (a thread's run before its first checkpoint) the thread's conversation. */
 async function loadClaimed(store: RunStore, claimed: ClaimedRun): Promise<{ run: ClaimedRun; problem?: string }> {
   const loaded = await withStoredBlobs(claimed, store);
@@ -171,13 +181,11 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   });
 
   try {
-    await registerWhenReachable(store, names, (error, retryInMs) => emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs }));
+    await readyToClaim(store, names, (error, retryInMs) => emit({ type: "worker.error", worker: id, message: errorText(error), retryInMs }));
   } catch (error) {
     unsubscribe();
     throw error;
   }
-  // The store's first LISTEN session tells every held run to look at its inbox: up before any run is held.
-  await store.untilListening?.();
   emit({ type: "worker.started", worker: id, agents: names });
   // With the store's keepFinishedMs, finished runs are deleted as they age (a sweep of at most 100 runs, apart from claims).
   const sweeps = sweepFinishedRuns(store, (error) => emit({ type: "worker.error", worker: id, message: `pruning finished runs: ${errorText(error)}`, retryInMs: sweepEveryMs(store.keepFinishedMs ?? 0) }));
