@@ -108,7 +108,7 @@ export function winsNeeded(n) {
  * back to back, so a moment of the host's load hits both; jianmu is ahead (behind) only when it was
  * better (worse) in enough of them that chance is ruled out (winsNeeded), and level otherwise. On a
  * shared host a median of a few repetitions moves by more than the libraries differ (throughput ratios
- * of 0.45 to 0.77 for the same build within one run), and two medians that print 0.01 apart say
+ * of 0.42 to 0.76 for the same build within one run), and two medians that print 0.01 apart say
  * nothing: comparing them handed out verdicts by coin toss.
  */
 export function pairedVerdict(jianmuEach, aisdkEach, higherIsBetter = true) {
