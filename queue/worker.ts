@@ -147,8 +147,9 @@ async function stopAll(executions: Map<string, Execution>, timeoutMs: number): P
  *
  * Resolves once the store knows the worker's agents (`worker.started`), so a submit made after it
  * is never refused for an unknown agent, and once the store listens for other processes' signals
- * (PostgreSQL's LISTEN, `untilListening`; at most 2 s, then polling finds work until it comes up). While the database cannot be reached it keeps trying
- * (`worker.error` events, backoff up to 5 s); bad options and other failures reject.
+ * (PostgreSQL's LISTEN, `untilListening`; at most 2 s, then polling finds work until it comes up).
+ * While the database cannot be reached it keeps trying (`worker.error` events, backoff up to 5 s);
+ * bad options and other failures reject.
  */
 export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const parsed = WorkerOptionsSchema.safeParse(options);
