@@ -4,8 +4,6 @@ import { expect } from "vitest";
 import { createActor } from "xstate";
 import { defineTool } from "../../tools/tool.js";
 import { createReactMachine } from "../../machines/react-machine.js";
-import { requireApproval } from "../../actors/guards/index.js";
-import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { restoreAgent } from "../../machines/persistence/persistence.js";
 import type { RunLogStore } from "../../machines/persistence/log/log-store.js";
 import type { RunStore } from "../../queue/run-store.js";
@@ -14,6 +12,7 @@ import { scriptedModel } from "../../testing/scripted-model.js";
 import { makeAgents } from "../queue/fixture-agents.mjs";
 import { startScriptServer } from "../queue/script-model.js";
 import { CHECKPOINT_RUNS, QUEUE_RUNS, checkpointAgents } from "../fixtures/stores/scenarios.mjs";
+import { jianmu } from "../queue/fixture-jianmu.js";
 
 /**
  * What a store written by release 52ccd4e (test/fixtures/stores/) must still do after this build
@@ -73,7 +72,6 @@ export async function checkMigratedQueue(store: RunStore, old: typeof expected.q
 
   const server = await startScriptServer();
   const effects = new Map<string, number>();
-  const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
   const agents = makeAgents(jianmu, { baseURL: server.baseURL, journal: store, effect: (note: string) => void effects.set(note, (effects.get(note) ?? 0) + 1) });
   const worker = await startWorker({ store, agents, pollMs: 50, leaseMs: 5_000 });
   try {

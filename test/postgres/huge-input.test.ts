@@ -1,8 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createReactMachine } from "../../machines/react-machine.js";
-import { defineTool } from "../../tools/tool.js";
-import { requireApproval } from "../../actors/guards/index.js";
-import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { DEFAULT_INPUT_LIMITS } from "../../machines/persistence/snapshot-limits.js";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
 import { startWorker, type Worker } from "../../queue/worker.js";
@@ -11,8 +7,8 @@ import type { OpenAIServer } from "../../testing/openai-server.js";
 import { makeAgents } from "../queue/fixture-agents.mjs";
 import { scriptMessage, startScriptServer, type RunScript } from "../queue/script-model.js";
 import { freshDatabase } from "./database.js";
+import { jianmu } from "../queue/fixture-jianmu.js";
 
-const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
 
 /**
  * Issue 34, M4 on a real server: a 100 MB message was taken, never finished, and each claim of it

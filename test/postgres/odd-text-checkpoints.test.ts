@@ -2,10 +2,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createReactMachine } from "../../machines/react-machine.js";
-import { defineTool } from "../../tools/tool.js";
-import { requireApproval } from "../../actors/guards/index.js";
-import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { runAgent } from "../../machines/runner.js";
 import type { CheckpointStore } from "../../machines/persistence/checkpoints/store.js";
 import { MemoryToolJournal, type ToolJournal } from "../../actors/tool-journal.js";
@@ -15,8 +11,8 @@ import { PostgresRunStore } from "../../queue/postgres/store.js";
 import { makeAgents } from "../queue/fixture-agents.mjs";
 import { scriptMessage, startScriptServer } from "../queue/script-model.js";
 import { freshDatabase } from "./database.js";
+import { jianmu } from "../queue/fixture-jianmu.js";
 
-const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
 
 /**
  * Issue 34 item 1 for the checkpoint stores (the run stores' case is in test/queue/conformance.ts):

@@ -1,9 +1,5 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createReactMachine } from "../../machines/react-machine.js";
-import { defineTool } from "../../tools/tool.js";
-import { requireApproval } from "../../actors/guards/index.js";
-import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
 import { startWorker, type Worker } from "../../queue/worker.js";
 import type { WorkerEvent } from "../../queue/worker-events.js";
@@ -12,8 +8,8 @@ import { makeAgents } from "../queue/fixture-agents.mjs";
 import { scriptMessage, startScriptServer } from "../queue/script-model.js";
 import { startCluster, type Cluster } from "./cluster.js";
 import { checkBuilt, WorkerProcess } from "./worker-processes.js";
+import { jianmu } from "../queue/fixture-jianmu.js";
 
-const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A database restart mid-run, on a cluster of this file's own (the shared one must stay up). */

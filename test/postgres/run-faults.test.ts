@@ -1,9 +1,5 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createReactMachine } from "../../machines/react-machine.js";
-import { defineTool } from "../../tools/tool.js";
-import { requireApproval } from "../../actors/guards/index.js";
-import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
 import { startWorker, type Worker } from "../../queue/worker.js";
 import type { WorkerEvent } from "../../queue/worker-events.js";
@@ -11,8 +7,8 @@ import type { OpenAIServer } from "../../testing/openai-server.js";
 import { makeAgents } from "../queue/fixture-agents.mjs";
 import { scriptMessage, startScriptServer, type RunScript } from "../queue/script-model.js";
 import { freshDatabase } from "./database.js";
+import { jianmu } from "../queue/fixture-jianmu.js";
 
-const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
 
 /**
  * What a worker does when a run's write goes wrong on a real server. Data the database refuses is

@@ -1,8 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createReactMachine } from "../../machines/react-machine.js";
-import { defineTool } from "../../tools/tool.js";
-import { requireApproval } from "../../actors/guards/index.js";
-import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
 import { startWorker, type Worker } from "../../queue/worker.js";
 import type { OpenAIServer } from "../../testing/openai-server.js";
@@ -10,8 +6,8 @@ import { makeAgents } from "../queue/fixture-agents.mjs";
 import { scriptMessage, startScriptServer, type RunScript } from "../queue/script-model.js";
 import { countingPool } from "./counting-pool.js";
 import { freshDatabase } from "./database.js";
+import { jianmu } from "../queue/fixture-jianmu.js";
 
-const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
 const RUNS = 5;
 
 /**

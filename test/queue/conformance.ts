@@ -1,10 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createActor } from "xstate";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createReactMachine } from "../../machines/react-machine.js";
-import { defineTool } from "../../tools/tool.js";
-import { requireApproval } from "../../actors/guards/index.js";
-import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { runAgent } from "../../machines/runner.js";
 import { loadThread } from "../../machines/persistence/log/threads.js";
 import { persistAgent } from "../../machines/persistence/persistence.js";
@@ -19,8 +15,8 @@ import { wireMediaOf } from "../../testing/recordings.js";
 import { storeRunEvents } from "../../web/server/store-events.js";
 import { makeAgents } from "./fixture-agents.mjs";
 import { scriptMessage, startScriptServer, type RunScript } from "./script-model.js";
+import { jianmu } from "./fixture-jianmu.js";
 
-const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
 
 /** Opens a fresh, empty store (a new database file, schema or object) each time, with these options. */
 export type OpenStore = (options?: { unknownAgents?: UnknownAgents; keepFinishedMs?: number }) => Promise<RunStore>;

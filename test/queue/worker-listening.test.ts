@@ -1,14 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { createReactMachine } from "../../machines/react-machine.js";
-import { defineTool } from "../../tools/tool.js";
-import { requireApproval } from "../../actors/guards/index.js";
-import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { MemoryRunStore } from "../../queue/memory-store.js";
 import { startWorker } from "../../queue/worker.js";
 import type { WorkerEvent } from "../../queue/worker-events.js";
 import { makeAgents } from "./fixture-agents.mjs";
+import { jianmu } from "./fixture-jianmu.js";
 
-const jianmu = { createReactMachine, defineTool, ModelClient: { resolve: resolveModelClient }, requireApproval };
 
 /**
  * A store that listens over a connection of its own (PostgreSQL's LISTEN) signals every held run to
