@@ -8,9 +8,11 @@ interface Row {
   resultText: string;
 }
 
+/** What a row prints for these repetitions (the scenarios' median, near enough for odd counts). */
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+
 /** The non-streaming throughput row for these runs/s, one entry per repetition (the median is what the row prints). */
 function throughputRow(jianmu: number[], aisdk: number[]): Row {
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
   const floor = jianmu.map(() => 200);
   const of = (rates: number[]) => ({ runsPerSecond: median(rates), samples: rates.length, rates });
   const rows = buildRows({ throughputWhole: { concurrency: 100, floor: of(floor), jianmu: of(jianmu), aisdk: of(aisdk) } }, []) as Row[];
@@ -51,7 +53,6 @@ describe("bench report: latency and throughput against the AI SDK, repetition by
 
   it("judges latency by the pairs too, lower being better", () => {
     const latency = (jianmu: number[], aisdk: number[]) => {
-      const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
       const of = (each: number[]) => ({ wallMs: median(each), cpuMs: median(each), samples: each.length, wallMsEach: each, cpuMsEach: each });
       const rows = buildRows({ latencyWhole: { floor: of(jianmu.map(() => 5)), jianmu: of(jianmu), aisdk: of(aisdk) } }, []) as Row[];
       return rows.filter((r) => r.measure.startsWith("Latency") && r.measure.includes("non-streaming") && !r.measure.includes("↳")).map((r) => r.versusAiSdk);
