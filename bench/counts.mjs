@@ -1,7 +1,7 @@
 import { createActor, toPromise } from "xstate";
 import { human, runAgent } from "jianmu";
 import { createChart, createJianmu, firstMessages } from "./contenders.mjs";
-import { memoryFetch } from "./memory-fetch.mjs";
+import { memoryEndpoint } from "./memory-fetch.mjs";
 import { BENCH_PROMPT, parseTaskModel, finalAnswer, taskModel } from "./task.mjs";
 
 /*
@@ -24,7 +24,7 @@ const stream = argv.includes("--stream");
 const task = { k: Number(option("--k") ?? 10), p: 1 };
 const model = taskModel(task);
 const expected = finalAnswer(parseTaskModel(model));
-const endpoint = { baseURL: "http://memory.invalid/v1", model, stream, fetch: memoryFetch };
+const endpoint = memoryEndpoint(model, stream);
 
 /** Count AbortControllers and timers made while `run` runs (one run at a time). */
 async function countingGlobals(run) {

@@ -2,7 +2,7 @@ import { createActor, fromPromise, toPromise } from "xstate";
 import { CONTENDERS, createJianmu, firstMessages, sdkCompletion } from "./contenders.mjs";
 import { DESIGNS, designChart } from "./design-charts.mjs";
 import { interleaved, median, timed } from "./measure.mjs";
-import { memoryFetch } from "./memory-fetch.mjs";
+import { memoryEndpoint } from "./memory-fetch.mjs";
 import { firstToken } from "./scenarios.mjs";
 import { BENCH_PROMPT, finalAnswer, parseTaskModel, taskModel } from "./task.mjs";
 import { toolBodies } from "./tools.mjs";
@@ -41,9 +41,8 @@ const only = option("--only")?.split(",");
 const task = { k: Number(option("--k") ?? 10), p: 1 };
 const model = taskModel(task);
 const expected = finalAnswer(parseTaskModel(model));
-const baseURL = "http://memory.invalid/v1";
 
-const endpoint = { baseURL, model, stream, fetch: memoryFetch };
+const endpoint = memoryEndpoint(model, stream);
 
 /** A ModelClient with none of jianmu's model layer: the floor's SDK call, its reply in jianmu's shape. */
 function bareModelClient() {

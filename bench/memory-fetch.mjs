@@ -13,6 +13,12 @@ const JSON_HEADERS = { "content-type": "application/json" };
 const SSE_HEADERS = { "content-type": "text/event-stream" };
 const encoder = new TextEncoder();
 
+/** The base URL the SDKs are given when `memoryFetch` answers: no request ever leaves the process. */
+export const MEMORY_BASE_URL = "http://memory.invalid/v1";
+
+/** A contender's endpoint answered from memory: `model` names the task (task.mjs), as over loopback. */
+export const memoryEndpoint = (model, stream) => ({ baseURL: MEMORY_BASE_URL, model, stream, fetch: memoryFetch });
+
 export async function memoryFetch(_url, init) {
   const body = JSON.parse(init.body);
   const round = body.messages.filter((m) => m.role === "assistant").length;

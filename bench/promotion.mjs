@@ -1,6 +1,6 @@
 import { Session } from "node:inspector/promises";
 import { CONTENDERS } from "./contenders.mjs";
-import { memoryFetch } from "./memory-fetch.mjs";
+import { memoryEndpoint } from "./memory-fetch.mjs";
 import { taskModel } from "./task.mjs";
 
 /*
@@ -23,7 +23,7 @@ const onlyAt = argv.indexOf("--only");
 const names = onlyAt >= 0 ? argv[onlyAt + 1].split(",") : ["floor", "chart", "jianmu", "aisdk"];
 const TOP = 6;
 
-const endpoint = { baseURL: "http://memory.invalid/v1", model: taskModel({ k: 10, p: 1 }), stream: false, fetch: memoryFetch };
+const endpoint = memoryEndpoint(taskModel({ k: 10, p: 1 }), false);
 const session = new Session();
 session.connect();
 await session.post("HeapProfiler.enable");

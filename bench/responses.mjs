@@ -22,6 +22,7 @@
 import { writeFileSync } from "node:fs";
 import { createFloor, createJianmu, createResponsesFloor } from "./contenders.mjs";
 import { cliOption, interleaved, median, timed } from "./measure.mjs";
+import { MEMORY_BASE_URL } from "./memory-fetch.mjs";
 import { startServer } from "./processes.mjs";
 import { scriptedReply, scriptedResponsesReply } from "./replies.mjs";
 import { finalAnswer, roundOf, taskModel } from "./task.mjs";
@@ -48,7 +49,7 @@ async function memoryFetch(url, init) {
 const serverLog = [];
 const server = memory ? undefined : startServer(serverLog);
 await server?.ready;
-const baseURL = server ? await server.restart() : "http://memory.invalid/v1";
+const baseURL = server ? await server.restart() : MEMORY_BASE_URL;
 const fetch = memory ? memoryFetch : undefined;
 const expected = finalAnswer(task);
 const checked = (name, contender) => ({

@@ -2,7 +2,7 @@ import { createActor, waitFor } from "xstate";
 import { ai, human, persistAgent, requireApproval, restoreAgent, runStatusOf, statePath, toolMessage } from "jianmu";
 import { CONTENDERS, createJianmu } from "./contenders.mjs";
 import { interleaved, median, percentile, runPool, settledMemory, slope, timed } from "./measure.mjs";
-import { arrivalTiming, memoryFetch } from "./memory-fetch.mjs";
+import { arrivalTiming, MEMORY_BASE_URL, memoryFetch } from "./memory-fetch.mjs";
 import { finalAnswer, parseTaskModel, taskModel } from "./task.mjs";
 import { takeSleepCalls } from "./tools.mjs";
 
@@ -82,7 +82,7 @@ export async function throughput({ baseURL, stream, reps, runs, concurrency, war
  */
 export async function firstToken({ baseURL, reps, warmup, pause, inProcess }) {
   const timing = arrivalTiming(inProcess ? memoryFetch : globalThis.fetch);
-  const endpoint = { baseURL: inProcess ? "http://memory.invalid/v1" : baseURL, fetch: timing.fetch };
+  const endpoint = { baseURL: inProcess ? MEMORY_BASE_URL : baseURL, fetch: timing.fetch };
   const contenders = build({ k: 0, p: 1, pause }, { ...endpoint, stream: true });
   const delays = Object.fromEntries(NAMES.map((name) => [name, []]));
   const once = async (name) => {
