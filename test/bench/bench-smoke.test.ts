@@ -1,10 +1,11 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase } from "../postgres/database.js";
+import { buildDistIfMissing } from "../built-dist.js";
 
 /*
  * Runs the benchmark harness end to end at tiny sizes (`--smoke --all`: one repetition, and the
@@ -29,9 +30,7 @@ let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
 
 beforeAll(async () => {
   // The bench imports the compiled library, as a user would (npm ci builds it through `prepare`).
-  if (!existsSync(join(ROOT, "dist", "index.js"))) {
-    execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT });
-  }
+  buildDistIfMissing();
   database = await freshDatabase("jianmu_bench");
   const env = { ...process.env, DATABASE_URL: database.url };
   run = await new Promise<BenchRun>((resolve) => {

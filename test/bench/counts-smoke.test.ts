@@ -1,8 +1,8 @@
-import { execFile, execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFile } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { buildDistIfMissing } from "../built-dist.js";
 
 /*
  * Runs the load-independent counts (bench/counts.mjs with its XState hook) at K=2 and reads its
@@ -30,9 +30,7 @@ function row(stdout: string, name: string): (number | undefined)[] {
 
 describe("bench/counts.mjs", () => {
   it("counts every contender's actions, microsteps, actors, controllers and timers", async () => {
-    if (!existsSync(join(ROOT, "dist", "index.js"))) {
-      execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT });
-    }
+    buildDistIfMissing();
     const stdout = await counts(["--k", "2"]);
     expect(stdout).toContain("Per K=2 P=1 run, non-streaming");
     const [resolved, emits, deferred, microsteps, events, actors, controllers, timers] = row(stdout, "jianmu");

@@ -1,8 +1,8 @@
-import { execFile, execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFile } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { buildDistIfMissing } from "../built-dist.js";
 
 /*
  * Runs the network-free loop measurement at its smallest (`--smoke`), streamed and not, with every
@@ -24,9 +24,7 @@ function inproc(args: string[]): Promise<string> {
 describe("bench/inproc.mjs", () => {
   it.each([[[]], [["--stream"]]])("measures every contender against the floor without a network (%j)", async (extra) => {
     // The bench imports the compiled library, as a user would (npm ci builds it through `prepare`).
-    if (!existsSync(join(ROOT, "dist", "index.js"))) {
-      execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT });
-    }
+    buildDistIfMissing();
     const stdout = await inproc(["--ladder", "--designs", "--k", "2", ...extra]);
     expect(stdout).toContain(`K=2 P=1, ${extra.length > 0 ? "streaming" : "non-streaming"}`);
     for (const row of ROWS) expect(stdout).toMatch(new RegExp(`^\\| ${row} \\| +-?\\d+ µs \\| +-?\\d+ µs \\| [\\d.]+× \\|$`, "m"));

@@ -1,8 +1,8 @@
-import { execFile, execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFile } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
+import { buildDistIfMissing } from "../built-dist.js";
 
 /*
  * Runs the promotion measure at its smallest (`--smoke`): every contender gets a row with its
@@ -21,9 +21,7 @@ function promotion(args: string[]): Promise<{ stdout: string; error: Error | nul
 describe("bench/promotion.mjs", () => {
   beforeAll(() => {
     // The bench imports the compiled library, as a user would (npm ci builds it through `prepare`).
-    if (!existsSync(join(ROOT, "dist", "index.js"))) {
-      execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT });
-    }
+    buildDistIfMissing();
   });
 
   it("prints the bytes each contender promotes per run, with where they were allocated", async () => {

@@ -1,9 +1,10 @@
-import { execFile, execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { buildDistIfMissing } from "../built-dist.js";
 
 /*
  * Runs the tracing-overhead measurement at its smallest (`--smoke`) and checks that it completes
@@ -18,9 +19,7 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 describe("bench/tracing.mjs", () => {
   it("measures runs without and with a tracer and reports their ratio", async () => {
     // The bench imports the compiled library (`jianmu/otel` is dist/otel.js), as a user would.
-    if (!existsSync(join(ROOT, "dist", "otel.js"))) {
-      execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT });
-    }
+    buildDistIfMissing("otel.js");
     const json = join(out, "tracing.json");
     const stdout = await new Promise<string>((resolve, reject) => {
       execFile(process.execPath, [join(ROOT, "bench", "tracing.mjs"), "--smoke", "--json", json], { cwd: ROOT, timeout: 60_000 }, (error, text, stderr) =>

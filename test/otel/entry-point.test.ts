@@ -1,5 +1,5 @@
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { pathToFileURL } from "node:url";
 import { dirname, join, relative, resolve } from "node:path";
@@ -14,6 +14,7 @@ import { runAgent } from "../../machines/runner.js";
 import { OPERATION, TRACE_ATTRIBUTES, TraceOptionsError, traceAgent } from "../../otel.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { memoryTracing } from "./helpers.js";
+import { buildDistIfMissing } from "../built-dist.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -46,9 +47,7 @@ describe("the jianmu/otel entry point", () => {
   });
 
   it('is not loaded by import "jianmu" at run time either (the built package, watched by a module hook)', () => {
-    if (!existsSync(join(ROOT, "dist", "otel.js"))) {
-      execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT });
-    }
+    buildDistIfMissing("otel.js");
     const dir = mkdtempSync(join(tmpdir(), "jianmu-otel-hook-"));
     try {
       // A loader hook that reports every module Node resolves, appended synchronously to a file: the
