@@ -242,7 +242,7 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
 
   async claim(request: ClaimRequest): Promise<ClaimedRun[]> {
     const sent = Date.now();
-    const { rows } = await this.query<ClaimRow>(claimStatement(this.schema), [request.agents, request.limit, request.owner, request.leaseMs]);
+    const { rows } = await this.query<ClaimRow>(claimStatement(this.schema, request.agents), [request.limit, request.owner, request.leaseMs]);
     return this.claimed(rows, sent, request.leaseMs);
   }
 

@@ -58,7 +58,7 @@ describe("PostgreSQL run queue: 100,000 parked runs", () => {
   const explainClaim = async (agents: string[]) => {
     await admin.query("BEGIN");
     try {
-      const { rows } = await admin.query<{ "QUERY PLAN": { Plan: PlanNode }[] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${claimStatement("parked")}`, [agents, 4, "probe", 1_000]);
+      const { rows } = await admin.query<{ "QUERY PLAN": { Plan: PlanNode }[] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${claimStatement("parked", agents)}`, [4, "probe", 1_000]);
       return scansOfRuns(rows[0]!["QUERY PLAN"][0]!.Plan);
     } finally {
       await admin.query("ROLLBACK");
