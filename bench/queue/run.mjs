@@ -2,7 +2,7 @@
 //   node bench/queue/run.mjs [--runs N] [--rounds N] [--warmup N] [--workers 1,2,4] [--parked 1000] [--claims 300] [--smoke] [--out DIR]
 // - runs per second with 1, 2 and 4 worker processes (and per worker) on an instant loopback model in a process of its own, against in-process
 //   runAgent on the same machine in the same run (the ratio is the number to read), in interleaved rounds
-//   (--runs split over --rounds, after --warmup rounds not counted), each row the median of its rounds' ratios to in process; the same with one worker process on a
+//   (--runs split over --rounds, after --warmup rounds not counted; each round in another order), each row the median of its rounds' ratios to in process; the same with one worker process on a
 //   SQLite file against runAgent in process on another (the worker polls: SQLite tells no other process);
 // - submit → first model call across processes (a listening worker, idle between runs);
 // - claim latency (p50/p99 of one claim statement) on an empty queue and beside 1000 parked and 10,000 finished runs;
@@ -16,6 +16,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import pg from "pg";
 import { startCluster } from "./cluster.mjs";
+import { interleaved } from "../measure.mjs";
 import { script, scriptedModel } from "./model.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -206,8 +207,11 @@ const rates = contenders.map(() => []);
 const perRound = Math.max(1, Math.ceil(args.runs / args.rounds));
 // Warm-up rounds first, not counted: every contender's code (and its worker processes) is compiled hot
 // before it is timed, so the first timed round measures no JIT (each fresh process's first rounds ran far slower).
+// Each round takes the contenders in another order (measure.mjs's `interleaved`, as bench/run.mjs does): what one
+// contender leaves the server to do after its round (autovacuum, the checkpointer's writes) falls on whoever comes next.
 for (let round = -args.warmup; round < args.rounds; round++) {
-  for (const [i, contender] of contenders.entries()) {
+  for (const i of interleaved(round + args.warmup, [...contenders.keys()])) {
+    const contender = contenders[i];
     const rate = await contender.measure(round, perRound);
     if (round >= 0) rates[i].push(rate);
   }
@@ -321,7 +325,7 @@ const lines = [
   `# Run queue on PostgreSQL and SQLite (${results.date}, Node ${results.node}, ${results.cpus} cores, ${results.runs} runs per row)`,
   "",
   "Each run: one model turn with a tool call, the tool (one row counted in the contender's database), one model turn with the answer (an instant loopback model; for the throughput rows it runs in a process of its own, as a real model is elsewhere).",
-  `Throughput: ${args.rounds} interleaved rounds of ${Math.max(1, Math.ceil(args.runs / args.rounds))} runs per contender after ${args.warmup} warm-up round(s) not counted; runs/s is each contender's median round, the ratio the median of its rounds' ratios to runAgent in process in the same round.`,
+  `Throughput: ${args.rounds} interleaved rounds (each in another order) of ${Math.max(1, Math.ceil(args.runs / args.rounds))} runs per contender after ${args.warmup} warm-up round(s) not counted; runs/s is each contender's median round, the ratio the median of its rounds' ratios to runAgent in process in the same round.`,
   "",
   "| database | contender | workers | runs/s | runs/s per worker | vs in-process on the same database |",
   "| --- | --- | ---: | ---: | ---: | ---: |",
