@@ -3,12 +3,13 @@
 // (test/postgres/worker-child.mjs on dist/) run scripted runs; every tool call appends one line to a file
 // before it returns, so a call that ran twice, or whose result the run lost, shows.
 //   node bench/queue/chaos.mjs [--workers 10] [--runs 300] [--max-connections 20] [--pool N] [--no-listen]
-//     [--lease-ms 30000] [--kill-every 1000-3000] [--stop-ms 20000] [--restart-at 22000] [--odd]
+//     [--lease-ms 30000] [--kill-every 1000-3000] [--stop-ms 20000] [--restart-at 22000] [--crash] [--odd]
 //     [--parked 100000] [--huge 3] [--submit-over 30000] [--timeout 600000] [--smoke] [--out DIR] [--name NAME]
 // --pool: each worker store's maxConnections (default: the store's default). --kill-every: kill -9 a random
 // worker every MIN-MAX ms and start a replacement, until every run is submitted plus 20 s. --stop-ms: SIGSTOP
 // the worker holding the most runs once, 8 s in, for that long. --restart-at: pg_ctl restart -m fast at that
-// time. --odd: every third run's tool results and answer carry a NUL and unpaired surrogates. --parked: the
+// time; with --crash, -m immediate (a crash: commits not yet on disk, such as claims, may be lost).
+// --odd: every third run's tool results and answer carry a NUL and unpaired surrogates. --parked: the
 // claim's cost beside that many parked runs (synthetic rows), against an empty queue, in the same run. --huge:
 // that many of the runs carry a message just under the input limit (16 Mi characters) among the others.
 // Needs dist/ (npm run build). Always starts a cluster of its own (it sets max_connections and restarts it).
@@ -24,7 +25,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const DIST = join(ROOT, "dist");
 const CHILD = join(ROOT, "test/postgres/worker-child.mjs");
-const args = { workers: 10, runs: 300, maxConnections: 20, pool: undefined, listen: true, leaseMs: 30_000, killEvery: undefined, stopMs: 0, restartAt: undefined, odd: false, parked: 0, huge: 0, submitOver: 0, timeout: 600_000, out: join(HERE, "..", "results") };
+const args = { workers: 10, runs: 300, maxConnections: 20, pool: undefined, listen: true, leaseMs: 30_000, killEvery: undefined, stopMs: 0, restartAt: undefined, crash: false, odd: false, parked: 0, huge: 0, submitOver: 0, timeout: 600_000, out: join(HERE, "..", "results") };
 for (let i = 2; i < process.argv.length; i++) {
   const flag = process.argv[i];
   const next = () => process.argv[++i];
@@ -37,6 +38,7 @@ for (let i = 2; i < process.argv.length; i++) {
   else if (flag === "--kill-every") args.killEvery = next().split("-").map(Number);
   else if (flag === "--stop-ms") args.stopMs = Number(next());
   else if (flag === "--restart-at") args.restartAt = Number(next());
+  else if (flag === "--crash") args.crash = true;
   else if (flag === "--odd") args.odd = true;
   else if (flag === "--parked") args.parked = Number(next());
   else if (flag === "--huge") args.huge = Number(next());
@@ -196,7 +198,7 @@ if (args.restartAt !== undefined) {
   timers.push(
     setTimeout(async () => {
       const t0 = performance.now();
-      await cluster.restart().catch(() => undefined);
+      await cluster.restart(args.crash ? "immediate" : "fast").catch(() => undefined);
       chaos.restartMs = Math.round(performance.now() - t0);
     }, args.restartAt),
   );
@@ -285,6 +287,8 @@ results.chaos = {
   submitRetries: chaos.submitRetries ?? 0,
   peakConnections: chaos.peakConnections,
   abandonments,
+  // Why each failed run failed (the first 20): a fault the queue should have ridden out shows here by name.
+  failures: [...outputs.entries()].filter(([, o]) => o.status === "failed").slice(0, 20).map(([runId, o]) => ({ runId, termination: o.termination })),
   events: { claimed: eventCount("run.claimed"), finished: eventCount("run.finished"), abandoned: eventCount("run.abandoned"), fenced: eventCount("run.fenced"), workerErrors: eventCount("worker.error") },
 };
 
@@ -300,7 +304,7 @@ const report = [
   "",
   `${c.workers} worker processes (concurrency 4, lease ${args.leaseMs} ms, pool ${args.pool ?? "default"}${args.listen ? "" : ", no LISTEN"}) on a server with max_connections=${args.maxConnections}; ` +
     `${c.runs} runs of 2-3 tool calls${args.odd ? ", every third carrying NUL and unpaired surrogates" : ""}${args.huge ? `, ${args.huge} with a 16 MiB message` : ""}. ` +
-    `Chaos: ${c.kills} kill -9${c.stopped ? `, SIGSTOP of ${c.stopped.worker} (holding ${c.stopped.heldRuns} runs) for ${args.stopMs} ms` : ""}${c.restartMs !== undefined ? `, a ${c.restartMs} ms restart of PostgreSQL` : ""}.`,
+    `Chaos: ${c.kills} kill -9${c.stopped ? `, SIGSTOP of ${c.stopped.worker} (holding ${c.stopped.heldRuns} runs) for ${args.stopMs} ms` : ""}${c.restartMs !== undefined ? `, a ${c.restartMs} ms ${args.crash ? "crash and recovery" : "restart"} of PostgreSQL` : ""}.`,
   "",
   "| finished in | succeeded | failed | stuck | planned calls | effect lines / distinct / duplicated | outcome unknown | tool results lost | journal unavailable | journal rows | odd data kept exactly | peak connections |",
   "| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | --- | ---: |",

@@ -53,8 +53,12 @@ export async function startCluster({ maxConnections = 200, preload, settings = {
   run("pg_ctl", ["-D", data, "-o", options, "-l", join(dir, "log"), "-w", "start"]);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    /** `pg_ctl restart -m fast`, without blocking the bench's own clients. */
-    restart: () => runAsync("pg_ctl", ["-D", data, "-o", options, "-l", join(dir, "log"), "-m", "fast", "-w", "restart"]),
+    /**
+     * `pg_ctl restart`, without blocking the bench's own clients: `fast` (the default) flushes what was
+     * committed first; `immediate` is a crash, and the server recovers from its WAL as it starts, so a
+     * commit that did not wait for the disk may be gone.
+     */
+    restart: (mode = "fast") => runAsync("pg_ctl", ["-D", data, "-o", options, "-l", join(dir, "log"), "-m", mode, "-w", "restart"]),
     stop() {
       run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
       rmSync(dir, { recursive: true, force: true });
