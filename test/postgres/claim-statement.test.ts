@@ -101,6 +101,7 @@ describe("PostgreSQL claim statement", () => {
     const hostile = "x']::text[]) OR true; DROP TABLE claims.runs; --";
     await first.submit({ agent: "basic", input });
     expect(await first.claim({ owner: "w3", agents: [hostile], limit: 1, leaseMs: 1_000 })).toEqual([]);
+    expect((await admin.query("SELECT count(*)::int AS n FROM claims.runs WHERE owner = 'w3'")).rows[0]).toEqual({ n: 0 });
     expect((await admin.query("SELECT count(*)::int AS n FROM claims.runs WHERE agent = 'basic' AND status = 'queued'")).rows[0]).toEqual({ n: 1 });
   });
 });
