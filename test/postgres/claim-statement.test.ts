@@ -6,6 +6,8 @@ import { freshDatabase } from "./database.js";
 
 const input = { messages: [{ role: "user" as const, content: "hello" }] };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The session's `synchronous_commit` as the connection sees it now. */
+const synchronousCommit = async (client: pg.Client) => (await client.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).rows[0]!.synchronous_commit;
 
 /**
  * The claim statement (statements.ts). It commits without waiting for the disk; what that must not
@@ -59,15 +61,15 @@ describe("PostgreSQL claim statement", () => {
     try {
       const { rows } = await admin.query(claimStatement("claims", ["basic"]), [1, "probe", 1_000]);
       expect(rows).toHaveLength(1);
-      expect((await admin.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).rows[0]!.synchronous_commit).toBe("off");
+      expect(await synchronousCommit(admin)).toBe("off");
     } finally {
       await admin.query("COMMIT");
     }
-    expect((await admin.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).rows[0]!.synchronous_commit).toBe("on");
+    expect(await synchronousCommit(admin)).toBe("on");
     // Statements after it on the same connection, the saves and finishes of the run, wait for the disk again.
     await first.submit({ agent: "basic", input });
     expect(await admin.query(claimStatement("claims", ["basic"]), [1, "probe", 1_000])).toMatchObject({ rowCount: 1 });
-    expect((await admin.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).rows[0]!.synchronous_commit).toBe("on");
+    expect(await synchronousCommit(admin)).toBe("on");
   });
 
   it("is planned once per connection, not at every claim, beside many parked and finished runs", async () => {
