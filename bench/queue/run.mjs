@@ -1,7 +1,7 @@
 // `npm run bench:queue`: the run queue on PostgreSQL and SQLite, measured (never asserted).
 //   node bench/queue/run.mjs [--runs N] [--rounds N] [--warmup N] [--workers 1,2,4] [--parked 1000] [--claims 300] [--smoke] [--out DIR]
-// - runs per second with 1, 2 and 4 worker processes (and per worker) on an instant loopback model in a process of its own, against in-process
-//   runAgent on the same machine in the same run (the ratio is the number to read), in interleaved rounds
+// - runs per second with 1, 2 and 4 worker processes (and per worker) on an instant loopback model in a process of its own, against
+//   runAgent in process (in a process of its own too) on the same machine in the same run (the ratio is the number to read), in interleaved rounds
 //   (--runs split over --rounds, after --warmup rounds not counted; each round in another order), each row the median of its rounds' ratios to in process; the same with one worker process on a
 //   SQLite file against runAgent in process on another (the worker polls: SQLite tells no other process);
 // - submit → first model call across processes (a listening worker, idle between runs);
@@ -22,7 +22,7 @@ import { script, scriptedModel } from "./model.mjs";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const DIST = join(ROOT, "dist");
-const args = { runs: 1500, rounds: 5, warmup: 1, workers: [1, 2, 4], parked: 1000, finished: 10_000, claims: 300, starts: 100, out: join(HERE, "..", "results") };
+const args = { runs: 2100, rounds: 7, warmup: 2, workers: [1, 2, 4], parked: 1000, finished: 10_000, claims: 300, starts: 100, out: join(HERE, "..", "results") };
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--runs") args.runs = Number(process.argv[++i]);
   else if (process.argv[i] === "--rounds") args.rounds = Number(process.argv[++i]);
@@ -43,7 +43,6 @@ const load = (file) => import(pathToFileURL(join(DIST, file)).href);
 const jianmu = await load("index.js");
 const { PostgresRunStore } = await load("postgres.js");
 const { SqliteRunStore } = await load("sqlite.js");
-const Database = (await import("better-sqlite3")).default;
 const { startOpenAIServer, replies } = await load("testing.js");
 const { makeAgents } = await import(pathToFileURL(join(ROOT, "test/queue/fixture-agents.mjs")).href);
 
@@ -105,31 +104,45 @@ async function databaseFor(name) {
   const pool = new pg.Pool({ connectionString: at.toString(), max: 4 });
   databases.push(pool);
   await pool.query("CREATE TABLE IF NOT EXISTS effects (note text PRIMARY KEY, count integer NOT NULL)");
-  return { url: at.toString(), effect: (note) => pool.query("INSERT INTO effects (note, count) VALUES ($1, 1) ON CONFLICT (note) DO UPDATE SET count = effects.count + 1", [note]) };
+  return { url: at.toString() };
 }
-const inProcessDatabase = await databaseFor("bench_inproc");
-const inProcess = {
-  name: "runAgent in process (concurrency 4, same checkpoints)",
-  database: "postgres",
-  workers: 0,
-  store: await PostgresRunStore.connect({ connectionString: inProcessDatabase.url, schema: "bench_inproc" }),
-  async measure(round, runs) {
-    const agents = makeAgents(jianmu, { baseURL: modelURL, journal: this.store, effect: this.effect ?? inProcessDatabase.effect });
-    const started = performance.now();
-    const inflight = new Set();
-    for (let i = 0; i < runs; i++) {
-      const runId = `${this.prefix ?? "inproc"}-${round}-${i}`;
-      const run = jianmu.runAgent(agents.basic, { runId, ...script(runId) }, { checkpoints: this.store }).finally(() => inflight.delete(run));
-      inflight.add(run);
-      if (inflight.size >= 4) await Promise.race(inflight);
-    }
-    await Promise.all(inflight);
-    return runs / ((performance.now() - started) / 1000);
-  },
-  close() {
-    return this.store.close();
-  },
-};
+/**
+ * runAgent in process, the baseline of each database's rows, in a process of its own (inproc-child.mjs)
+ * as each worker is: it runs the same number of runs as the worker it is compared with and idles while
+ * the other rows run. Timed here, from the command to its answer, as a worker's round is from the first
+ * submit to the last output.
+ */
+async function inProcessChild(name, database, options) {
+  const proc = fork(join(HERE, "inproc-child.mjs"), [JSON.stringify({ dist: DIST, baseURL: modelURL, ...options })], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const answer = () =>
+    new Promise((resolveAnswer, rejectAnswer) => {
+      const exited = (code) => rejectAnswer(new Error(`${name}: its process exited with ${code}`));
+      proc.once("exit", exited);
+      proc.once("message", (message) => {
+        proc.off("exit", exited);
+        if (message.error) rejectAnswer(new Error(`${name}: ${message.error}`));
+        else resolveAnswer(message);
+      });
+    });
+  await answer();
+  return {
+    name,
+    database,
+    workers: 0,
+    async measure(round, runs) {
+      const started = performance.now();
+      proc.send({ prefix: options.schema ?? "sqlite-inproc", round, runs });
+      await answer();
+      return runs / ((performance.now() - started) / 1000);
+    },
+    close() {
+      const exited = new Promise((r) => proc.once("exit", r));
+      proc.disconnect();
+      return exited;
+    },
+  };
+}
+const inProcess = await inProcessChild("runAgent in process (concurrency 4, same checkpoints)", "postgres", { url: (await databaseFor("bench_inproc")).url, schema: "bench_inproc" });
 const workerPools = [];
 for (const count of args.workers) {
   const schema = `bench_w${count}`;
@@ -159,27 +172,7 @@ for (const count of args.workers) {
 }
 // ---- the same on SQLite: in process on one file, and one worker process on another (polling: SQLite tells no other process) ----
 const sqliteDir = mkdtempSync(join(tmpdir(), "jianmu-bench-sqlite-"));
-/** The tool's side effect in the run's own SQLite file, as the worker child counts it (test/postgres/worker-child.mjs). */
-function sqliteEffects(path) {
-  const db = new Database(path, { timeout: 5_000 });
-  db.exec("CREATE TABLE IF NOT EXISTS effects (note TEXT PRIMARY KEY, count INTEGER NOT NULL)");
-  const add = db.prepare("INSERT INTO effects (note, count) VALUES (?, 1) ON CONFLICT (note) DO UPDATE SET count = count + 1");
-  return { effect: (note) => void add.run(note), close: () => db.close() };
-}
-const sqliteInProcess = {
-  name: "runAgent in process on SQLite (concurrency 4, same checkpoints)",
-  database: "sqlite",
-  workers: 0,
-  async measure(round, runs) {
-    this.db ??= new SqliteRunStore({ path: join(sqliteDir, "inproc.db") });
-    this.effects ??= sqliteEffects(join(sqliteDir, "inproc.db"));
-    return inProcess.measure.call({ store: this.db, effect: this.effects.effect, prefix: "sqlite-inproc" }, round, runs);
-  },
-  async close() {
-    this.effects?.close();
-    await this.db?.close();
-  },
-};
+const sqliteInProcess = await inProcessChild("runAgent in process on SQLite (concurrency 4, same checkpoints)", "sqlite", { sqlite: join(sqliteDir, "inproc.db") });
 const sqliteWorker = {
   name: "one worker process on SQLite (concurrency 4)",
   database: "sqlite",

@@ -4,8 +4,8 @@
 // Every worker event goes to stdout as one JSON line. SIGTERM stops the worker gracefully.
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import pg from "pg";
 import { makeAgents } from "../queue/fixture-agents.mjs";
+import { openEffects } from "../queue/fixture-effects.mjs";
 
 const args = JSON.parse(process.argv[2]);
 const load = (file) => import(pathToFileURL(join(args.dist, file)).href);
@@ -13,30 +13,10 @@ const jianmu = await load("index.js");
 const { PostgresRunStore, startWorker } = await load("postgres.js");
 const { SqliteRunStore } = await load("sqlite.js");
 
-// The side-effect counter lives in the database: every execution of a tool adds one to its note's row.
-// With args.sqlite the store is that SQLite file (one machine, several processes) and so is the counter.
-// With args.effectsFile each effect is one line appended to that file (no database connection of its own:
-// the tests that starve the server of connections count effects there).
-let effects;
-let effect;
-if (args.effectsFile) {
-  const { appendFileSync } = await import("node:fs");
-  effect = (note) => appendFileSync(args.effectsFile, `${note}\n`);
-  effects = { end: async () => undefined };
-} else if (args.sqlite) {
-  const Database = (await import("better-sqlite3")).default;
-  const db = new Database(args.sqlite, { timeout: 5_000 });
-  db.exec("CREATE TABLE IF NOT EXISTS effects (note TEXT PRIMARY KEY, count INTEGER NOT NULL)");
-  const add = db.prepare("INSERT INTO effects (note, count) VALUES (?, 1) ON CONFLICT (note) DO UPDATE SET count = count + 1");
-  effect = (note) => void add.run(note);
-  effects = { end: async () => db.close() };
-} else {
-  effects = new pg.Pool({ connectionString: args.url, max: 2 });
-  effects.on("error", () => undefined);
-  effect = async (note) => {
-    await effects.query("INSERT INTO effects (note, count) VALUES ($1, 1) ON CONFLICT (note) DO UPDATE SET count = effects.count + 1", [note]);
-  };
-}
+// The side-effect counter lives in the database (or in args.effectsFile): every execution of a tool adds one
+// to its note's row. With args.sqlite the store is that SQLite file (one machine, several processes) and so is the counter.
+const effects = await openEffects(args);
+const effect = effects.effect;
 
 const print = (event) => process.stdout.write(JSON.stringify(event) + "\n");
 let store = args.sqlite ? new SqliteRunStore({ path: args.sqlite, pollMs: 100 }) : undefined;
