@@ -75,17 +75,28 @@ function signalsDuringClaims() {
 }
 type ClaimMark = ReturnType<ReturnType<typeof signalsDuringClaims>["claimSent"]>;
 
-/** The claim loop's sleep, which a nudge (a signal, a run's end, stop) cuts short. */
+/**
+ * The claim loop's sleep, which a nudge (a signal, a run's end, stop) cuts short. A nudge that comes
+ * while the loop is awake (its claim on the way, which may have looked before the signalled run was
+ * written) is kept, and the next sleep returns at once: the loop claims again instead of waiting for
+ * the next poll.
+ */
 function alarm() {
   let wake: (() => void) | undefined;
+  let nudged = false;
   return {
     nudge: () => {
       const resolve = wake;
       wake = undefined;
-      resolve?.();
+      if (resolve) resolve();
+      else nudged = true;
     },
     sleep: (ms: number) =>
       new Promise<void>((resolve) => {
+        if (nudged) {
+          nudged = false;
+          return resolve();
+        }
         const timer = setTimeout(() => {
           wake = undefined;
           resolve();
