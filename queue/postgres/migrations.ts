@@ -179,6 +179,14 @@ CREATE TABLE ${s}.run_events (
     sql: (s) => `
 ALTER TABLE ${s}.tool_journal ADD COLUMN content bytea, ADD COLUMN content_sha bytea, ADD COLUMN item_stream integer, ADD COLUMN item_seq integer;`,
   },
+  {
+    // Each agent's due runs in the order a claim takes them (wake_at, then created_at): a claim reads the few it
+    // takes, however long the backlog, instead of reading and sorting every due run (statements.ts, dueRuns).
+    version: 7,
+    sql: (s) => `
+DROP INDEX ${s}.runs_due;
+CREATE INDEX runs_due ON ${s}.runs (agent, wake_at, created_at) WHERE status IN ('queued', 'running', 'awaitingApproval') AND wake_at IS NOT NULL;`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

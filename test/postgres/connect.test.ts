@@ -95,7 +95,7 @@ describe("PostgresRunStore.connect", () => {
     await again.close();
     const { rows } = await admin.query("SELECT version FROM together.schema_migrations ORDER BY version");
     expect(rows).toEqual(MIGRATIONS.map(({ version }) => ({ version })));
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
   it("migrates a version 1 schema with runs in it: JSON moves to text columns unchanged, a parked run with an event becomes due", async () => {

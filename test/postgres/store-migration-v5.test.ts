@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 describe("a PostgreSQL run log at schema version 5", () => {
-  it("migrates to 6 on connect; runs, histories, journal and thread read as before; the runs continue, fork without running a journaled call again, and new tool results are stored once", async () => {
+  it("migrates to the latest, 7, on connect; runs, histories, journal and thread read as before; the runs continue, fork without running a journaled call again, and new tool results are stored once", async () => {
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
     const version = async () => (await admin.query("SELECT max(version) AS v FROM jianmu.schema_migrations")).rows[0].v;
@@ -45,7 +45,7 @@ describe("a PostgreSQL run log at schema version 5", () => {
       expect(await version()).toBe(5);
       const store = await PostgresRunStore.connect({ connectionString: db.url, schema: "jianmu", listen: false });
       try {
-        expect(await version()).toBe(6);
+        expect(await version()).toBe(7);
         for (const [runId, old] of Object.entries(expected.runs)) {
           expect(JSON.stringify(await store.load(runId))).toBe(old.checkpoint);
           expect(await store.history(runId)).toEqual(old.history);

@@ -19,14 +19,14 @@ afterAll(async () => {
 });
 
 describe("a PostgreSQL schema written by the release before one log per run", () => {
-  it("migrates through version 4 (the run log) to the latest, 6 (a tool result stored once), on connect; statuses, checkpoints and outputs read as before; a worker of this build finishes its runs", async () => {
+  it("migrates through version 4 (the run log) to the latest, 7 (a claim reads due runs in the order it takes them), on connect; statuses, checkpoints and outputs read as before; a worker of this build finishes its runs", async () => {
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
     try {
       expect((await admin.query("SELECT max(version) AS v FROM jianmu.schema_migrations")).rows).toEqual([{ v: 1 }]);
       const store = await PostgresRunStore.connect({ connectionString: db.url, schema: "jianmu", pollMs: 50 });
       try {
-        expect((await admin.query("SELECT max(version) AS v FROM jianmu.schema_migrations")).rows).toEqual([{ v: 6 }]);
+        expect((await admin.query("SELECT max(version) AS v FROM jianmu.schema_migrations")).rows).toEqual([{ v: 7 }]);
         expect((await admin.query("SELECT to_regclass('jianmu.run_events')::text AS t")).rows).toEqual([{ t: "jianmu.run_events" }]);
         expect((await admin.query("SELECT column_name FROM information_schema.columns WHERE table_schema = 'jianmu' AND table_name = 'runs' AND column_name = 'checkpoint'")).rows).toEqual([]);
         await checkMigratedQueue(store, expected.postgres);
