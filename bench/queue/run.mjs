@@ -196,26 +196,41 @@ const sqliteWorker = {
 };
 await sqliteWorker.start();
 const contenders = [inProcess, ...workerPools, sqliteInProcess, sqliteWorker];
-const rates = contenders.map(() => []);
+const baselines = [inProcess, sqliteInProcess];
 const perRound = Math.max(1, Math.ceil(args.runs / args.rounds));
+/** Each contender's runs/s, round by round; a baseline's as [before, after] pairs. */
+const rates = new Map(contenders.map((c) => [c, []]));
 // Warm-up rounds first, not counted: every contender's code (and its worker processes) is compiled hot
 // before it is timed, so the first timed round measures no JIT (each fresh process's first rounds ran far slower).
-// Each round takes the contenders in another order (measure.mjs's `interleaved`, as bench/run.mjs does): what one
-// contender leaves the server to do after its round (autovacuum, the checkpointer's writes) falls on whoever comes next.
+// A round is a block per database: its baseline, its worker rows, its baseline again. Each worker row's ratio is
+// to the mean of the two baseline rounds around it, so the host's speed, which drifts within seconds on a shared
+// machine (a baseline's rounds spread by a quarter within one run), weighs on both sides of the ratio alike. The
+// blocks and the rows within a block come in another order each round (measure.mjs's `interleaved`, as
+// bench/run.mjs does): what one contender leaves the server to do (autovacuum, the checkpointer's writes) falls on
+// another row each time.
 for (let round = -args.warmup; round < args.rounds; round++) {
-  for (const i of interleaved(round + args.warmup, [...contenders.keys()])) {
-    const contender = contenders[i];
-    const rate = await contender.measure(round, perRound);
-    if (round >= 0) rates[i].push(rate);
+  const rep = round + args.warmup;
+  for (const b of interleaved(rep, [...baselines.keys()])) {
+    const baseline = baselines[b];
+    const rows = contenders.filter((c) => c !== baseline && c.database === baseline.database);
+    // Half a round each side, so that the baseline's process runs as many runs as each worker row's (a process
+    // keeps getting faster for thousands of runs: one that ran more would be the warmer).
+    const half = Math.max(1, Math.round(perRound / 2));
+    const before = await baseline.measure(`${round}a`, half);
+    const measured = [];
+    for (const r of interleaved(rep, [...rows.keys()])) measured.push([rows[r], await rows[r].measure(round, perRound)]);
+    const after = await baseline.measure(`${round}b`, half);
+    if (round < 0) continue;
+    rates.get(baseline).push([before, after]);
+    for (const [row, rate] of measured) rates.get(row).push({ rate, ratio: rate / ((before + after) / 2) });
   }
 }
-// Each row's ratio is the median of its rounds' ratios to the baseline measured beside it in the same
-// round (runAgent in process on the same database), so load that drifts from round to round cancels.
-const baselineOf = (contender) => contenders.findIndex((c) => c.database === contender.database && c.workers === 0);
-for (const [i, contender] of contenders.entries()) {
-  const runsPerSecond = percentile(rates[i], 50);
-  const ratios = rates[i].map((rate, round) => rate / rates[baselineOf(contender)][round]);
-  results.throughput.push({ contender: contender.name, database: contender.database, workers: contender.workers, runsPerSecond, rounds: rates[i], ratioToInProcess: percentile(ratios, 50), ratios, ...(contender.workers ? { runsPerSecondPerWorker: runsPerSecond / contender.workers } : {}) });
+for (const contender of contenders) {
+  const measured = rates.get(contender);
+  const rounds = contender.workers ? measured.map((m) => m.rate) : measured.flat();
+  const runsPerSecond = percentile(rounds, 50);
+  const ratios = contender.workers ? measured.map((m) => m.ratio) : measured.map(() => 1);
+  results.throughput.push({ contender: contender.name, database: contender.database, workers: contender.workers, runsPerSecond, rounds, ratioToInProcess: percentile(ratios, 50), ratios, ...(contender.workers ? { runsPerSecondPerWorker: runsPerSecond / contender.workers } : {}) });
   await contender.close();
 }
 
@@ -318,7 +333,7 @@ const lines = [
   `# Run queue on PostgreSQL and SQLite (${results.date}, Node ${results.node}, ${results.cpus} cores, ${results.runs} runs per row)`,
   "",
   "Each run: one model turn with a tool call, the tool (one row counted in the contender's database), one model turn with the answer (an instant loopback model; for the throughput rows it runs in a process of its own, as a real model is elsewhere).",
-  `Throughput: ${args.rounds} interleaved rounds (each in another order) of ${Math.max(1, Math.ceil(args.runs / args.rounds))} runs per contender after ${args.warmup} warm-up round(s) not counted; runs/s is each contender's median round, the ratio the median of its rounds' ratios to runAgent in process in the same round.`,
+  `Throughput: ${args.rounds} rounds of ${perRound} runs per contender after ${args.warmup} warm-up round(s) not counted; a round is a block per database (runAgent in process for half a round, each worker row, runAgent in process for the other half), the blocks and the rows in another order each round; runs/s is each contender's median round, the ratio the median of its rounds' ratios to the mean of the two in-process rounds around it.`,
   "",
   "| database | contender | workers | runs/s | runs/s per worker | vs in-process on the same database |",
   "| --- | --- | ---: | ---: | ---: | ---: |",
