@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryRunStore } from "../../queue/memory-store.js";
-import type { ClaimedRun } from "../../queue/run-store.js";
+import type { ClaimedRun } from "../../queue/schemas.js";
 import { startWorker } from "../../queue/worker.js";
 import { makeAgents } from "./fixture-agents.mjs";
 import { jianmu } from "./fixture-jianmu.js";
