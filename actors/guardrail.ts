@@ -1,7 +1,9 @@
 import { fromPromise } from "xstate";
 import { JianmuError } from "../tools/jianmu-error.js";
 import { toErrorInfo } from "./errors.js";
+import { GuardrailSpending, type GuardrailMoney, type GuardrailSpend } from "./guardrail-spend.js";
 import type { Message } from "./messages.js";
+import type { ModelClient } from "./model-client.js";
 
 /**
  * Guardrails: checks of what goes into a run (the user's input, before or beside the first model
@@ -39,6 +41,14 @@ export interface GuardrailContext {
   state: Record<string, unknown>;
   /** Aborts when the answer is no longer needed: the run was cancelled, another guardrail tripped, or the time limit passed. */
   signal: AbortSignal;
+  /**
+   * `client` with its calls counted as the run's spending (an LLM judge): their usage joins the run's
+   * `usage`, and with `maxBudgetTokens` / `maxBudgetCost` each call is capped by what the run has left
+   * (one whose prompt alone would cross a budget is not made: it throws, and the guardrail trips).
+   * Parallel input guardrails cannot call a model within a budget (the round's model call may spend
+   * all of it): they are refused; make such a guardrail blocking.
+   */
+  budgeted(client: ModelClient): ModelClient;
 }
 
 export interface Guardrail {
@@ -78,11 +88,15 @@ export function defineGuardrail(guardrail: Guardrail): Guardrail {
   return guardrail;
 }
 
-/** What the guardrail step decided: any trip wins (the first to trip), then the first retry in order, else pass. */
-export type GuardrailOutcome =
+/**
+ * What the guardrail step decided: any trip wins (the first to trip), then the first retry in order,
+ * else pass; with what its guardrails' budgeted model calls spent (`spent`), which the run counts.
+ */
+export type GuardrailOutcome = (
   | { verdict: "pass" }
   | { verdict: "trip"; guardrail: string; reason: string }
-  | { verdict: "retry"; guardrail: string; feedback: string };
+  | { verdict: "retry"; guardrail: string; feedback: string }
+) & { spent?: GuardrailSpend };
 
 /** The guardrail step's input, from the machine (plain JSON: it is persisted). */
 export interface GuardrailInput {
@@ -92,6 +106,8 @@ export interface GuardrailInput {
   state: Record<string, unknown>;
   /** Nothing to check this time (the parallel input guardrails after they answered): the step waits forever. */
   skip?: boolean;
+  /** What the run may still spend, and its prices, for `ctx.budgeted` calls. */
+  money?: GuardrailMoney;
 }
 
 const PASS: GuardrailOutcome = Object.freeze({ verdict: "pass" });
@@ -112,10 +128,10 @@ function outcomeOf(guardrail: Guardrail, answer: unknown): GuardrailOutcome {
 }
 
 /** One guardrail's check, within its time limit; a throw or a timeout trips. */
-async function checkOne(guardrail: Guardrail, input: GuardrailInput, controller: AbortController): Promise<GuardrailOutcome> {
+async function checkOne(guardrail: Guardrail, input: GuardrailInput, controller: AbortController, spending: GuardrailSpending): Promise<GuardrailOutcome> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    const ctx: GuardrailContext = { runId: input.runId, iteration: input.iteration, state: input.state, signal: controller.signal };
+    const ctx: GuardrailContext = { runId: input.runId, iteration: input.iteration, state: input.state, signal: controller.signal, budgeted: (client) => spending.client(client) };
     const checking = Promise.resolve().then(() => guardrail.check(input.subject, ctx));
     if (guardrail.timeoutMs === undefined) return outcomeOf(guardrail, await checking);
     const limit = guardrail.timeoutMs;
@@ -144,6 +160,7 @@ export function runGuardrails(guardrails: readonly Guardrail[], input: Guardrail
   const abortAll = (reason?: unknown) => controllers.forEach((c) => c.abort(reason));
   const onStop = () => abortAll(stop?.reason);
   stop?.addEventListener("abort", onStop, { once: true });
+  const spending = new GuardrailSpending(input.money);
   return new Promise<GuardrailOutcome>((resolve) => {
     const retries: (GuardrailOutcome | undefined)[] = [];
     let left = guardrails.length;
@@ -151,10 +168,12 @@ export function runGuardrails(guardrails: readonly Guardrail[], input: Guardrail
     const settle = (outcome: GuardrailOutcome) => {
       decided = true;
       stop?.removeEventListener("abort", onStop);
-      resolve(outcome);
+      // What the budgeted calls spent up to now (a call still under way at its bound) is the run's, whatever the verdict.
+      const spent = spending.total();
+      resolve(spent ? { ...outcome, spent } : outcome);
     };
     guardrails.forEach((guardrail, index) => {
-      void checkOne(guardrail, input, controllers[index]!).then((outcome) => {
+      void checkOne(guardrail, input, controllers[index]!, spending).then((outcome) => {
         if (decided) return;
         if (outcome.verdict === "trip") {
           abortAll(new Error(`guardrail ${outcome.guardrail} tripped`));

@@ -17,6 +17,8 @@ describe.each(EXAMPLE_MODES)("examples/guardrails (%s)", (mode) => {
     const feedback = output.messages.filter((message) => message.role === "user").at(-1);
     expect(feedback && textOf(feedback.content)).toContain("only store credit after 30 days");
     expect(lines.filter((line) => line.startsWith("judge: "))).toEqual([expect.stringMatching(/^judge: FAIL/), "judge: PASS"]);
+    // The judge's two calls (through ctx.budgeted) count in the run's usage beside the agent's two: 230 tokens a turn.
+    expect(output.usage.totalTokens).toBe(4 * 230);
     if (mode === "live") {
       // Live, the calls really went out in turn: the agent's model, the judge's cheap one, and again.
       const models = requests!.map((request) => (request.body as { model?: string }).model);

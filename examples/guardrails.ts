@@ -39,14 +39,15 @@ const JUDGE_INSTRUCTIONS = [
 
 /**
  * The output guardrail: one short call to the cheap model per final answer, aborted with the run
- * (`ctx.signal`). Its tokens are the judge's own: they are not part of the run's usage or budgets.
+ * (`ctx.signal`). Made through `ctx.budgeted(judge)`, its tokens count in the run's usage (and cost),
+ * and with `maxBudgetTokens` / `maxBudgetCost` it is capped by what the run has left.
  */
 export function policyJudge(judge: ModelClient, onVerdict: (text: string) => void = () => {}): Guardrail {
   return defineGuardrail({
     name: "policy-judge",
     timeoutMs: 30_000,
     async check(subject, ctx) {
-      const turn = await judge.complete(
+      const turn = await ctx.budgeted(judge).complete(
         { messages: [system(JUDGE_INSTRUCTIONS), human(`Customer: ${TASK}\nAnswer: ${subject.text}`)], tools: [], maxTokens: 80, temperature: 0 },
         { signal: ctx.signal },
       );

@@ -2,8 +2,10 @@ import { assign, enqueueActions } from "xstate";
 import { createGuardrailActor, type GuardrailMode, type GuardrailOutcome, type GuardrailStage } from "../../actors/guardrail.js";
 import type { ToolCall } from "../../actors/messages.js";
 import { STATE_TAGS } from "../contract/state-tags.js";
+import type { AgentContext } from "../contract/context.js";
 import type { ChartBuild } from "./build.js";
-import { applyGuardrailRetry, guardrailInput, guardrailSubject, guardrailTermination, inputUnguarded, markInputGuarded, tripOf } from "./guardrails.js";
+import type { Usage } from "../../actors/model-client.js";
+import { applyGuardrailRetry, applyGuardrailSpend, guardrailInput, guardrailMoney, guardrailSubject, guardrailTermination, inputUnguarded, markInputGuarded, tripOf } from "./guardrails.js";
 import { FINAL_RESULT_TOOL } from "./output.js";
 import { defineActions, defineGuards, stateConfig, when, type AgentInvoke, type Branch, type DoneBranch } from "./piece.js";
 
@@ -35,6 +37,8 @@ export function guardrailImplementation(build: ChartBuild) {
       outputGuardrails: createGuardrailActor(options.outputGuardrails ?? []),
     },
     actions: defineActions({
+      /** What the guardrails' budgeted model calls spent joins the run's usage, whatever they decided. */
+      countGuardrailSpend: assign(({ context, event }) => applyGuardrailSpend(context, access, outcomeOf(event)?.spent)),
       /** A guardrail tripped (or the step crashed, which trips too): the run fails, naming it. */
       tripGuardrail: enqueueActions(({ context, event, enqueue }, params: Params) => {
         const trip = tripOf(event as { output?: unknown; error?: unknown });
@@ -64,16 +68,19 @@ export function guardrailImplementation(build: ChartBuild) {
   };
 }
 
+/** What the guardrails' budgeted calls may spend now (`besideModelCall`: the parallel input guardrails). */
+const moneyOf = (build: ChartBuild, context: AgentContext, besideModelCall = false) => guardrailMoney(build.config, context, build.read<Usage>(context, "usage"), besideModelCall);
+
 /** The verdict's transitions; `stage` and `mode` go to the actions, `pass` is where a pass goes (with its actions). */
 function verdictBranches(build: ChartBuild, params: Params, what: string) {
   const { target } = build;
   return [
-    { guard: "guardrailTripped", target: target("Failed"), description: `A ${what} guardrail tripped: the run fails (guardrailTripped).`, actions: { type: "tripGuardrail", params } },
+    { guard: "guardrailTripped", target: target("Failed"), description: `A ${what} guardrail tripped: the run fails (guardrailTripped).`, actions: ["countGuardrailSpend", { type: "tripGuardrail", params }] },
     {
       guard: "guardrailRetry",
       target: target("CheckBudget"),
       description: `A ${what} guardrail sent feedback: the model reads it and tries again (an iteration).`,
-      actions: { type: "retryGuardrail", params },
+      actions: ["countGuardrailSpend", { type: "retryGuardrail", params }],
     },
   ] as const;
 }
@@ -95,10 +102,10 @@ export function inputGuardrailStates(build: ChartBuild, { next }: { next: string
       invoke: {
         id: build.childId("inputGuardrails"),
         src: "inputGuardrails",
-        input: ({ context }) => guardrailInput(context, guardrailSubject(context, build.access, "input", undefined), build.view(context)),
+        input: ({ context }) => guardrailInput(context, guardrailSubject(context, build.access, "input", undefined), build.view(context), moneyOf(build, context)),
         onDone: [
           ...verdictBranches(build, params, "blocking input"),
-          { target: next, description: "Every input guardrail passed: go on with the round.", actions: { type: "markInputGuarded", params: { mode: "blocking" } } },
+          { target: next, description: "Every input guardrail passed: go on with the round.", actions: ["countGuardrailSpend", { type: "markInputGuarded", params: { mode: "blocking" } }] },
         ],
         onError: { target: build.target("Failed"), description: "The guardrail step crashed: that trips (guardrailTripped).", actions: { type: "tripGuardrail", params } },
       },
@@ -116,8 +123,8 @@ export function outputGuardrailStates(build: ChartBuild, { accepted }: { accepte
       invoke: {
         id: build.childId("outputGuardrails"),
         src: "outputGuardrails",
-        input: ({ context }) => guardrailInput(context, guardrailSubject(context, build.access, "output", build.outputPlan), build.view(context)),
-        onDone: [...verdictBranches(build, params, "output"), { target: accepted, description: "Every output guardrail passed: the run has its answer." }],
+        input: ({ context }) => guardrailInput(context, guardrailSubject(context, build.access, "output", build.outputPlan), build.view(context), moneyOf(build, context)),
+        onDone: [...verdictBranches(build, params, "output"), { target: accepted, description: "Every output guardrail passed: the run has its answer.", actions: "countGuardrailSpend" }],
         onError: { target: build.target("Failed"), description: "The guardrail step crashed: that trips (guardrailTripped).", actions: { type: "tripGuardrail", params } },
       },
     }),
@@ -141,10 +148,11 @@ export function parallelGuardrailHooks(build: ChartBuild): ParallelGuardrailHook
         id: build.childId("parallelGuardrails"),
         src: "parallelGuardrails",
         // Once they have answered, later rounds invoke a step that waits for nothing.
-        input: ({ context }) => guardrailInput(context, guardrailSubject(context, build.access, "input", undefined), build.view(context), !inputUnguarded(context, "parallel")),
+        input: ({ context }) =>
+          guardrailInput(context, guardrailSubject(context, build.access, "input", undefined), build.view(context), moneyOf(build, context, true), !inputUnguarded(context, "parallel")),
         onDone: [
           ...verdictBranches(build, params, "parallel input"),
-          { description: "Every parallel input guardrail passed: a reply waiting for them goes on.", actions: { type: "markInputGuarded", params: { mode: "parallel" } } },
+          { description: "Every parallel input guardrail passed: a reply waiting for them goes on.", actions: ["countGuardrailSpend", { type: "markInputGuarded", params: { mode: "parallel" } }] },
         ],
         onError: { target: build.target("Failed"), description: "The guardrail step crashed: that trips (guardrailTripped).", actions: { type: "tripGuardrail", params } },
       },

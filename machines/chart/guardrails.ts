@@ -1,11 +1,15 @@
 import type { GuardrailInput, GuardrailMode, GuardrailOutcome, GuardrailStage, GuardrailSubject } from "../../actors/guardrail.js";
+import type { GuardrailMoney, GuardrailSpend } from "../../actors/guardrail-spend.js";
+import { addUsage, type Usage } from "../../actors/model-client.js";
 import { human, type Message } from "../../actors/messages.js";
 import { toErrorInfo } from "../../actors/errors.js";
 import { textOf } from "../../actors/content-parts.js";
+import type { ReActConfig } from "../contract/config.js";
 import type { AgentContext } from "../contract/context.js";
 import type { StateAccess } from "../contract/state-access.js";
 import type { Termination } from "../contract/termination.js";
 import type { OutputPlan } from "./output.js";
+import { addUnreported, spendInput } from "./spend.js";
 
 /**
  * The pure context updates behind the guardrail states (guardrail-piece.ts): what a guardrail
@@ -32,8 +36,27 @@ export function guardrailSubject(context: AgentContext, access: StateAccess, sta
 }
 
 /** The guardrail step's input (`skip`: nothing to check, as for the parallel guardrails once they answered). */
-export function guardrailInput(context: AgentContext, subject: GuardrailSubject, state: Record<string, unknown>, skip = false): GuardrailInput {
-  return { subject, runId: context.loop.runId, iteration: context.loop.iteration, state, ...(skip ? { skip } : {}) };
+export function guardrailInput(context: AgentContext, subject: GuardrailSubject, state: Record<string, unknown>, money: GuardrailMoney, skip = false): GuardrailInput {
+  const priced = money.spend !== undefined || money.pricing !== undefined;
+  return { subject, runId: context.loop.runId, iteration: context.loop.iteration, state, ...(priced ? { money } : {}), ...(skip ? { skip } : {}) };
+}
+
+/**
+ * What a guardrail's budgeted model calls may spend and how they are priced: what the run has left
+ * (with budgets), `config.pricing`; `besideModelCall` for parallel input guardrails, whose calls the
+ * round's model call leaves nothing to (it may spend all that is left).
+ */
+export function guardrailMoney(config: ReActConfig, context: AgentContext, usage: Usage, besideModelCall = false): GuardrailMoney {
+  const spend = spendInput(config, context, usage);
+  return { ...(spend ? { spend } : {}), ...(config.pricing ? { pricing: config.pricing } : {}), ...(spend && besideModelCall ? { besideModelCall } : {}) };
+}
+
+/** The guardrails' budgeted calls join the run's usage (and what it counts beyond it), whatever the verdict. */
+export function applyGuardrailSpend(context: AgentContext, access: StateAccess, spent: GuardrailSpend | undefined): AgentContext {
+  if (!spent) return context;
+  const state = access.write(context.state, { usage: addUsage(access.read<Usage>(context.state, "usage"), spent.usage) });
+  const spend = addUnreported(context.loop.spend, spent.unreported);
+  return { ...context, state, loop: spend ? { ...context.loop, spend } : context.loop };
 }
 
 /** Input guardrails of `mode` have had their say in this run (passed or sent feedback): they do not run again. */

@@ -1,0 +1,108 @@
+import { addUsage, isSaneUsage, saneUsage, type ModelCallOptions, type ModelClient, type ModelRequest, type ModelTurn, type UnreportedSpend, type Usage } from "./model-client.js";
+import { costAt, priceOf, pricedUsage, type Pricing } from "./pricing.js";
+import { OUTPUT_CAP_EVERY_MODEL_TAKES, SpendLimitError, unreportedOf, withinSpend, type SpendInput } from "./spend.js";
+
+/**
+ * The model calls a guardrail makes through `ctx.budgeted(client)` (an LLM judge): they are the run's
+ * spending like its own replies. Each call's usage counts in the run's `usage` once the guardrail
+ * step has decided, whatever it decided, priced with the run's `config.pricing`. With a budget
+ * (`maxBudgetTokens`, `maxBudgetCost`) each call is capped by what the run may still spend after the
+ * step's earlier calls (`withinSpend`: a call whose prompt alone would cross a budget is not made,
+ * it throws a `SpendLimitError`), and the step's calls take turns, so that guardrails checking side
+ * by side never spend the same remainder twice.
+ */
+
+/** What a guardrail step's budgeted calls spent: the run adds it to its usage and to what it counts beyond it. */
+export interface GuardrailSpend {
+  usage: Usage;
+  /** Calls that failed without reporting usage, or were still running when the step decided: their prompt and cap. */
+  unreported?: UnreportedSpend;
+}
+
+/** What the machine tells the guardrail step about money (plain JSON: it is persisted). */
+export interface GuardrailMoney {
+  /** What the run may still spend; absent without budgets. */
+  spend?: SpendInput;
+  /** `config.pricing`: each call's usage is priced with it. */
+  pricing?: Pricing;
+  /** Parallel input guardrails run beside the round's model call, which may spend all that is left. */
+  besideModelCall?: boolean;
+}
+
+const NOTHING: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+
+export class GuardrailSpending {
+  private usage: Usage = NOTHING;
+  private readonly unreported = { tokens: 0, cost: 0 };
+  /** The bound of the budgeted call under way (its prompt and its cap), while one is. */
+  private running: UnreportedSpend | undefined;
+  private turns: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly money: GuardrailMoney = {}) {}
+
+  /** `inner`, with every call counted (and, with a budget, kept within it). */
+  client(inner: ModelClient): ModelClient {
+    return { description: inner.description, ...(inner.model !== undefined ? { model: inner.model } : {}), complete: (request, options) => this.call(inner, request, options) };
+  }
+
+  /** What the step's calls spent so far, a call still under way counted at its bound; undefined when nothing was. */
+  total(): GuardrailSpend | undefined {
+    const tokens = this.unreported.tokens + (this.running?.tokens ?? 0);
+    const cost = this.unreported.cost + (this.running?.cost ?? 0);
+    if (this.usage.totalTokens === 0 && this.usage.cost === undefined && tokens === 0) return undefined;
+    return { usage: this.usage, ...(tokens > 0 ? { unreported: { tokens, cost } } : {}) };
+  }
+
+  private call(inner: ModelClient, request: ModelRequest, options: ModelCallOptions | undefined): Promise<ModelTurn> {
+    if (!this.money.spend) return this.counted(inner, request, options, undefined);
+    const spend = this.money.spend;
+    const turn = this.turns.then(() => {
+      const within = this.within(request, spend);
+      return this.counted(inner, within.request, options, within.bound);
+    });
+    this.turns = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** The request capped by what is left after this step's calls so far, and the most it may cost. */
+  private within(request: ModelRequest, spend: SpendInput): { request: ModelRequest; bound: UnreportedSpend } {
+    if (this.money.besideModelCall) {
+      throw new SpendLimitError(
+        spend.tokens !== undefined ? "tokenBudget" : "costBudget",
+        "not calling the model: a parallel input guardrail runs beside the round's model call, which may spend all the run has left; make the guardrail blocking (mode: \"blocking\") to call a model within config.maxBudgetTokens / config.maxBudgetCost",
+      );
+    }
+    const left: SpendInput = { ...spend };
+    if (left.tokens !== undefined) left.tokens = Math.max(0, left.tokens - this.usage.totalTokens - this.unreported.tokens);
+    if (left.cost !== undefined) left.cost = Math.max(0, left.cost - (this.usage.cost ?? 0) - this.unreported.cost);
+    const capped = withinSpend(request, left).request;
+    const promptTokens = capped.spend?.promptTokens ?? 0;
+    const output = capped.maxTokens ?? OUTPUT_CAP_EVERY_MODEL_TAKES;
+    const price = priceOf(this.money.pricing, capped.model);
+    const cost = price ? costAt(price, { promptTokens, completionTokens: output, totalTokens: promptTokens + output }) : 0;
+    return { request: capped, bound: { tokens: promptTokens + output, cost } };
+  }
+
+  private async counted(inner: ModelClient, request: ModelRequest, options: ModelCallOptions | undefined, bound: UnreportedSpend | undefined): Promise<ModelTurn> {
+    this.running = bound;
+    try {
+      let turn = await inner.complete(request, options);
+      // A custom client's counts must not corrupt the run's usage or its budget (as in the LLM step).
+      if (!isSaneUsage(turn.usage)) turn = { ...turn, usage: saneUsage(turn.usage), usageMissing: true };
+      this.usage = addUsage(this.usage, pricedUsage(turn.usage, this.money.pricing, turn.model || request.model, turn.serverModel));
+      this.addUnreported(turn.unreported);
+      return turn;
+    } catch (error) {
+      this.addUnreported(unreportedOf(error));
+      throw error;
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  private addUnreported(spend: UnreportedSpend | undefined): void {
+    if (!spend) return;
+    this.unreported.tokens += spend.tokens;
+    this.unreported.cost += spend.cost;
+  }
+}
