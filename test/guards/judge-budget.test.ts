@@ -80,7 +80,7 @@ describe("guardrails: a judge's model calls through ctx.budgeted", () => {
     const output = await runAgent(machine, { messages: [human("hi")] });
     expect(judge.requests).toHaveLength(0);
     expect(output.termination).toMatchObject({ reason: "guardrailTripped", guardrail: "judge" });
-    expect(output.termination.detail).toMatch(/not calling the model: .*config\.maxBudgetTokens/);
+    expect(output.termination?.detail).toMatch(/not calling the model: .*config\.maxBudgetTokens/);
     expect(output.usage.totalTokens).toBe(398);
   });
 
@@ -122,7 +122,7 @@ describe("guardrails: a judge's model calls through ctx.budgeted", () => {
     const output = await runAgent(machine, { messages: [human("hi")] });
     expect(judge.requests).toHaveLength(0);
     expect(output.termination).toMatchObject({ reason: "guardrailTripped", guardrail: "judge" });
-    expect(output.termination.detail).toContain('make the guardrail blocking (mode: "blocking")');
+    expect(output.termination?.detail).toContain('make the guardrail blocking (mode: "blocking")');
 
     // Blocking, the same judge is called, within the budget, and counted.
     const blockingJudge = scriptedModel([answer("PASS", 7, 1)]);
