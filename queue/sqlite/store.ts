@@ -10,6 +10,7 @@ import type { ClaimRequest, QueueSignal, RunStore } from "../run-store.js";
 import { checkAgentKnown, checkCommand, checkListOptions, checkRunId, checkSubmit, sendProblem } from "../requests.js";
 import { dedupeKeyOf, firstIssue, UnknownAgentsSchema, type ClaimedRun, type InboxEvent, type ListOptions, type RunCommand, type RunInput, type RunStatusInfo, type RunSummary, type SubmitRequest, type UnknownAgents } from "../schemas.js";
 import { Waiters } from "../wait.js";
+import { DUE_RUNS_OF_AGENT } from "./statements.js";
 import type { RunEventInput, StoredRunEvent } from "../run-events.js";
 
 const OptionsSchema = z
@@ -132,7 +133,15 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     const row = this.runRow(id);
     const problem = sendProblem(id, checked, row ? { status: row.status, pending: JSON.parse(row.pending) as RunStatusInfo["pendingApprovals"] } : undefined);
     if (problem) throw problem;
-    const sent = this.sql(`INSERT INTO jianmu_inbox (run_id, dedupe_key, command, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, dedupe_key) DO NOTHING`).run(id, dedupeKeyOf(checked), JSON.stringify(checked), Date.now()).changes === 1;
+    const sent = this.db
+      .transaction(() => {
+        const now = Date.now();
+        const inserted = this.sql(`INSERT INTO jianmu_inbox (run_id, dedupe_key, command, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, dedupe_key) DO NOTHING`).run(id, dedupeKeyOf(checked), JSON.stringify(checked), now).changes === 1;
+        // The run is due now (wake_at): claims look at wake_at alone, never at the inbox.
+        if (inserted) this.sql(`UPDATE jianmu_runs SET wake_at = ? WHERE run_id = ? AND status IN ('queued', 'running', 'awaitingApproval')`).run(now, id);
+        return inserted;
+      })
+      .immediate();
     if (sent) this.tell({ kind: "runnable", runId: id });
     return sent;
   }
@@ -198,15 +207,12 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
   }
 
   /** The claim's reads and writes, inside the caller's transaction. */
+  /** Each agent's due runs, a few per agent in the order they are taken (DUE_RUNS_OF_AGENT), and the oldest of those. */
   private claimRows(request: ClaimRequest): (SqliteRunRow & { inbox_empty: number })[] {
     const now = Date.now();
-    const rows = this.sql(
-      `SELECT r.*, NOT EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL) AS inbox_empty FROM jianmu_runs r
-       WHERE r.agent IN (SELECT value FROM json_each(?)) AND r.status IN ('queued', 'running', 'awaitingApproval')
-         AND (r.owner IS NULL OR r.lease_until < ?)
-         AND (r.wake_at <= ? OR EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = r.run_id AND i.applied_at IS NULL))
-       ORDER BY r.wake_at IS NULL, r.wake_at, r.created_at LIMIT ?`,
-    ).all(JSON.stringify(request.agents), now, now, request.limit) as (SqliteRunRow & { inbox_empty: number })[];
+    const due = this.sql(DUE_RUNS_OF_AGENT);
+    const candidates = [...new Set(request.agents)].flatMap((agent) => due.all(agent, now, now, request.limit) as (SqliteRunRow & { inbox_empty: number })[]);
+    const rows = candidates.sort((a, b) => a.wake_at! - b.wake_at! || a.created_at - b.created_at).slice(0, request.limit);
     const update = this.sql(`UPDATE jianmu_runs SET owner = ?, token = token + 1, lease_until = ?, wake_at = ?, status = 'running', updated_at = ? WHERE run_id = ?`);
     for (const row of rows) update.run(request.owner, now + request.leaseMs, now, now, row.run_id);
     return rows;
@@ -253,7 +259,9 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
   }
 
   async park(runId: string, token: number, wakeAt: number | undefined): Promise<boolean> {
-    return this.handBack(runId, token, `status = 'awaitingApproval', wake_at = ?`, [wakeAt ?? null]);
+    // An event that arrived after the last delivered one keeps the run due (send() set wake_at before this).
+    const due = `EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = ? AND i.applied_at IS NULL AND i.id > ?)`;
+    return this.handBack(runId, token, `status = 'awaitingApproval', wake_at = CASE WHEN ${due} THEN ? ELSE ? END`, [runId, this.fences.deliveredOf(runId), Date.now(), wakeAt ?? null]);
   }
 
   async finish(runId: string, token: number, output: AgentOutput, lastCheckpoint?: PersistedAgent): Promise<boolean> {

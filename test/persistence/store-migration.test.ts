@@ -18,14 +18,14 @@ const copy = (name: string) => {
 };
 
 describe("SQLite stores written by the release before one log per run", () => {
-  it("a SqliteCheckpointStore file: every run reads back as before and continues; the file is at layout 2 and says so to older releases", async () => {
+  it("a SqliteCheckpointStore file: every run reads back as before and continues; the file is at the latest layout, 3, and says so to older releases", async () => {
     const path = copy("checkpoints.db");
     const store = new SqliteCheckpointStore({ path });
     await checkMigratedCheckpoints(store);
     store.close();
     const raw = new Database(path, { readonly: true });
-    expect(raw.pragma("user_version", { simple: true })).toBe(2);
-    expect(raw.prepare("SELECT value FROM jianmu_queue_meta WHERE key = 'layout'").get()).toEqual({ value: "2" });
+    expect(raw.pragma("user_version", { simple: true })).toBe(3);
+    expect(raw.prepare("SELECT value FROM jianmu_queue_meta WHERE key = 'layout'").get()).toEqual({ value: "3" });
     expect(raw.prepare("SELECT name FROM sqlite_master WHERE name IN ('jianmu_tool_journal', 'jianmu_queue_runs', 'jianmu_v1_checkpoints')").all()).toEqual([]);
     raw.close();
     // Opened again (and by the queue's store, same layout): nothing left to migrate, the runs are there.

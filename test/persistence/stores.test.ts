@@ -198,7 +198,7 @@ describe("SqliteCheckpointStore", () => {
     const raw = new Database(path);
     raw.pragma("user_version = 9");
     raw.close();
-    expect(() => new SqliteCheckpointStore({ path })).toThrow(/written by a newer jianmu \(database layout 9, this one knows 2\)/);
+    expect(() => new SqliteCheckpointStore({ path })).toThrow(/written by a newer jianmu \(database layout 9, this one knows 3\)/);
     expect(() => new SqliteCheckpointStore({ path: "" })).toThrow(/options\.path must name the database file/);
     expect(() => new SqliteCheckpointStore({ path: join(dir, "x.db"), busyTimeoutMs: -1 })).toThrow(/options\.busyTimeoutMs/);
     expect(() => new SqliteCheckpointStore({ path: join(dir, "y.db"), extra: 1 } as never)).toThrow(/options/);

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import { readPersisted, type PersistedAgent } from "../../persistence.js";
-import { LAYOUT, LAYOUT_VERSION } from "./schema.js";
+import { DUE_BY_INBOX, LAYOUT, LAYOUT_3_STEP, LAYOUT_VERSION } from "./schema.js";
 
 /*
  * Opening a file written by an earlier release. Layout 1 came in two shapes, possibly in one file:
@@ -87,8 +87,9 @@ export function layoutOf(db: Database.Database): number {
 }
 
 /**
- * Bring the file to layout 2 (creating it when empty). Runs in one IMMEDIATE transaction, so two
- * processes opening one old file migrate it once; a failure leaves the file as it was.
+ * Bring the file to the latest layout (creating it when empty): a file before layout 2 is rewritten
+ * into it, a layout-2 file takes `LAYOUT_3_STEP`. Runs in one IMMEDIATE transaction, so two processes
+ * opening one old file migrate it once; a failure leaves the file as it was.
  */
 export function migrate(db: Database.Database, write: WriteMigrated): void {
   const check = (version: number) => {
@@ -100,10 +101,20 @@ export function migrate(db: Database.Database, write: WriteMigrated): void {
     const version = layoutOf(db);
     check(version);
     if (version === LAYOUT_VERSION) return;
+    // SQLite's exec takes no parameters: the clock goes in as a number.
+    const now = String(Date.now());
+    if (version === 2) {
+      db.exec(LAYOUT_3_STEP.replaceAll("@now", now));
+      db.pragma(`user_version = ${LAYOUT_VERSION}`);
+      return;
+    }
     const oldCheckpoints = tableExists(db, "jianmu_checkpoints");
     if (oldCheckpoints) db.exec(`ALTER TABLE jianmu_checkpoints RENAME TO jianmu_v1_checkpoints`);
     db.exec(LAYOUT);
-    if (tableExists(db, "jianmu_queue_runs")) migrateQueue(db, write);
+    if (tableExists(db, "jianmu_queue_runs")) {
+      migrateQueue(db, write);
+      db.exec(DUE_BY_INBOX.replaceAll("@now", now));
+    }
     if (oldCheckpoints) migrateCheckpoints(db, write);
     // The queue's blob table of the layout before: one table for both stores now.
     if (tableExists(db, "jianmu_queue_blobs")) {

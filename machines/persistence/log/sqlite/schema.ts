@@ -21,9 +21,11 @@
  *
  * The version lives in `PRAGMA user_version`; `jianmu_queue_meta` keeps saying it too, so that a
  * SqliteRunStore of the release before refuses the file instead of starting an empty queue in it.
+ * Layout 3 is layout 2 with a claim that reads due runs alone (`wake_at`, which `send` moves), in the
+ * order it takes them: `LAYOUT_3_STEP` brings a layout-2 file there.
  */
 
-export const LAYOUT_VERSION = 2;
+export const LAYOUT_VERSION = 3;
 
 export const LAYOUT = `
 CREATE TABLE jianmu_runs (
@@ -36,7 +38,7 @@ CREATE TABLE jianmu_runs (
   fork_of TEXT, fork_checkpoint INTEGER, inherit TEXT,
   created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
 );
-CREATE INDEX jianmu_runs_claimable ON jianmu_runs (agent, wake_at) WHERE status IN ('queued', 'running', 'awaitingApproval');
+CREATE INDEX jianmu_runs_claimable ON jianmu_runs (agent, wake_at, created_at) WHERE status IN ('queued', 'running', 'awaitingApproval');
 CREATE INDEX jianmu_runs_created ON jianmu_runs (created_at);
 CREATE INDEX jianmu_runs_thread ON jianmu_runs (thread_id, thread_seq) WHERE thread_id IS NOT NULL;
 CREATE UNIQUE INDEX jianmu_runs_thread_active ON jianmu_runs (thread_id) WHERE thread_id IS NOT NULL AND status IN ('queued', 'running', 'awaitingApproval');
@@ -60,6 +62,20 @@ CREATE TABLE jianmu_agents (name TEXT PRIMARY KEY, last_seen INTEGER NOT NULL);
 CREATE TABLE jianmu_events (run_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS jianmu_queue_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT INTO jianmu_queue_meta (key, value) VALUES ('layout', '${LAYOUT_VERSION}') ON CONFLICT (key) DO UPDATE SET value = excluded.value;`;
+
+/**
+ * From layout 2: a run with an event in its inbox is due now (in layout 2 the claim looked at the
+ * inbox, in 3 at `wake_at` alone, which `send` sets), and the claim's index holds each agent's runs
+ * in the order a claim takes them (`wake_at`, then `created_at`). `@now`: the clock in ms.
+ */
+export const DUE_BY_INBOX = `
+UPDATE jianmu_runs SET wake_at = @now
+  WHERE status IN ('queued', 'running', 'awaitingApproval') AND (wake_at IS NULL OR wake_at > @now)
+    AND EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = jianmu_runs.run_id AND i.applied_at IS NULL);`;
+export const LAYOUT_3_STEP = `${DUE_BY_INBOX}
+DROP INDEX jianmu_runs_claimable;
+CREATE INDEX jianmu_runs_claimable ON jianmu_runs (agent, wake_at, created_at) WHERE status IN ('queued', 'running', 'awaitingApproval');
+INSERT INTO jianmu_queue_meta (key, value) VALUES ('layout', '3') ON CONFLICT (key) DO UPDATE SET value = excluded.value;`;
 
 /** A run row as the stores read it. */
 export interface SqliteRunRow {
