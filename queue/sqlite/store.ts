@@ -206,8 +206,7 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     return this.claimedRuns(this.db.transaction(() => this.claimRows(request)).immediate());
   }
 
-  /** The claim's reads and writes, inside the caller's transaction. */
-  /** Each agent's due runs, a few per agent in the order they are taken (DUE_RUNS_OF_AGENT), and the oldest of those. */
+  /** The claim's reads and writes, inside the caller's transaction: each agent's due runs, a few per agent in the order they are taken (DUE_RUNS_OF_AGENT), and the oldest of those. */
   private claimRows(request: ClaimRequest): (SqliteRunRow & { inbox_empty: number })[] {
     const now = Date.now();
     const due = this.sql(DUE_RUNS_OF_AGENT);
