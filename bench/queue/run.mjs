@@ -1,8 +1,9 @@
 // `npm run bench:queue`: the run queue on PostgreSQL and SQLite, measured (never asserted).
 //   node bench/queue/run.mjs [--runs N] [--rounds N] [--warmup N] [--workers 1,2,4] [--parked 1000] [--claims 300] [--smoke] [--out DIR]
 // - runs per second with 1, 2 and 4 worker processes (and per worker) on an instant loopback model in a process of its own, against
-//   runAgent in process (in a process of its own too) on the same machine in the same run (the ratio is the number to read), in interleaved rounds
-//   (--runs split over --rounds, after --warmup rounds not counted; each round in another order), each row the median of its rounds' ratios to in process; the same with one worker process on a
+//   runAgent in process (in a process of its own too) on the same machine in the same run (the ratio is the number to read), in rounds
+//   (--runs split over --rounds, after --warmup rounds not counted) where runAgent brackets each database's worker rows (half a round
+//   before, half after), each row the median of its rounds' ratios to the mean of the two; the same with one worker process on a
 //   SQLite file against runAgent in process on another (the worker polls: SQLite tells no other process);
 // - submit → first model call across processes (a listening worker, idle between runs);
 // - claim latency (p50/p99 of one claim statement) on an empty queue and beside 1000 parked and 10,000 finished runs;
@@ -202,7 +203,7 @@ const perRound = Math.max(1, Math.ceil(args.runs / args.rounds));
 const rates = new Map(contenders.map((c) => [c, []]));
 // Warm-up rounds first, not counted: every contender's code (and its worker processes) is compiled hot
 // before it is timed, so the first timed round measures no JIT (each fresh process's first rounds ran far slower).
-// A round is a block per database: its baseline, its worker rows, its baseline again. Each worker row's ratio is
+// A round is a block per database: its baseline for half a round, its worker rows, its baseline for the other half. Each worker row's ratio is
 // to the mean of the two baseline rounds around it, so the host's speed, which drifts within seconds on a shared
 // machine (a baseline's rounds spread by a quarter within one run), weighs on both sides of the ratio alike. The
 // blocks and the rows within a block come in another order each round (measure.mjs's `interleaved`, as
