@@ -64,14 +64,14 @@ CREATE TABLE IF NOT EXISTS jianmu_queue_meta (key TEXT PRIMARY KEY, value TEXT N
 INSERT INTO jianmu_queue_meta (key, value) VALUES ('layout', '${LAYOUT_VERSION}') ON CONFLICT (key) DO UPDATE SET value = excluded.value;`;
 
 /**
- * From layout 2: a run with an event in its inbox is due now (in layout 2 the claim looked at the
- * inbox, in 3 at `wake_at` alone, which `send` sets), and the claim's index holds each agent's runs
- * in the order a claim takes them (`wake_at`, then `created_at`). `@now`: the clock in ms.
+ * A run with an event in its inbox is due now: before layout 3 the claim looked at the inbox, since
+ * at `wake_at` alone, which `send` sets. `@now`: the clock in ms.
  */
 export const DUE_BY_INBOX = `
 UPDATE jianmu_runs SET wake_at = @now
   WHERE status IN ('queued', 'running', 'awaitingApproval') AND (wake_at IS NULL OR wake_at > @now)
     AND EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = jianmu_runs.run_id AND i.applied_at IS NULL);`;
+/** From layout 2 to 3: those runs due, and the claim's index holding each agent's runs in the order a claim takes them (`wake_at`, then `created_at`). */
 export const LAYOUT_3_STEP = `${DUE_BY_INBOX}
 DROP INDEX jianmu_runs_claimable;
 CREATE INDEX jianmu_runs_claimable ON jianmu_runs (agent, wake_at, created_at) WHERE status IN ('queued', 'running', 'awaitingApproval');
