@@ -6,7 +6,7 @@
 //   before, half after), each row the median of its rounds' ratios to the mean of the two; the same with one worker process on a
 //   SQLite file against runAgent in process on another (the worker polls: SQLite tells no other process);
 // - submit → first model call across processes (a listening worker, idle between runs);
-// - claim latency (p50/p99 of one claim statement) on an empty queue and beside 1000 parked and 10,000 finished runs;
+// - claim latency (p50/p99 of one claim statement) on an empty queue, beside 1000 parked and 10,000 finished runs, and with a backlog of 5,000 queued runs besides;
 // - checkpoint bytes written per round as the conversation grows;
 // - the cost of 1000 parked runs: bytes in the database and worker slots held (none).
 // Needs dist/ (npm run build). Uses DATABASE_URL, or starts a throwaway cluster.
@@ -23,7 +23,7 @@ import { script, scriptedModel } from "./model.mjs";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const DIST = join(ROOT, "dist");
-const args = { runs: 2100, rounds: 7, warmup: 2, workers: [1, 2, 4], parked: 1000, finished: 10_000, claims: 300, starts: 100, out: join(HERE, "..", "results") };
+const args = { runs: 2100, rounds: 7, warmup: 2, workers: [1, 2, 4], parked: 1000, finished: 10_000, backlog: 5_000, claims: 300, starts: 100, out: join(HERE, "..", "results") };
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === "--runs") args.runs = Number(process.argv[++i]);
   else if (process.argv[i] === "--rounds") args.rounds = Number(process.argv[++i]);
@@ -31,12 +31,13 @@ for (let i = 2; i < process.argv.length; i++) {
   else if (process.argv[i] === "--workers") args.workers = process.argv[++i].split(",").map(Number);
   else if (process.argv[i] === "--parked") args.parked = Number(process.argv[++i]);
   else if (process.argv[i] === "--finished") args.finished = Number(process.argv[++i]);
+  else if (process.argv[i] === "--backlog") args.backlog = Number(process.argv[++i]);
   else if (process.argv[i] === "--starts") args.starts = Number(process.argv[++i]);
   else if (process.argv[i] === "--claims") args.claims = Number(process.argv[++i]);
   // Tiny sizes, to check the harness (test/bench/bench-smoke.test.ts): its numbers mean nothing.
-  else if (process.argv[i] === "--smoke") Object.assign(args, { runs: 8, rounds: 2, warmup: 0, workers: [1], parked: 10, finished: 20, claims: 5, starts: 3 });
+  else if (process.argv[i] === "--smoke") Object.assign(args, { runs: 8, rounds: 2, warmup: 0, workers: [1], parked: 10, finished: 20, backlog: 20, claims: 5, starts: 3 });
   else if (process.argv[i] === "--out") args.out = resolve(process.argv[++i]);
-  else throw new Error(`unknown argument ${process.argv[i]}; use --runs N, --rounds N, --warmup N, --workers 1,2,4, --parked N, --finished N, --claims N, --starts N, --smoke, --out DIR`);
+  else throw new Error(`unknown argument ${process.argv[i]}; use --runs N, --rounds N, --warmup N, --workers 1,2,4, --parked N, --finished N, --backlog N, --claims N, --starts N, --smoke, --out DIR`);
 }
 if (args.parked % 50 !== 0 && args.parked > 50) throw new Error("--parked must be at most 50 or a multiple of 50");
 
@@ -301,6 +302,14 @@ for (const contender of contenders) {
   );
   await sql.query("VACUUM ANALYZE bench_claim.runs");
   results.claim.beside1000Parked = await time(args.claims);
+  // A backlog besides: runs queued and due at once (a burst of submits, workers down a while). Each claim takes the oldest.
+  await sql.query(
+    `INSERT INTO bench_claim.runs (run_id, agent, input, status, wake_at, created_at, updated_at)
+     SELECT 'backlog-' || g, 'basic', '{}', 'queued', g, g, g FROM generate_series(1, $1::int) g`,
+    [args.backlog],
+  );
+  await sql.query("VACUUM ANALYZE bench_claim.runs");
+  results.claim.besideBacklog = await time(args.claims);
   await store.close();
 }
 
@@ -344,6 +353,7 @@ const lines = [
   "| --- | ---: | ---: |",
   `| empty queue | ${results.claim.emptyQueue.p50Ms.toFixed(2)} | ${results.claim.emptyQueue.p99Ms.toFixed(2)} |`,
   `| beside ${args.parked} parked and ${args.finished} finished runs | ${results.claim.beside1000Parked.p50Ms.toFixed(2)} | ${results.claim.beside1000Parked.p99Ms.toFixed(2)} |`,
+  `| and a backlog of ${args.backlog} queued runs | ${results.claim.besideBacklog.p50Ms.toFixed(2)} | ${results.claim.besideBacklog.p99Ms.toFixed(2)} |`,
   "",
   "| submit → first model call (another process, listening, idle between runs) | p50 ms | p99 ms |",
   "| --- | ---: | ---: |",
