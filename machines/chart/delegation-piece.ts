@@ -12,7 +12,7 @@ import type { ChartBuild } from "./build.js";
 import * as nested from "./delegation.js";
 import { nestedAgentLogic } from "./nested-agent.js";
 import { defineActions, defineGuards, stateConfig, type AgentOn, type AgentStateConfig, type DoneBranch } from "./piece.js";
-import { addUnreported, leftOf, nestedUsage, withGrant } from "./spend.js";
+import { addSpentUsage, addUnreported, leftOf, nestedUsage, withGrant } from "./spend.js";
 import { recordStarted } from "./transitions.js";
 
 /**
@@ -38,7 +38,7 @@ export function delegationImplementation(build: ChartBuild) {
         // counts that are sane (a forged event's are not), priced here when the nested agent has no prices.
         if ((relayed.type === "reply.completed" || relayed.type === "context.compacted") && isSaneUsage(relayed.usage)) {
           const model = relayed.type === "reply.completed" ? relayed.model : undefined;
-          enqueue.assign(nested.addNestedUsage(context, access, nestedUsage(relayed.usage, config.pricing, model)));
+          enqueue.assign(addSpentUsage(context, access, nestedUsage(relayed.usage, config.pricing, model)));
         }
         // What the nested agent counted beyond its usage (its own nested agents' included) counts here too, once: from its own end.
         if (relayed.type === "loop.terminated" && relayed.unreported && event.event.agentPath === undefined) {

@@ -2,7 +2,6 @@ import { toErrorInfo } from "../../actors/errors.js";
 import type { CallDecision } from "../../actors/guard.js";
 import { mayRun, planCall } from "../../actors/call-plan.js";
 import type { Message, ToolCall } from "../../actors/messages.js";
-import { addUsage, type Usage } from "../../actors/model-client.js";
 import { failedOutcome, truncateOutput, type ToolErrorKind, type ToolOutcome } from "../../actors/tool-outcome.js";
 import type { Tool } from "../../tools/tool.js";
 import type { AgentToolSpec } from "./agent-tool-spec.js";
@@ -228,11 +227,6 @@ export function relayed(context: AgentContext, event: AgentEmitted): AgentEmitte
   if (!current) return undefined;
   const agentPath: AgentPath = [{ agent: current.agent, callId: current.callId }, ...(event.agentPath ?? [])];
   return { ...event, agentPath };
-}
-
-/** A nested agent's model reply counts toward this agent's usage (and so its token budget). */
-export function addNestedUsage(context: AgentContext, access: StateAccess, usage: Usage): AgentContext {
-  return { ...context, state: access.write(context.state, { usage: addUsage(access.read<Usage>(context.state, "usage"), usage) }) };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { GuardrailInput, GuardrailMode, GuardrailOutcome, GuardrailStage, GuardrailSubject } from "../../actors/guardrail.js";
 import type { GuardrailMoney, GuardrailSpend } from "../../actors/guardrail-spend.js";
-import { addUsage, type Usage } from "../../actors/model-client.js";
+import type { Usage } from "../../actors/model-client.js";
 import { human, type Message } from "../../actors/messages.js";
 import { toErrorInfo } from "../../actors/errors.js";
 import { textOf } from "../../actors/content-parts.js";
@@ -9,7 +9,7 @@ import type { AgentContext } from "../contract/context.js";
 import type { StateAccess } from "../contract/state-access.js";
 import type { Termination } from "../contract/termination.js";
 import type { OutputPlan } from "./output.js";
-import { addUnreported, spendInput } from "./spend.js";
+import { addSpentUsage, addUnreported, spendInput } from "./spend.js";
 
 /**
  * The pure context updates behind the guardrail states (guardrail-piece.ts): what a guardrail
@@ -54,9 +54,9 @@ export function guardrailMoney(config: ReActConfig, context: AgentContext, usage
 /** The guardrails' budgeted calls join the run's usage (and what it counts beyond it), whatever the verdict. */
 export function applyGuardrailSpend(context: AgentContext, access: StateAccess, spent: GuardrailSpend | undefined): AgentContext {
   if (!spent) return context;
-  const state = access.write(context.state, { usage: addUsage(access.read<Usage>(context.state, "usage"), spent.usage) });
+  const counted = addSpentUsage(context, access, spent.usage);
   const spend = addUnreported(context.loop.spend, spent.unreported);
-  return { ...context, state, loop: spend ? { ...context.loop, spend } : context.loop };
+  return spend ? { ...counted, loop: { ...counted.loop, spend } } : counted;
 }
 
 /** Input guardrails of `mode` have had their say in this run (passed or sent feedback): they do not run again. */

@@ -1,10 +1,11 @@
 import type { LLMOutput } from "../../actors/llm-step.js";
-import type { UnreportedSpend, Usage } from "../../actors/model-client.js";
+import { addUsage, type UnreportedSpend, type Usage } from "../../actors/model-client.js";
 import { pricedUsage, type Pricing } from "../../actors/pricing.js";
 import type { SpendInput } from "../../actors/spend.js";
 import type { ReActConfig } from "../contract/config.js";
 import type { AgentContext, AgentInput } from "../contract/context.js";
 import type { Grant, SpendState } from "../contract/limits.js";
+import type { StateAccess } from "../contract/state-access.js";
 
 /**
  * The pure bookkeeping behind budgets that hold: the run's budgets (its config's, narrowed by a
@@ -117,4 +118,9 @@ export function withGrant(input: AgentInput, left: Grant | undefined): AgentInpu
 /** A nested agent's reply usage as this run counts it: priced here when it came without a cost. */
 export function nestedUsage(usage: Usage, pricing: Pricing | undefined, model: string | undefined): Usage {
   return usage.cost !== undefined || usage.totalTokens === 0 ? usage : pricedUsage(usage, pricing, model);
+}
+
+/** Usage spent beside the agent's own replies (a nested agent's replies, a guardrail's judge) joins the run's usage, and so its budgets. */
+export function addSpentUsage(context: AgentContext, access: StateAccess, usage: Usage): AgentContext {
+  return { ...context, state: access.write(context.state, { usage: addUsage(access.read<Usage>(context.state, "usage"), usage) }) };
 }

@@ -1,9 +1,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
-import { claimStatement } from "../../queue/postgres/statements.js";
 import { freshDatabase } from "./database.js";
-import { type PlanNode, scansOfRuns } from "./plans.js";
+import { claimScans } from "./plans.js";
 
 /**
  * A backlog: many runs queued and due at once (a burst of submits, workers down for a while). Every
@@ -33,15 +32,7 @@ describe("PostgreSQL run queue: a claim beside a backlog of 5,000 due runs", () 
     await db?.drop();
   });
 
-  const explainClaim = async (agents: string[], limit: number) => {
-    await admin.query("BEGIN");
-    try {
-      const { rows } = await admin.query<{ "QUERY PLAN": { Plan: PlanNode }[] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${claimStatement("backlog", agents)}`, [limit, "probe", 1_000]);
-      return scansOfRuns(rows[0]!["QUERY PLAN"][0]!.Plan);
-    } finally {
-      await admin.query("ROLLBACK");
-    }
-  };
+  const explainClaim = (agents: string[], limit: number) => claimScans(admin, "backlog", agents, limit);
 
   it("reads a few rows per agent through runs_due, for one agent or several, never the backlog", async () => {
     for (const agents of [["basic"], ["basic", "approver"], ["approver", "basic", "absent"]]) {

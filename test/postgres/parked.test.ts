@@ -1,10 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
-import { claimStatement } from "../../queue/postgres/statements.js";
 import { failedOutput } from "../../queue/run-store.js";
 import { countingPool } from "./counting-pool.js";
-import { type PlanNode, scansOfRuns } from "./plans.js";
+import { claimScans } from "./plans.js";
 import { freshDatabase } from "./database.js";
 
 /**
@@ -32,15 +31,7 @@ describe("PostgreSQL run queue: 100,000 parked runs", () => {
     await db?.drop();
   });
 
-  const explainClaim = async (agents: string[]) => {
-    await admin.query("BEGIN");
-    try {
-      const { rows } = await admin.query<{ "QUERY PLAN": { Plan: PlanNode }[] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${claimStatement("parked", agents)}`, [4, "probe", 1_000]);
-      return scansOfRuns(rows[0]!["QUERY PLAN"][0]!.Plan);
-    } finally {
-      await admin.query("ROLLBACK");
-    }
-  };
+  const explainClaim = (agents: string[]) => claimScans(admin, "parked", agents);
 
   it("a claim looks at the due runs only: as few rows with 100,000 parked as with none, through the runs_due index", async () => {
     for (let i = 0; i < 3; i++) await store.submit({ agent: "basic", runId: `due-${i}` });

@@ -1,3 +1,6 @@
+import type pg from "pg";
+import { claimStatement } from "../../queue/postgres/statements.js";
+
 /** A node of `EXPLAIN (ANALYZE, FORMAT JSON)`, as far as the claim tests read it. */
 export interface PlanNode {
   "Node Type": string;
@@ -21,4 +24,18 @@ export function scansOfRuns(plan: PlanNode): { type: string; index?: string; exa
   };
   visit(plan);
   return found;
+}
+
+/**
+ * The scans of `runs` in the plan of one claim (up to `limit` runs of `agents` in `schema`), run
+ * under EXPLAIN ANALYZE in a transaction rolled back, so nothing is claimed.
+ */
+export async function claimScans(client: pg.Client, schema: string, agents: string[], limit = 4): Promise<{ type: string; index?: string; examined: number }[]> {
+  await client.query("BEGIN");
+  try {
+    const { rows } = await client.query<{ "QUERY PLAN": { Plan: PlanNode }[] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${claimStatement(schema, agents)}`, [limit, "probe", 1_000]);
+    return scansOfRuns(rows[0]!["QUERY PLAN"][0]!.Plan);
+  } finally {
+    await client.query("ROLLBACK");
+  }
 }
