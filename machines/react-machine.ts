@@ -56,6 +56,8 @@ export function createReactMachine<C = unknown, O extends z.ZodType = z.ZodNever
     context: ({ input }) => initialContext(input, build.access, build.registry.staticInfo, runDeadline(build)),
     initial: "Initialising",
     invoke: [
+      // One actor for the whole run runs its model calls and tool batches (actors/step-host.ts).
+      { id: build.childId("steps"), src: "steps" },
       ...toolProvidersInvoke(build, "root"),
       // With config.maxDurationMs, the deadline is watched for the whole run.
       ...deadlineWatch(build),

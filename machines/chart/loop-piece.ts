@@ -1,9 +1,10 @@
-import { assign, enqueueActions, emit } from "xstate";
+import { assign, enqueueActions, emit, sendTo } from "xstate";
 import { toErrorInfo } from "../../actors/errors.js";
 import { createLLMActor, type LLMOutput, type LLMProgress } from "../../actors/llm-step.js";
 import type { Usage } from "../../actors/model-client.js";
 import { pricedUsage } from "../../actors/pricing.js";
 import { spendRefusal, unreportedOf } from "../../actors/spend.js";
+import { stepHost } from "../../actors/step-host.js";
 import { createToolProvidersActor } from "../../actors/tool-providers.js";
 import { commandShapeProblem } from "../contract/commands.js";
 import { errorTermination, type AgentContext, type AgentOutput } from "../contract/context.js";
@@ -17,6 +18,7 @@ import { heard } from "./audience.js";
 import { carriedProgress } from "./progress.js";
 import { addUnreported, spentBudget, unreportedSpend } from "./spend.js";
 import { runOutputFields } from "./run-output.js";
+import { stepLogic, type StepName } from "./steps.js";
 import { applyReply } from "./transitions.js";
 
 /**
@@ -88,6 +90,7 @@ export function loopImplementation(build: ChartBuild) {
         ...(options.contextBuilder ? { contextBuilder: options.contextBuilder } : {}),
         ...(config.resilience !== undefined ? { resilience: config.resilience } : {}),
       }),
+      steps: stepHost(),
       toolProviders: createToolProvidersActor(registry, options.toolProviders ?? [], options.tools ?? [], options.toolProviderContext),
     },
     actions: defineActions({
@@ -131,6 +134,12 @@ export function loopImplementation(build: ChartBuild) {
       startReply: enqueueActions(({ context, enqueue, self }) => {
         if (read<string>(context, "streamingOutput") !== "") enqueue.assign({ state: access.write(context.state, { streamingOutput: "" }) });
         if (heard(self)) enqueue.emit({ type: "reply.started", ...base(context), round: read<number>(context, "rounds") + 1 });
+      }),
+      /** AgentLLM asks the step host for the model's reply. */
+      requestReply: sendTo(build.childId("steps"), ({ context, self }) => ({ type: "step.request", step: "llm", input: build.llm.input(context), logic: stepLogic(self, "llm") })),
+      /** A state that waited on a step leaves before its answer (a cancel, a deadline, a guardrail): the step stops. */
+      abortStep: enqueueActions(({ event, enqueue }, { step }: { step: StepName }) => {
+        if (event.type !== `${step}.done` && event.type !== `${step}.error`) enqueue.sendTo(build.childId("steps"), { type: "step.abort", step });
       }),
       announceTermination: emit(({ context }) => ({
         type: "loop.terminated" as const,
@@ -249,12 +258,11 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
     AgentLLM: stateConfig({
       description: "Asks the model for the next reply (streamed); tool calls go to ToolExecutor, a plain reply to StateCondition.",
       tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.modelCall],
-      entry: "startReply",
-      invoke: {
-        id: build.childId("llm"),
-        src: "llm",
-        input: ({ context }) => build.llm.input(context),
-        onDone: [
+      entry: ["startReply", "requestReply"],
+      exit: { type: "abortStep", params: { step: "llm" } },
+      on: {
+        "llm.progress": { actions: "reportModelProgress" },
+        "llm.done": [
           ...exits.finalResult,
           {
             guard: ({ event }) => event.output.toolCalls.length > 0,
@@ -268,8 +276,8 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
             actions: "settleReply",
           },
         ],
-        // The error carries no progress (the actor flushed it before failing): settling first keeps every outcome alike.
-        onError: [
+        // The error carries no progress (the step flushed it before failing): settling first keeps every outcome alike.
+        "llm.error": [
           ...budgetRefusals(build, "The call was not made"),
           {
             target: target("Failed"),
@@ -277,8 +285,9 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
             actions: ["reportModelProgress", { type: "terminate", params: { reason: "modelError" } }],
           },
         ],
+        // A restored run: the request went with the process that saved it.
+        "steps.ready": { actions: "requestReply" },
       },
-      on: { "llm.progress": { actions: "reportModelProgress" } },
     }),
     StateCondition: stateConfig({
       description: "The round is over: done (state.done) succeeds (or checks the output), otherwise on to CheckBudget.",

@@ -65,6 +65,8 @@ export const ACTOR_NAMES = {
   parallelGuardrails: "parallelGuardrails",
   outputGuardrails: "outputGuardrails",
   deadlineTimer: "deadlineTimer",
+  /** The run's step host (actors/step-host.ts): runs `llm` and `toolExecutor` for AgentLLM and Executing. */
+  steps: "steps",
 } as const;
 
 export class MachineOptionsError extends JianmuError {

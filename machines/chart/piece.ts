@@ -95,8 +95,14 @@ type Invoke = Single<NonNullable<AgentStateConfig["invoke"]>>;
 /** One invoked actor that a piece adds to another piece's state (or the root). */
 export type AgentInvoke = Invoke;
 
-/** One transition on the output of the invoked actor `src`, that a piece adds to the state invoking it. */
-export type DoneBranch<Src extends string> = Exclude<Single<NonNullable<Extract<Invoke, { src: Src }>["onDone"]>>, string>;
+/** Which answer of the step host (actors/step-host.ts) carries each step's output. */
+interface StepDone {
+  llm: "llm.done";
+  toolExecutor: "executor.done";
+}
+
+/** One transition on the output of the step `step`, that a piece adds to the state waiting on it. */
+export type DoneBranch<Step extends keyof StepDone> = Exclude<Single<NonNullable<AgentOn[StepDone[Step]]>>, string>;
 
 /**
  * States that exist only with their option (`output`, `config.context`, `prepareRound`...): an agent

@@ -1,4 +1,4 @@
-import { assign, enqueueActions } from "xstate";
+import { assign, enqueueActions, sendTo } from "xstate";
 import { createPreflightActor, type CallDecision, type CallRecord } from "../../actors/guard.js";
 import type { ToolCall } from "../../actors/messages.js";
 import { createToolExecutorActor, type ExecutorOutput, type ToolProgress } from "../../actors/tool-executor.js";
@@ -13,6 +13,7 @@ import { defineActions, stateConfig, type DoneBranch } from "./piece.js";
 import { heard } from "./audience.js";
 import { carriedProgress } from "./progress.js";
 import { applyDecisions, applyOutcomes, recordStarted } from "./transitions.js";
+import { stepLogic } from "./steps.js";
 
 /**
  * Tool execution: the batch of calls of one reply (`ToolExecutor`), checked by the guards in
@@ -22,7 +23,7 @@ import { applyDecisions, applyOutcomes, recordStarted } from "./transitions.js";
  */
 
 export function toolImplementation(build: ChartBuild) {
-  const { options, now, registry, toolOwners, read, base, access } = build;
+  const { options, now, registry, toolOwners, read, base, access, config, agents } = build;
 
   /**
    * A batch of tool progress (carried by `event`, if any): its telemetry goes to `emitEvent` when the run
@@ -66,6 +67,25 @@ export function toolImplementation(build: ChartBuild) {
         const settled = settleToolProgress(context, event, heard(self), enqueue.emit);
         enqueue.assign(applyOutcomes(settled, access, (event as unknown as { output: ExecutorOutput }).output));
       }),
+      /** Executing asks the step host to run the batch. */
+      requestBatch: sendTo(build.childId("steps"), ({ context, self }) => ({
+        type: "step.request",
+        step: "executor",
+        input: toolOwners.mark(
+          {
+            runId: context.loop.runId,
+            iteration: context.loop.iteration,
+            calls: executorCalls(read<ToolCall[]>(context, "actions"), context.loop.decisions, agents),
+            decisions: context.loop.decisions,
+            mode: config.toolExecution,
+            state: build.view(context),
+            maxOutputChars: config.maxToolOutputChars,
+            ...(context.loop.round?.tools ? { offered: context.loop.round.tools } : {}),
+          },
+          toolsOwnerOf(self, build.childId("toolProviders")),
+        ),
+        logic: stepLogic(self, "executor"),
+      })),
       /** Preflight without constraints: the decisions the guard actor gives when no guard runs. */
       allowEveryCall: assign(({ context }) =>
         applyDecisions(context, { decisions: read<ToolCall[]>(context, "actions").map((call): CallDecision => ({ callId: call.id, name: call.name, status: "allowed" })) }),
@@ -95,7 +115,7 @@ export function toolImplementation(build: ChartBuild) {
 
 /** The batch's states: Preflight and Executing (`afterBatch`: branches taken before the outcomes are applied). */
 export function toolStates(build: ChartBuild, { afterBatch }: { afterBatch: readonly DoneBranch<"toolExecutor">[] }) {
-  const { config, toolOwners, agents, target, read } = build;
+  const { target, read } = build;
   return {
     ToolExecutor: stateConfig({
       description: "The batch of tool calls of one reply: guards, approvals, execution, nested agents.",
@@ -141,24 +161,11 @@ export function toolStates(build: ChartBuild, { afterBatch }: { afterBatch: read
     Executing: stateConfig({
       description: "Runs the approved calls (in parallel or in sequence, as config.toolExecution says) and records their outcomes.",
       tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint],
-      invoke: {
-        id: build.childId("toolExecutor"),
-        src: "toolExecutor",
-        input: ({ context, self }) =>
-          toolOwners.mark(
-            {
-              runId: context.loop.runId,
-              iteration: context.loop.iteration,
-              calls: executorCalls(read<ToolCall[]>(context, "actions"), context.loop.decisions, agents),
-              decisions: context.loop.decisions,
-              mode: config.toolExecution,
-              state: build.view(context),
-              maxOutputChars: config.maxToolOutputChars,
-              ...(context.loop.round?.tools ? { offered: context.loop.round.tools } : {}),
-            },
-            toolsOwnerOf(self, build.childId("toolProviders")),
-          ),
-        onDone: [
+      entry: "requestBatch",
+      exit: { type: "abortStep", params: { step: "executor" } },
+      on: {
+        "tool.progress": { actions: "reportToolProgress" },
+        "executor.done": [
           ...afterBatch,
           {
             target: target("Evaluating.ChildRunning.StateCondition"),
@@ -166,13 +173,14 @@ export function toolStates(build: ChartBuild, { afterBatch }: { afterBatch: read
             actions: "settleOutcomes",
           },
         ],
-        onError: {
+        "executor.error": {
           target: target("Failed"),
           description: "The executor itself crashed (a tool's failure is an outcome, not this): the run fails (internalError).",
           actions: ["reportToolProgress", { type: "terminate", params: { reason: "internalError" } }],
         },
+        // A restored run: the request went with the process that saved it.
+        "steps.ready": { actions: "requestBatch" },
       },
-      on: { "tool.progress": { actions: "reportToolProgress" } },
     }),
   };
 }

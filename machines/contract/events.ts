@@ -1,6 +1,6 @@
-import type { LLMProgress } from "../../actors/llm-step.js";
+import type { LLMOutput, LLMProgress } from "../../actors/llm-step.js";
 import type { Progress } from "../../actors/progress.js";
-import type { ToolProgress } from "../../actors/tool-executor.js";
+import type { ExecutorOutput, ToolProgress } from "../../actors/tool-executor.js";
 import type { ToolsLifecycleEvent } from "../../actors/tool-providers.js";
 import type { PendingApproval } from "./approvals.js";
 import type { AgentEmitted } from "./emitted.js";
@@ -32,7 +32,19 @@ export type InternalEvent =
   | { type: "llm.progress"; progress: Progress<LLMProgress>[] }
   | { type: "tool.progress"; progress: Progress<ToolProgress>[] }
   | ToolsLifecycleEvent
+  | StepAnswer
   | NestedAgentEvent;
+
+/**
+ * What the step host (actors/step-host.ts) answers: a model call's reply (AgentLLM), a batch's
+ * outcomes (Executing), either one's failure, and that it has started (a restored run asks again).
+ */
+export type StepAnswer =
+  | { type: "llm.done"; output: LLMOutput }
+  | { type: "llm.error"; error: unknown }
+  | { type: "executor.done"; output: ExecutorOutput }
+  | { type: "executor.error"; error: unknown }
+  | { type: "steps.ready" };
 
 /**
  * What a nested agent (see machines/chart/nested-agent.ts) tells the agent that started it: each telemetry

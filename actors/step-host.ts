@@ -1,0 +1,108 @@
+import { fromCallback, type AnyActorLogic, type EventObject } from "xstate";
+import { LazyCancellation } from "./cancellation.js";
+import type { ReportingPromiseArgs, ReportingPromiseCreator } from "./reporting-promise.js";
+import { JianmuError } from "../tools/jianmu-error.js";
+
+/**
+ * The run's step host: one actor for the whole run that runs a step (a model call, a batch of tool
+ * calls) per request, instead of a child actor invoked and stopped by every state that waits on a
+ * step. Spawning and stopping an actor is most of what the interpreter spends per round
+ * (bench/README.md, "Designs measured"); a host started once takes it off every round.
+ *
+ * The protocol (`step` names the step: `llm`, `executor`):
+ * - `step.request` `{ step, input, logic }`: run `logic`'s creator with `input`. `logic` is the step
+ *   as the machine's implementations hold it (`fromPromise` / `fromReportingPromise`, or what
+ *   `machine.provide({ actors })` put there), read by the state that sends the request.
+ * - `step.abort` `{ step }`: the state that waited has left; the running step is stopped (its
+ *   `signal` aborts) and whatever it answers later is dropped. A new request of the same step stops
+ *   the one before it too.
+ * - answers, through `sendBack`: the step's reports while it runs, then `<step>.done` `{ output }`
+ *   or `<step>.error` `{ error }`.
+ * - `steps.ready` when the host starts: a run restored in a state that waits on a step (its request
+ *   went with the process that saved it) sends the request again.
+ */
+export interface StepRequest {
+  type: "step.request";
+  step: string;
+  input: unknown;
+  logic: AnyActorLogic;
+}
+
+/** Step logic that is not promise-shaped cannot run in the host. */
+export class StepLogicError extends JianmuError {
+  static override readonly errorCode = "STEP_LOGIC_ERROR";
+  override name = "StepLogicError";
+}
+
+const SIGNAL_ON_READ: PropertyDescriptor = {
+  get(this: { cancellation: LazyCancellation }): AbortSignal {
+    return this.cancellation.signal;
+  },
+  enumerable: true,
+  configurable: true,
+};
+
+/** The creator behind promise-shaped logic (`fromPromise` and `fromReportingPromise` keep it as `config`). */
+function creatorOf(step: string, logic: AnyActorLogic | undefined): ReportingPromiseCreator<unknown, unknown, EventObject> {
+  const creator = (logic as { config?: unknown } | undefined)?.config;
+  if (typeof creator !== "function") {
+    throw new StepLogicError(
+      `actors.${step === "executor" ? "toolExecutor" : step}: the step must be promise logic, made with fromPromise(async ({ input, signal }) => ...); got ${logic === undefined ? "nothing" : "another kind of actor logic"}`,
+    );
+  }
+  return creator as ReportingPromiseCreator<unknown, unknown, EventObject>;
+}
+
+export function stepHost() {
+  return fromCallback<EventObject>(({ self, system, emit, sendBack, receive }) => {
+    const running = new Map<string, LazyCancellation>();
+    const stop = (step: string) => {
+      running.get(step)?.abort();
+      running.delete(step);
+    };
+    receive((event) => {
+      const { step } = event as { step?: unknown };
+      if (typeof step !== "string") return;
+      if (event.type === "step.abort") return stop(step);
+      if (event.type !== "step.request") return;
+      stop(step);
+      const { input, logic } = event as unknown as StepRequest;
+      const cancellation = new LazyCancellation();
+      running.set(step, cancellation);
+      const current = () => running.get(step) === cancellation;
+      const args: Omit<ReportingPromiseArgs<unknown, EventObject>, "signal"> = {
+        input,
+        self,
+        system,
+        emit,
+        report: (report) => {
+          if (current()) sendBack(report);
+        },
+        cancellation,
+      };
+      const full = Object.defineProperty(args, "signal", SIGNAL_ON_READ) as ReportingPromiseArgs<unknown, EventObject>;
+      let answer: PromiseLike<unknown>;
+      try {
+        answer = creatorOf(step, logic)(full);
+      } catch (error) {
+        answer = Promise.reject(error);
+      }
+      Promise.resolve(answer).then(
+        (output) => {
+          if (!current()) return;
+          running.delete(step);
+          sendBack({ type: `${step}.done`, output });
+        },
+        (error: unknown) => {
+          if (!current()) return;
+          running.delete(step);
+          sendBack({ type: `${step}.error`, error });
+        },
+      );
+    });
+    sendBack({ type: "steps.ready" });
+    return () => {
+      for (const step of [...running.keys()]) stop(step);
+    };
+  });
+}
