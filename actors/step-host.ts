@@ -19,13 +19,15 @@ import { JianmuError } from "../tools/jianmu-error.js";
  * - answers, through `sendBack`: the step's reports while it runs, then `<step>.done` `{ output }`
  *   or `<step>.error` `{ error }`.
  * - `steps.ready` when the host starts: a run restored in a state that waits on a step (its request
- *   went with the process that saved it) sends the request again.
+ *   went with the process that saved it) sends the request again, marked `again`: a host already
+ *   running that step ignores it, so a ready that crossed a first request cannot run a step twice.
  */
 export interface StepRequest {
   type: "step.request";
   step: string;
   input: unknown;
   logic: AnyActorLogic;
+  again?: boolean;
 }
 
 /** Step logic that is not promise-shaped cannot run in the host. */
@@ -65,8 +67,9 @@ export function stepHost() {
       if (typeof step !== "string") return;
       if (event.type === "step.abort") return stop(step);
       if (event.type !== "step.request") return;
+      const { input, logic, again } = event as unknown as StepRequest;
+      if (again && running.has(step)) return;
       stop(step);
-      const { input, logic } = event as unknown as StepRequest;
       const cancellation = new LazyCancellation();
       running.set(step, cancellation);
       const current = () => running.get(step) === cancellation;

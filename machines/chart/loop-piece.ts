@@ -136,7 +136,13 @@ export function loopImplementation(build: ChartBuild) {
         if (heard(self)) enqueue.emit({ type: "reply.started", ...base(context), round: read<number>(context, "rounds") + 1 });
       }),
       /** AgentLLM asks the step host for the model's reply. */
-      requestReply: sendTo(build.childId("steps"), ({ context, self }) => ({ type: "step.request", step: "llm", input: build.llm.input(context), logic: stepLogic(self, "llm") })),
+      requestReply: sendTo(build.childId("steps"), ({ context, self }, params?: { again: true }) => ({
+        type: "step.request",
+        step: "llm",
+        input: build.llm.input(context),
+        logic: stepLogic(self, "llm"),
+        ...params,
+      })),
       /** A state that waited on a step leaves before its answer (a cancel, a deadline, a guardrail): the step stops. */
       abortStep: enqueueActions(({ event, enqueue }, { step }: { step: StepName }) => {
         if (event.type !== `${step}.done` && event.type !== `${step}.error`) enqueue.sendTo(build.childId("steps"), { type: "step.abort", step });
@@ -286,7 +292,7 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
           },
         ],
         // A restored run: the request went with the process that saved it.
-        "steps.ready": { actions: "requestReply" },
+        "steps.ready": { actions: { type: "requestReply", params: { again: true } } },
       },
     }),
     StateCondition: stateConfig({

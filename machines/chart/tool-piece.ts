@@ -68,7 +68,7 @@ export function toolImplementation(build: ChartBuild) {
         enqueue.assign(applyOutcomes(settled, access, (event as unknown as { output: ExecutorOutput }).output));
       }),
       /** Executing asks the step host to run the batch. */
-      requestBatch: sendTo(build.childId("steps"), ({ context, self }) => ({
+      requestBatch: sendTo(build.childId("steps"), ({ context, self }, params?: { again: true }) => ({
         type: "step.request",
         step: "executor",
         input: toolOwners.mark(
@@ -85,6 +85,7 @@ export function toolImplementation(build: ChartBuild) {
           toolsOwnerOf(self, build.childId("toolProviders")),
         ),
         logic: stepLogic(self, "executor"),
+        ...params,
       })),
       /** Preflight without constraints: the decisions the guard actor gives when no guard runs. */
       allowEveryCall: assign(({ context }) =>
@@ -179,7 +180,7 @@ export function toolStates(build: ChartBuild, { afterBatch }: { afterBatch: read
           actions: ["reportToolProgress", { type: "terminate", params: { reason: "internalError" } }],
         },
         // A restored run: the request went with the process that saved it.
-        "steps.ready": { actions: "requestBatch" },
+        "steps.ready": { actions: { type: "requestBatch", params: { again: true } } },
       },
     }),
   };

@@ -9,6 +9,7 @@ import { hasStateTag, STATE_TAGS } from "../contract/state-tags.js";
 import { DEFAULT_SNAPSHOT_LIMITS, snapshotLimitProblem, type SnapshotLimits } from "./snapshot-limits.js";
 import { JianmuError } from "../../tools/jianmu-error.js";
 import { hasBlobRefs, type BlobCollector } from "./blobs.js";
+import { upgradeStepChildren, type SavedChildren } from "./step-host-upgrade.js";
 
 export { DEFAULT_SNAPSHOT_LIMITS, type SnapshotLimits } from "./snapshot-limits.js";
 
@@ -21,8 +22,14 @@ export { DEFAULT_SNAPSHOT_LIMITS, type SnapshotLimits } from "./snapshot-limits.
  */
 
 export const SNAPSHOT_FORMAT = "jianmu.snapshot";
-/** Bumped whenever a saved run of the previous version could not be restored correctly. */
-export const SNAPSHOT_VERSION = 1;
+/**
+ * Bumped whenever a saved run of the previous version could not be restored correctly as it is.
+ * 2: the model call and the tool batch run in the run's step host (actors/step-host.ts); a version-1
+ * run is brought to that shape when restored (step-host-upgrade.ts).
+ */
+export const SNAPSHOT_VERSION = 2;
+/** The versions this code restores: its own, and those it upgrades. */
+const READABLE_VERSIONS = [1, SNAPSHOT_VERSION] as const;
 
 export { RunStatusSchema, type RunStatus } from "../contract/run-status.js";
 
@@ -49,7 +56,7 @@ const SavedSnapshotSchema = z
  */
 export const PersistedAgentSchema = z.object({
   format: z.literal(SNAPSHOT_FORMAT),
-  version: z.literal(SNAPSHOT_VERSION),
+  version: z.union([z.literal(READABLE_VERSIONS[0]), z.literal(READABLE_VERSIONS[1])]),
   /** The machine id (`createReactMachine({ name })`) that can restore it. */
   machine: z.string().min(1),
   runId: z.string().min(1),
@@ -206,11 +213,11 @@ export function checkedEnvelope(value: unknown): PersistedAgent {
         : `cannot restore the run: not a jianmu snapshot (format is ${describe(record.format)}, expected "${SNAPSHOT_FORMAT}"); pass what persistAgent(actor) returned`,
     );
   }
-  if (record.version !== SNAPSHOT_VERSION) {
+  if (!READABLE_VERSIONS.some((version) => version === record.version)) {
     const newer = typeof record.version === "number" && record.version > SNAPSHOT_VERSION;
     throw new SnapshotError(
       "version",
-      `cannot restore the run: it was saved with snapshot format version ${describe(record.version)} and this jianmu reads version ${SNAPSHOT_VERSION}; ` +
+      `cannot restore the run: it was saved with snapshot format version ${describe(record.version)} and this jianmu reads versions ${READABLE_VERSIONS.join(" and ")}; ` +
         (newer ? "restore it with the newer jianmu that saved it, or start a fresh run" : "finish it with the jianmu version that saved it, or start a fresh run"),
     );
   }
@@ -228,8 +235,9 @@ export function checkedEnvelope(value: unknown): PersistedAgent {
  *
  * The restored actor restarts the invoked children the snapshot holds, with their saved input:
  * the root's `toolProviders` opens the providers again, the approval timer waits for what is left
- * of the absolute deadline kept in context, and an `llm` or `toolExecutor` child runs again (the
- * tool journal keeps the executor from repeating calls).
+ * of the absolute deadline kept in context, and the step host starts again, so a run saved in
+ * AgentLLM or Executing asks it for its model call or its batch again (the tool journal keeps the
+ * executor from repeating calls). A version-1 run is brought to the step host's shape first.
  */
 export function restoreAgent(machine: ReactMachine, saved: unknown, limits: SnapshotLimits = DEFAULT_SNAPSHOT_LIMITS): Snapshot<unknown> {
   const envelope = readPersisted(saved, limits);
@@ -278,11 +286,10 @@ export function restoreAgent(machine: ReactMachine, saved: unknown, limits: Snap
       `cannot restore run ${envelope.runId}: state "${envelope.state}" does not exist in machine "${machine.id}" (its statechart changed since the run was saved): ${FRESH_RUN}`,
     );
   }
+  if (snapshot.status === "active") upgradeStepChildren(machine, snapshot.children as SavedChildren);
   checkChildren(envelope.runId, machine, snapshot.children as SavedChildren, "");
   return snapshot as unknown as Snapshot<unknown>;
 }
-
-type SavedChildren = Record<string, { src: string; snapshot?: { children?: SavedChildren } }>;
 
 /**
  * Every saved child must have logic to restore it from, nested agents' children included (a nested

@@ -69,9 +69,9 @@ describe("the snapshot envelope", () => {
 
 describe("restoring an incompatible snapshot fails with a reason and a remedy", () => {
   it("another format version", () => {
-    const newer = refusal(machineNamed(), tampered((c) => (c.version = 2)));
+    const newer = refusal(machineNamed(), tampered((c) => (c.version = 3)));
     expect(newer.problem).toBe("version");
-    expect(newer.message).toMatch(/saved with snapshot format version 2 and this jianmu reads version 1; restore it with the newer jianmu/);
+    expect(newer.message).toMatch(/saved with snapshot format version 3 and this jianmu reads versions 1 and 2; restore it with the newer jianmu/);
     const older = refusal(machineNamed(), tampered((c) => (c.version = 0)));
     expect(older.message).toMatch(/version 0 .*finish it with the jianmu version that saved it/);
   });

@@ -87,7 +87,7 @@ describe("restoring a run parked in AwaitingApproval", () => {
     await waitFor(parked, awaitingApproval);
     const saved = JSON.stringify(persistAgent(parked));
     const children = Object.keys(JSON.parse(saved).snapshot.children);
-    expect(children).toEqual(["ReActAgent.toolProviders", "ReActAgent.approvalTimer"]);
+    expect(children).toEqual(["ReActAgent.steps", "ReActAgent.toolProviders", "ReActAgent.approvalTimer"]);
     parked.stop();
     await toolProvidersClosed(first, JSON.parse(saved).runId);
     expect(closed).toEqual(["first"]);

@@ -122,7 +122,7 @@ describe("persisted types are their schemas", () => {
     expectTypeOf<AgentInput>().toEqualTypeOf<{ messages?: Message[]; state?: Record<string, unknown>; runId?: string; threadId?: string; limits?: { tokens?: number; cost?: number } }>();
     expectTypeOf<PersistedAgent>().toEqualTypeOf<{
       format: typeof SNAPSHOT_FORMAT;
-      version: 1;
+      version: 1 | 2;
       machine: string;
       runId: string;
       state: string;
