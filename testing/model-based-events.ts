@@ -13,7 +13,7 @@ import type { StateAccess } from "../machines/contract/state-access.js";
 import { STATE_TAGS } from "../machines/contract/state-tags.js";
 import { costBudgetSpent, tokenBudgetSpent } from "../machines/chart/spend.js";
 import { decisionsUnder, predictOutcomes, PURE_CLOCK, scriptLabel, turnOf, type ModelTurnScript, type Policy, type PolicyDecision } from "./model-based-inputs.js";
-import { childInput, childrenOf, type AgentSnapshot } from "./model-based-pure.js";
+import { awaitedBy, type AgentSnapshot, type Awaited } from "./model-based-pure.js";
 
 /**
  * The abstraction the traversal works on, and what can happen in each of its states.
@@ -63,6 +63,8 @@ const GUARDRAIL_OUTCOMES: readonly { outcome: GuardrailOutcome; label: string }[
 export type EventKind =
   | { kind: "toolsReady" }
   | { kind: "toolsFailed" }
+  /** The step host starts (again, after a restore): the state waiting on a step asks for it again. */
+  | { kind: "stepsReady" }
   | { kind: "cancel" }
   | { kind: "approve"; callId: string }
   | { kind: "reject"; callId: string }
@@ -79,6 +81,8 @@ export function classifyEvent(event: AnyEventObject, machineId: string): EventKi
       return { kind: "toolsReady" };
     case "tools.failed":
       return { kind: "toolsFailed" };
+    case "steps.ready":
+      return { kind: "stepsReady" };
     case "agent.cancel":
       return { kind: "cancel" };
     case "guard.approve":
@@ -89,6 +93,15 @@ export function classifyEvent(event: AnyEventObject, machineId: string): EventKi
       return { kind: "progress", src: "llm" };
     case "tool.progress":
       return { kind: "progress", src: "toolExecutor" };
+    // The step host's answers (actors/step-host.ts).
+    case "llm.done":
+      return { kind: "done", src: "llm", output: event["output"] };
+    case "llm.error":
+      return { kind: "error", src: "llm", error: event["error"] };
+    case "executor.done":
+      return { kind: "done", src: "toolExecutor", output: event["output"] };
+    case "executor.error":
+      return { kind: "error", src: "toolExecutor", error: event["error"] };
     case "agent.status":
     case "agent.emitted":
       return { kind: "nested" };
@@ -187,11 +200,11 @@ export class EventCatalogue {
       this.labels.set(event, label);
       events.push(event);
     };
-    for (const child of childrenOf(snapshot)) {
-      const done = (output: unknown, label: string) => add({ type: `xstate.done.actor.${child.id}`, output }, label);
-      const error = (message: string, label: string) => add({ type: `xstate.error.actor.${child.id}`, error: new Error(message) }, label);
+    for (const child of awaitedBy(snapshot)) {
+      const done = (output: unknown, label: string) => add({ type: child.done, output }, label);
+      const error = (message: string, label: string) => add({ type: child.error, error: new Error(message) }, label);
       if (child.src.startsWith("agent.")) {
-        this.nestedAgentEvents(snapshot, child.id, add);
+        this.nestedAgentEvents(snapshot, child, add);
         continue;
       }
       switch (child.src) {
@@ -203,25 +216,25 @@ export class EventCatalogue {
           }
           break;
         case "llm": {
-          const input = childInput<LLMInput>(child.ref)!;
+          const input = child.input as LLMInput;
           for (const script of this.scripts) done(turnOf(script, input.rounds + 1), `model ${scriptLabel(script)}`);
           add({ type: "llm.progress", progress: [{ at: PURE_CLOCK, event: { type: "text.delta", delta: "Thinking " } }] }, "model streams text");
           add({ type: "llm.progress", progress: [{ at: PURE_CLOCK, event: { type: "reasoning.delta", delta: "Considering the tools. " } }] }, "model streams its reasoning");
           add(
-            { type: `xstate.error.actor.${child.id}`, error: new ModelError("the model call failed (scripted)", { kind: "script", model: "scripted" }) },
+            { type: child.error, error: new ModelError("the model call failed (scripted)", { kind: "script", model: "scripted" }) },
             "model call fails",
           );
-          this.refusals(child.id, "model call", add);
+          this.refusals(child.error, "model call", add);
           break;
         }
         case "guard": {
-          const input = childInput<PreflightInput>(child.ref)!;
+          const input = child.input as PreflightInput;
           for (const { label, decisions } of this.verdicts(input.calls)) done({ decisions } satisfies PreflightOutput, `guard: ${label}`);
           error("the guard step crashed (scripted)", "guard step crashes");
           break;
         }
         case "toolExecutor": {
-          const input = childInput<ExecutorInput>(child.ref)!;
+          const input = child.input as ExecutorInput;
           const output = predictOutcomes(input, snapshot.context.loop.tools);
           done(output, `tools run: ${output.outcomes.map((o) => `${o.name} ${o.status}`).join(", ")}`);
           const first = output.outcomes.find((o) => o.status === "ok" || o.status === "error");
@@ -236,35 +249,37 @@ export class EventCatalogue {
           break;
         }
         case "compaction": {
-          const input = childInput<CompactionInput>(child.ref)!;
+          const input = child.input as CompactionInput;
           // A summary comes from the scripted summarizer's model ("scripted", as in the replay): its price makes the summary's cost.
           const output = input.strategy === "summarize" ? { ...compactWith(input, SCRIPTED_SUMMARY), model: "scripted" } : compactWith(input);
           done(output, `${input.strategy === "trim" ? "old messages trimmed" : "old messages summarized"}`);
           error("compaction failed (scripted)", "compaction fails");
-          this.refusals(child.id, "summary", add);
+          this.refusals(child.error, "summary", add);
           break;
         }
         case "inputGuardrails":
         case "parallelGuardrails":
         case "outputGuardrails": {
-          if (childInput<GuardrailInput>(child.ref)?.skip) break;
+          if ((child.input as GuardrailInput | undefined)?.skip) break;
           const what = child.src === "outputGuardrails" ? "output" : child.src === "inputGuardrails" ? "input" : "parallel input";
           for (const { outcome, label } of GUARDRAIL_OUTCOMES) done(outcome, `${what} guardrails ${label}`);
           error("the guardrail step crashed (scripted)", `${what} guardrail step crashes`);
           break;
         }
         case "deadlineTimer": {
-          const input = childInput<ApprovalTimerInput>(child.ref)!;
+          const input = child.input as ApprovalTimerInput;
           if (input.deadline !== null) done({ firedAt: input.deadline }, "the run's deadline passes");
           break;
         }
         case "approvalTimer": {
-          const input = childInput<ApprovalTimerInput>(child.ref)!;
+          const input = child.input as ApprovalTimerInput;
           if (input.deadline !== null) done({ firedAt: input.deadline }, "the approval deadline passes");
           break;
         }
       }
     }
+    // A restored run's step host starts again; a state waiting on a step asks it again (a live host still running it ignores that).
+    if (awaitedBy(snapshot).some((awaited) => awaited.hosted)) add({ type: "steps.ready" }, "the step host starts (again, after a restore)");
     if (snapshot.hasTag(STATE_TAGS.approval)) {
       for (const d of snapshot.context.loop.decisions.filter((d) => d.status === "pending")) {
         add({ type: "guard.approve", callId: d.callId }, `approve ${d.name}`);
@@ -296,7 +311,7 @@ export class EventCatalogue {
    * HandingOff), reports a model reply (its usage counts here), and starts or stops waiting for
    * an approval. Its answer is fixed text: what it says does not change the parent's chart.
    */
-  private nestedAgentEvents(snapshot: AgentSnapshot, id: string, add: (event: AnyEventObject, label: string) => void): void {
+  private nestedAgentEvents(snapshot: AgentSnapshot, { id, done, error }: Awaited, add: (event: AnyEventObject, label: string) => void): void {
     const delegation = snapshot.context.loop.delegation;
     const current = delegation?.current;
     if (!delegation || !current) return;
@@ -315,9 +330,9 @@ export class EventCatalogue {
         state: {},
         ...(status === "failed" ? { termination: { reason: "modelError", iterations: 0 } } : {}),
       });
-      add({ type: `xstate.done.actor.${id}`, output: output("succeeded") }, `${current.agent} answers`);
-      add({ type: `xstate.done.actor.${id}`, output: output("failed") }, `${current.agent} fails`);
-      add({ type: `xstate.error.actor.${id}`, error: new Error("the nested agent crashed (scripted)") }, `${current.agent} crashes`);
+      add({ type: done, output: output("succeeded") }, `${current.agent} answers`);
+      add({ type: done, output: output("failed") }, `${current.agent} fails`);
+      add({ type: error, error: new Error("the nested agent crashed (scripted)") }, `${current.agent} crashes`);
       if (delegation.pending.length === 0) add({ type: "agent.status", from: id, pending: [], moment: "working" }, `${current.agent} reaches a checkpoint`);
     }
     const reply = { type: "reply.completed", agent: current.agent, runId: "nested-run", iteration: 0, timestamp: PURE_CLOCK, round: 1, toolCalls: 0, finishReason: "stop", usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, model: "scripted" };
@@ -330,12 +345,12 @@ export class EventCatalogue {
     }
   }
 
-  /** A model call (or summary) refused before it is made, over either budget: any agent may run nested, with its caller's grant of both. */
-  private refusals(id: string, what: string, add: (event: AnyEventObject, label: string) => void): void {
+  /** A model call (or summary) refused before it is made, over either budget (`failed`: the step's error event): any agent may run nested, with its caller's grant of both. */
+  private refusals(failed: string, what: string, add: (event: AnyEventObject, label: string) => void): void {
     const budgets: SpendBudget[] = ["tokenBudget", "costBudget"];
     for (const budget of budgets) {
       const error = new SpendLimitError(budget, `not calling the model: over the ${budget} (scripted)`);
-      add({ type: `xstate.error.actor.${id}`, error }, `${what} refused: it would cross the ${budget === "tokenBudget" ? "token" : "cost"} budget`);
+      add({ type: failed, error }, `${what} refused: it would cross the ${budget === "tokenBudget" ? "token" : "cost"} budget`);
     }
   }
 

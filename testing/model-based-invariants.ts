@@ -1,4 +1,3 @@
-import type { AnyActorRef } from "xstate";
 import type { z } from "zod";
 import type { CallDecision } from "../actors/guard.js";
 import type { LLMInput } from "../actors/llm-step.js";
@@ -9,7 +8,7 @@ import type { AgentOutput } from "../machines/contract/context.js";
 import { TERMINATION_REASONS } from "../machines/contract/events.js";
 import type { StateAccess } from "../machines/contract/state-access.js";
 import { fieldMeta } from "../machines/contract/state.js";
-import { childInput, childrenOf, type AgentSnapshot, type Microstep } from "./model-based-pure.js";
+import { awaitedBy, type AgentSnapshot, type Microstep, type StepRequest } from "./model-based-pure.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
 /**
@@ -78,7 +77,7 @@ export class InvariantChecker {
   /** Set by the runner: the path event being processed. */
   step = 0;
   private last: AgentSnapshot | undefined;
-  private readonly seenChildren = new WeakSet<AnyActorRef>();
+  private readonly seenChildren = new WeakSet<object>();
   private modelCalls = 0;
   /** What each round's plan (`prepareRound`) allowed beyond the first-round rule, by round. */
   private readonly planned = new Map<number, { toolChoice: boolean; keys: Set<string> }>();
@@ -149,14 +148,25 @@ export class InvariantChecker {
     this.trackApprovals(previous, snapshot, microstep);
     if (previous && microstep.event.type === "llm.progress") this.checkStreamedOutput(previous, snapshot, microstep.event as { progress?: unknown });
 
-    for (const child of childrenOf(snapshot)) {
-      if (this.seenChildren.has(child.ref)) continue;
-      this.seenChildren.add(child.ref);
-      if (child.src === "llm") this.checkModelCall(childInput<LLMInput>(child.ref), snapshot);
-      if (child.src === "toolExecutor") this.checkExecution(childInput<ExecutorInput>(child.ref), snapshot);
-      if (child.src.startsWith("agent.")) this.checkDelegation(snapshot);
-      this.checkGuardrailsFirst(child.src, snapshot);
-    }
+    for (const request of microstep.requests ?? []) this.requested(request, snapshot);
+    for (const child of awaitedBy(snapshot)) if (!child.hosted) this.started(child.key, child.src, child.input, snapshot);
+  }
+
+  /** Live: the agent asked its step host for a step (seen by an inspector; `snapshot`: the agent's, when it asked). */
+  requested(request: StepRequest, snapshot: AgentSnapshot): void {
+    // Asked again when the host starts (a restored run): the same call, made again, not another one.
+    if ((request.event as { again?: unknown }).again === true) return;
+    this.started(request.event, request.step === "executor" ? "toolExecutor" : request.step, request.input, snapshot);
+  }
+
+  /** A child started, or a step was asked for: checked once. */
+  private started(key: object, src: string, input: unknown, snapshot: AgentSnapshot): void {
+    if (this.seenChildren.has(key)) return;
+    this.seenChildren.add(key);
+    if (src === "llm") this.checkModelCall(input as LLMInput | undefined, snapshot);
+    if (src === "toolExecutor") this.checkExecution(input as ExecutorInput | undefined, snapshot);
+    if (src.startsWith("agent.")) this.checkDelegation(snapshot);
+    this.checkGuardrailsFirst(src, snapshot);
   }
 
   /** Live: the executor reported that a call of `iteration` started. */

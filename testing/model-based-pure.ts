@@ -11,11 +11,50 @@ import type { ReactMachine } from "../machines/react-machine.js";
 
 export type AgentSnapshot = SnapshotFrom<ReactMachine>;
 
-/** One microstep: the event being processed, the snapshot after it, the transitions taken. */
+/** A step the agent asked its step host for (actors/step-host.ts): AgentLLM's model call, Executing's batch. */
+export interface StepRequest {
+  /** The step's name in the host's protocol (`llm`, `executor`): it answers `<step>.done` / `<step>.error`. */
+  readonly step: string;
+  readonly input: unknown;
+  /** The request event itself: one identity per request. */
+  readonly event: AnyEventObject;
+}
+
+/** One microstep: the event being processed, the snapshot after it, the transitions taken, the steps it asked for. */
 export interface Microstep {
   readonly event: AnyEventObject;
   readonly snapshot: AgentSnapshot;
   readonly transitions: readonly AnyTransitionDefinition[];
+  readonly requests?: readonly StepRequest[];
+}
+
+/** Something a snapshot waits on: an invoked child, or a step asked of the step host. */
+export interface Awaited {
+  /** The child's id, or `<machine>.<step>` for a step. */
+  readonly id: string;
+  /** The logic it runs, by the name `machine.provide({ actors })` knows (`llm`, `toolExecutor`, `guard`...). */
+  readonly src: string;
+  readonly input: unknown;
+  /** The event types of its outcome. */
+  readonly done: string;
+  readonly error: string;
+  /** One identity per child or request. */
+  readonly key: object;
+  /** A step asked of the step host, not a child. */
+  readonly hosted: boolean;
+}
+
+/** The logic name of each step of the host (machines/chart/steps.ts). */
+const STEP_SRC: Readonly<Record<string, string>> = { llm: "llm", executor: "toolExecutor" };
+
+/** The steps each snapshot (made by a PureStepper) waits on, by step name. */
+const pendingSteps = new WeakMap<object, ReadonlyMap<string, StepRequest>>();
+
+/** The step request an executed action sends, if it is one (a `sendTo` the step host). */
+function stepMessage(action: { type: string; params?: unknown }): AnyEventObject | undefined {
+  if (action.type !== "xstate.sendTo") return undefined;
+  const event = (action.params as { event?: AnyEventObject } | undefined)?.event;
+  return event?.type === "step.request" || event?.type === "step.abort" ? event : undefined;
 }
 
 export interface PureStep {
@@ -23,10 +62,28 @@ export interface PureStep {
   readonly microsteps: readonly Microstep[];
 }
 
-/** The invoked children of a snapshot, by id, with the logic name (`src`) they were invoked from. */
-export function childrenOf(snapshot: AgentSnapshot): { id: string; src: string; ref: AnyActorRef }[] {
+/**
+ * What a snapshot waits on: its invoked children (the step host aside) by id, with the logic name
+ * (`src`) they were invoked from, and the steps it asked the host for (known for snapshots a
+ * PureStepper made).
+ */
+export function awaitedBy(snapshot: AgentSnapshot): Awaited[] {
   const children = snapshot.children as Record<string, AnyActorRef | undefined>;
-  return Object.entries(children).flatMap(([id, ref]) => (ref && typeof ref.src === "string" ? [{ id, src: ref.src, ref }] : []));
+  const invoked = Object.entries(children).flatMap(([id, ref]) =>
+    ref && typeof ref.src === "string" && ref.src !== "steps"
+      ? [{ id, src: ref.src, input: childInput(ref), done: `xstate.done.actor.${id}`, error: `xstate.error.actor.${id}`, key: ref, hosted: false }]
+      : [],
+  );
+  const steps = [...(pendingSteps.get(snapshot)?.values() ?? [])].map((request) => ({
+    id: `${snapshot.machine.id}.${request.step}`,
+    src: STEP_SRC[request.step] ?? request.step,
+    input: request.input,
+    done: `${request.step}.done`,
+    error: `${request.step}.error`,
+    key: request.event,
+    hosted: true,
+  }));
+  return [...invoked, ...steps];
 }
 
 /** The input a (not started) child was created with. */
@@ -38,13 +95,18 @@ export function childInput<T>(ref: AnyActorRef): T | undefined {
 export class PureStepper {
   private readonly scope: AnyActorScope;
   private sink: Microstep[] | undefined;
+  /** While stepping: the steps asked for and not answered, and those asked for since the last microstep. */
+  private pending = new Map<string, StepRequest>();
+  private asked: StepRequest[] = [];
 
   constructor(readonly machine: ReactMachine) {
     const self = createEmptyActor();
     // The transition functions report each microstep to the system's inspectors.
     self.system.inspect((event) => {
       if (event.type !== "@xstate.microstep" || !this.sink) return;
-      this.sink.push({ event: event.event, snapshot: event.snapshot as AgentSnapshot, transitions: event._transitions });
+      pendingSteps.set(event.snapshot, new Map(this.pending));
+      this.sink.push({ event: event.event, snapshot: event.snapshot as AgentSnapshot, transitions: event._transitions, requests: this.asked });
+      this.asked = [];
     });
     this.scope = {
       self,
@@ -55,16 +117,29 @@ export class PureStepper {
       emit: () => undefined,
       system: self.system,
       stopChild: () => undefined,
-      actionExecutor: () => undefined,
+      // Nothing runs; a step asked of the host is noted (what the snapshot then waits on).
+      actionExecutor: (action) => {
+        const message = stepMessage(action);
+        if (!message || typeof message["step"] !== "string") return;
+        const step = message["step"];
+        if (message.type === "step.abort") return void this.pending.delete(step);
+        const request = { step, input: message["input"], event: message };
+        this.pending.set(step, request);
+        this.asked.push(request);
+      },
     };
   }
 
   initial(input: AgentInput): PureStep {
-    return this.record(() => this.machine.getInitialSnapshot(this.scope, input));
+    return this.record(new Map(), () => this.machine.getInitialSnapshot(this.scope, input));
   }
 
   step(snapshot: AgentSnapshot, event: AnyEventObject): PureStep {
-    return this.record(() => this.machine.transition(snapshot, event as Parameters<ReactMachine["transition"]>[1], this.scope));
+    const pending = new Map(pendingSteps.get(snapshot));
+    // The step's answer: the host runs it no longer.
+    const answered = /^(\w+)\.(done|error)$/.exec(event.type)?.[1];
+    if (answered !== undefined) pending.delete(answered);
+    return this.record(pending, () => this.machine.transition(snapshot, event as Parameters<ReactMachine["transition"]>[1], this.scope));
   }
 
   /** The machine as plain actor logic for `xstate/graph` (which then cannot refuse its invokes). */
@@ -77,12 +152,15 @@ export class PureStepper {
     };
   }
 
-  private record(run: () => AgentSnapshot): PureStep {
+  private record(pending: Map<string, StepRequest>, run: () => AgentSnapshot): PureStep {
     const microsteps: Microstep[] = [];
     this.sink = microsteps;
+    this.pending = pending;
+    this.asked = [];
     try {
       const snapshot = run();
       if (snapshot.status === "error") throw new Error(`the machine crashed while stepping purely: ${String(snapshot.error)}`);
+      pendingSteps.set(snapshot, new Map(this.pending));
       return { snapshot, microsteps };
     } finally {
       this.sink = undefined;

@@ -12,7 +12,7 @@ import { toolProvidersClosed } from "../machines/react-machine.js";
 import { PLAYED_BY_PATH, SCRIPTED_SUMMARY, type ActorSrc } from "./model-based-events.js";
 import { InvariantChecker, InvariantViolation, type Violation } from "./model-based-invariants.js";
 import type { ModelSetup, PathStep } from "./model-based-paths.js";
-import { childInput, childrenOf, type AgentSnapshot } from "./model-based-pure.js";
+import { awaitedBy, type AgentSnapshot } from "./model-based-pure.js";
 import { scriptedModel, type ScriptedResponse } from "./scripted-model.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
@@ -171,7 +171,7 @@ function scriptOf(steps: readonly PathStep[]): ScriptedResponse[] {
  * the deadline timer, always running, does not count: the run waits on it only when nothing else runs).
  */
 function awaitsPath(snapshot: AgentSnapshot): boolean {
-  return childrenOf(snapshot).some((child) => PLAYED_BY_PATH.has(child.src as ActorSrc) && child.src !== "deadlineTimer" && childInput<{ skip?: boolean }>(child.ref)?.skip !== true);
+  return awaitedBy(snapshot).some((child) => PLAYED_BY_PATH.has(child.src as ActorSrc) && child.src !== "deadlineTimer" && (child.input as { skip?: boolean } | undefined)?.skip !== true);
 }
 
 export async function replayPath(setup: ModelSetup, path: ReplayablePath, options: ReplayOptions & { policy: boolean }): Promise<ReplayResult> {
@@ -214,6 +214,11 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
   const actor = createActor(live, {
     input: setup.input,
     inspect: (event) => {
+      // A step the run asks its step host for (actors/step-host.ts), checked as a started child is.
+      if (event.type === "@xstate.event" && event.event.type === "step.request" && event.sourceRef?.sessionId === event.rootId) {
+        const { step, input } = event.event as unknown as { step: string; input: unknown };
+        checker.requested({ step, input, event: event.event }, event.sourceRef.getSnapshot() as AgentSnapshot);
+      }
       if (event.type !== "@xstate.microstep" || event.actorRef.sessionId !== event.rootId) return;
       checker.observe({ event: event.event, snapshot: event.snapshot as AgentSnapshot, transitions: event._transitions });
     },
@@ -269,6 +274,7 @@ export async function replayPath(setup: ModelSetup, path: ReplayablePath, option
           await settled();
           break;
         case "toolsFailed":
+        case "stepsReady":
         case "nested":
         case "cancel":
         case "approve":

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fromPromise, type AnyActorRef } from "xstate";
+import { fromPromise } from "xstate";
 import type { PreflightInput, PreflightOutput } from "../../actors/guard.js";
 import type { LLMInput } from "../../actors/llm-step.js";
 import type { ExecutorInput, ExecutorOutput } from "../../actors/tool-executor.js";
@@ -129,13 +129,15 @@ describe("model-based: the invariant checker on doctored microsteps", () => {
 
   it("toolChoice sent after the first round is caught, in the model step's input and in the requests", () => {
     const checker = new InvariantChecker(access, config);
-    const llmId = Object.keys(agentLLM.snapshot.children).find((id) => id.endsWith(".llm"))!;
-    const real = (agentLLM.snapshot.children as Record<string, AnyActorRef>)[llmId]!.getSnapshot().input as LLMInput;
-    const fake = { src: "llm", getSnapshot: () => ({ input: { ...real, rounds: 1, toolChoice: "required" } }) } as unknown as AnyActorRef;
+    // The model call AgentLLM asked the step host for, sent again as if on the second round.
+    const asked = agentLLM.requests!.find((request) => request.step === "llm")!;
+    const real = asked.input as LLMInput;
+    const doctored = { step: "llm", input: { ...real, rounds: 1, toolChoice: "required" }, event: { type: "step.request" } };
     const { context } = agentLLM.snapshot;
     checker.observe({
       ...agentLLM,
-      snapshot: { ...agentLLM.snapshot, children: { [llmId]: fake }, context: { ...context, state: access.write(context.state, { rounds: 1 }) } },
+      requests: [doctored],
+      snapshot: { ...agentLLM.snapshot, context: { ...context, state: access.write(context.state, { rounds: 1 }) } },
     });
     expect(checker.violations.map((v) => v.message)).toEqual([
       `toolChoice "required" sent with rounds=1`,
