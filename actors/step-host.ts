@@ -9,7 +9,7 @@ import { JianmuError } from "../tools/jianmu-error.js";
  * step. Spawning and stopping an actor is most of what the interpreter spends per round
  * (bench/README.md, "Designs measured"); a host started once takes it off every round.
  *
- * The protocol (`step` names the step: `llm`, `executor`):
+ * The protocol (`step` names the step by its logic's name: `llm`, `toolExecutor`):
  * - `step.request` `{ step, input, logic }`: run `logic`'s creator with `input`. `logic` is the step
  *   as the machine's implementations hold it (`fromPromise` / `fromReportingPromise`, or what
  *   `machine.provide({ actors })` put there), read by the state that sends the request.
@@ -49,12 +49,13 @@ function creatorOf(step: string, logic: AnyActorLogic | undefined): ReportingPro
   const creator = (logic as { config?: unknown } | undefined)?.config;
   if (typeof creator !== "function") {
     throw new StepLogicError(
-      `actors.${step === "executor" ? "toolExecutor" : step}: the step must be promise logic, made with fromPromise(async ({ input, signal }) => ...); got ${logic === undefined ? "nothing" : "another kind of actor logic"}`,
+      `actors.${step}: the step must be promise logic, made with fromPromise(async ({ input, signal }) => ...); got ${logic === undefined ? "nothing" : "another kind of actor logic"}`,
     );
   }
   return creator as ReportingPromiseCreator<unknown, unknown, EventObject>;
 }
 
+/** The run's step host (see the protocol above). */
 export function stepHost() {
   return fromCallback<EventObject>(({ self, system, emit, sendBack, receive }) => {
     const running = new Map<string, LazyCancellation>();

@@ -98,9 +98,9 @@ export function classifyEvent(event: AnyEventObject, machineId: string): EventKi
       return { kind: "done", src: "llm", output: event["output"] };
     case "llm.error":
       return { kind: "error", src: "llm", error: event["error"] };
-    case "executor.done":
+    case "toolExecutor.done":
       return { kind: "done", src: "toolExecutor", output: event["output"] };
-    case "executor.error":
+    case "toolExecutor.error":
       return { kind: "error", src: "toolExecutor", error: event["error"] };
     case "agent.status":
     case "agent.emitted":

@@ -156,7 +156,7 @@ export class InvariantChecker {
   requested(request: StepRequest, snapshot: AgentSnapshot): void {
     // Asked again when the host starts (a restored run): the same call, made again, not another one.
     if ((request.event as { again?: unknown }).again === true) return;
-    this.started(request.event, request.step === "executor" ? "toolExecutor" : request.step, request.input, snapshot);
+    this.started(request.event, request.step, request.input, snapshot);
   }
 
   /** A child started, or a step was asked for: checked once. */

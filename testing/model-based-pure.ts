@@ -13,7 +13,7 @@ export type AgentSnapshot = SnapshotFrom<ReactMachine>;
 
 /** A step the agent asked its step host for (actors/step-host.ts): AgentLLM's model call, Executing's batch. */
 export interface StepRequest {
-  /** The step's name in the host's protocol (`llm`, `executor`): it answers `<step>.done` / `<step>.error`. */
+  /** The step's name in the host's protocol (`llm`, `toolExecutor`): it answers `<step>.done` / `<step>.error`. */
   readonly step: string;
   readonly input: unknown;
   /** The request event itself: one identity per request. */
@@ -44,9 +44,6 @@ export interface Awaited {
   readonly hosted: boolean;
 }
 
-/** The logic name of each step of the host (machines/chart/steps.ts). */
-const STEP_SRC: Readonly<Record<string, string>> = { llm: "llm", executor: "toolExecutor" };
-
 /** The steps each snapshot (made by a PureStepper) waits on, by step name. */
 const pendingSteps = new WeakMap<object, ReadonlyMap<string, StepRequest>>();
 
@@ -76,7 +73,7 @@ export function awaitedBy(snapshot: AgentSnapshot): Awaited[] {
   );
   const steps = [...(pendingSteps.get(snapshot)?.values() ?? [])].map((request) => ({
     id: `${snapshot.machine.id}.${request.step}`,
-    src: STEP_SRC[request.step] ?? request.step,
+    src: request.step,
     input: request.input,
     done: `${request.step}.done`,
     error: `${request.step}.error`,

@@ -25,6 +25,8 @@ interface StateNodeLike {
   transitions: Map<string, readonly TransitionLike[]>;
   always?: readonly TransitionLike[] | undefined;
   invoke: readonly { id: string; src: unknown }[];
+  /** jianmu's charts say here which step a state asks the run's step host for (`meta.asks`). */
+  meta?: unknown;
 }
 interface TransitionLike {
   eventType: string;
@@ -61,6 +63,10 @@ function classify(eventType: string, node: StateNodeLike): { kind: TransitionKin
     const invoke = node.invoke.find((inv) => inv.id === id);
     return typeof invoke?.src === "string" ? invoke.src : shortActorName(id);
   };
+  // The answers of the step the state asks the step host for (`meta.asks`) read like an invoked child's.
+  const asked = askedStep(node)[0]?.src;
+  if (asked !== undefined && eventType === `${asked}.done`) return { kind: "done", base: `${asked} done` };
+  if (asked !== undefined && eventType === `${asked}.error`) return { kind: "error", base: `${asked} error` };
   if (eventType.startsWith("xstate.done.actor.")) return { kind: "done", base: `${invokeName(eventType.slice(18))} done` };
   if (eventType.startsWith("xstate.error.actor.")) return { kind: "error", base: `${invokeName(eventType.slice(19))} error` };
   if (eventType.startsWith("xstate.snapshot.")) return { kind: "snapshot", base: `${invokeName(eventType.slice(16))} snapshot` };
@@ -87,13 +93,22 @@ function walk(node: StateNodeLike, visit: (node: StateNodeLike) => void): void {
   for (const child of Object.values(node.states)) walk(child, visit);
 }
 
+/**
+ * The step a state runs through the run's step host (AgentLLM's `llm`, Executing's `toolExecutor`),
+ * shown as the state invoking it: the state waits on it as on an invoked child.
+ */
+function askedStep(node: StateNodeLike): { id: string; src: string }[] {
+  const asks = (node.meta as { asks?: unknown } | undefined)?.asks;
+  return typeof asks === "string" ? [{ id: `${node.id}:${asks}`, src: asks }] : [];
+}
+
 function toChartState(node: StateNodeLike): ChartState {
   const state: ChartState = {
     id: node.id,
     key: node.key ?? node.id,
     type: isStateType(node.type) ? node.type : "atomic",
     children: Object.values(node.states).map(toChartState),
-    invokes: node.invoke.map((inv) => ({ id: inv.id, src: typeof inv.src === "string" ? inv.src : shortActorName(inv.id) })),
+    invokes: [...node.invoke.map((inv) => ({ id: inv.id, src: typeof inv.src === "string" ? inv.src : shortActorName(inv.id) })), ...askedStep(node)],
   };
   const initial = node.initial?.target[0]?.id;
   if (initial !== undefined) state.initial = initial;

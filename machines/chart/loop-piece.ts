@@ -264,6 +264,8 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
     AgentLLM: stateConfig({
       description: "Asks the model for the next reply (streamed); tool calls go to ToolExecutor, a plain reply to StateCondition.",
       tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint, STATE_TAGS.modelCall],
+      // The step it asks the step host for (the viewer shows it as invoked here).
+      meta: { asks: "llm" },
       entry: ["startReply", "requestReply"],
       exit: { type: "abortStep", params: { step: "llm" } },
       on: {

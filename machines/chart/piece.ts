@@ -2,6 +2,7 @@ import type { ActionFunction, GuardArgs, NonReducibleUnknown, ParameterizedObjec
 import type { AgentContext } from "../contract/context.js";
 import type { AgentEmitted, AgentEvent } from "../contract/events.js";
 import type { AgentSetup } from "./agent-setup.js";
+import type { StepName } from "./steps.js";
 
 /**
  * The piece interface. The agent's chart is made of pieces, one per feature that adds states (the
@@ -95,14 +96,8 @@ type Invoke = Single<NonNullable<AgentStateConfig["invoke"]>>;
 /** One invoked actor that a piece adds to another piece's state (or the root). */
 export type AgentInvoke = Invoke;
 
-/** Which answer of the step host (actors/step-host.ts) carries each step's output. */
-interface StepDone {
-  llm: "llm.done";
-  toolExecutor: "executor.done";
-}
-
-/** One transition on the output of the step `step`, that a piece adds to the state waiting on it. */
-export type DoneBranch<Step extends keyof StepDone> = Exclude<Single<NonNullable<AgentOn[StepDone[Step]]>>, string>;
+/** One transition on the output of the step `step` (the step host's `<step>.done`), that a piece adds to the state waiting on it. */
+export type DoneBranch<Step extends StepName> = Exclude<Single<NonNullable<AgentOn[`${Step}.done`]>>, string>;
 
 /**
  * States that exist only with their option (`output`, `config.context`, `prepareRound`...): an agent

@@ -1,10 +1,10 @@
 import type { AnyActorLogic } from "xstate";
 
-/** The steps AgentLLM and Executing wait on, by the name the step host answers with (`<step>.done`). */
-export type StepName = "llm" | "executor";
-
-/** Each step's logic, by the name `machine.provide({ actors })` knows it under (ACTOR_NAMES). */
-const LOGIC_NAME = { llm: "llm", executor: "toolExecutor" } as const satisfies Record<StepName, string>;
+/**
+ * The steps AgentLLM and Executing wait on, by the name `machine.provide({ actors })` knows their
+ * logic under (ACTOR_NAMES); the step host answers each with `<step>.done` / `<step>.error`.
+ */
+export type StepName = "llm" | "toolExecutor";
 
 /**
  * The logic of `step` in the machine the agent runs, after any `machine.provide({ actors })`: what
@@ -13,5 +13,5 @@ const LOGIC_NAME = { llm: "llm", executor: "toolExecutor" } as const satisfies R
  */
 export function stepLogic(self: unknown, step: StepName): AnyActorLogic | undefined {
   const machine = (self as { logic?: { implementations?: { actors?: Record<string, unknown> } } }).logic;
-  return machine?.implementations?.actors?.[LOGIC_NAME[step]] as AnyActorLogic | undefined;
+  return machine?.implementations?.actors?.[step] as AnyActorLogic | undefined;
 }

@@ -70,7 +70,7 @@ export function toolImplementation(build: ChartBuild) {
       /** Executing asks the step host to run the batch. */
       requestBatch: sendTo(build.childId("steps"), ({ context, self }, params?: { again: true }) => ({
         type: "step.request",
-        step: "executor",
+        step: "toolExecutor",
         input: toolOwners.mark(
           {
             runId: context.loop.runId,
@@ -84,7 +84,7 @@ export function toolImplementation(build: ChartBuild) {
           },
           toolsOwnerOf(self, build.childId("toolProviders")),
         ),
-        logic: stepLogic(self, "executor"),
+        logic: stepLogic(self, "toolExecutor"),
         ...params,
       })),
       /** Preflight without constraints: the decisions the guard actor gives when no guard runs. */
@@ -162,11 +162,13 @@ export function toolStates(build: ChartBuild, { afterBatch }: { afterBatch: read
     Executing: stateConfig({
       description: "Runs the approved calls (in parallel or in sequence, as config.toolExecution says) and records their outcomes.",
       tags: [STATE_TAGS.stable, STATE_TAGS.checkpoint],
+      // The step it asks the step host for (the viewer shows it as invoked here).
+      meta: { asks: "toolExecutor" },
       entry: "requestBatch",
-      exit: { type: "abortStep", params: { step: "executor" } },
+      exit: { type: "abortStep", params: { step: "toolExecutor" } },
       on: {
         "tool.progress": { actions: "reportToolProgress" },
-        "executor.done": [
+        "toolExecutor.done": [
           ...afterBatch,
           {
             target: target("Evaluating.ChildRunning.StateCondition"),
@@ -174,7 +176,7 @@ export function toolStates(build: ChartBuild, { afterBatch }: { afterBatch: read
             actions: "settleOutcomes",
           },
         ],
-        "executor.error": {
+        "toolExecutor.error": {
           target: target("Failed"),
           description: "The executor itself crashed (a tool's failure is an outcome, not this): the run fails (internalError).",
           actions: ["reportToolProgress", { type: "terminate", params: { reason: "internalError" } }],

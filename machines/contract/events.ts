@@ -42,8 +42,8 @@ export type InternalEvent =
 export type StepAnswer =
   | { type: "llm.done"; output: LLMOutput }
   | { type: "llm.error"; error: unknown }
-  | { type: "executor.done"; output: ExecutorOutput }
-  | { type: "executor.error"; error: unknown }
+  | { type: "toolExecutor.done"; output: ExecutorOutput }
+  | { type: "toolExecutor.error"; error: unknown }
   | { type: "steps.ready" };
 
 /**

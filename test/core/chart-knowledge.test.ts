@@ -23,6 +23,8 @@ interface Node {
   invoke: { id: string; src: unknown }[];
   transitions: Map<string, { description?: string; guard?: unknown; actions: unknown[]; target?: unknown[] }[]>;
   always?: { guard?: unknown; description?: string; target?: unknown[] }[];
+  /** `asks`: the step the state asks the step host for. */
+  meta?: { asks?: string };
 }
 
 /** Every optional state present: structured output, context limit, prepareRound, agent tools and a handoff. */
@@ -93,14 +95,29 @@ describe("knowledge about the chart lives in the chart", () => {
     }
   });
 
+  /**
+   * What each state waits on and the events of its outcome: its invoked actors (the step host
+   * aside: its answers are the outcomes of the steps the states ask it for), and the step it asks
+   * the step host for (`meta.asks`), answered with `<step>.done` / `<step>.error`.
+   */
+  const awaited = nodes.flatMap((node) => [
+    ...node.invoke
+      .filter((invoke) => invoke.src !== "steps")
+      .map((invoke) => ({ node, src: String(invoke.src), outcomes: [`xstate.done.actor.${invoke.id}`, `xstate.error.actor.${invoke.id}`] })),
+    ...(node.meta?.asks !== undefined ? [{ node, src: node.meta.asks, outcomes: [`${node.meta.asks}.done`, `${node.meta.asks}.error`] }] : []),
+  ]);
+
+  it("the steps the states ask the step host for are the model call and the batch", () => {
+    expect(awaited.filter(({ outcomes }) => !outcomes[0]!.startsWith("xstate.")).map(({ node, src }) => `${node.key}: ${src}`)).toEqual(["AgentLLM: llm", "Executing: toolExecutor"]);
+  });
+
   it("every outcome of a progress-reporting actor settles its progress first", () => {
-    const invokes = nodes.flatMap((node) => node.invoke.map((invoke) => ({ node, invoke, src: String(invoke.src) })));
-    expect(invokes.length).toBeGreaterThan(0);
-    for (const { node, invoke, src } of invokes) {
+    expect(awaited.length).toBeGreaterThan(0);
+    for (const { node, src, outcomes } of awaited) {
       expect(src in SETTLE_ACTIONS || NO_PROGRESS.has(src), `actor "${src}" must be listed: does it report progress?`).toBe(true);
       const settle = SETTLE_ACTIONS[src];
       if (!settle) continue;
-      for (const outcome of [`xstate.done.actor.${invoke.id}`, `xstate.error.actor.${invoke.id}`]) {
+      for (const outcome of outcomes) {
         const transitions = node.transitions.get(outcome) ?? [];
         expect(transitions.length, `${node.id} handles ${outcome}`).toBeGreaterThan(0);
         for (const transition of transitions) expect(settle, `${node.id} on ${outcome}`).toContain(actionName(transition.actions[0]));
@@ -108,13 +125,11 @@ describe("knowledge about the chart lives in the chart", () => {
     }
   });
 
-  it("every outcome of an invoked actor is described", () => {
-    for (const node of nodes) {
-      for (const invoke of node.invoke) {
-        if (invoke.src === "toolProviders") continue; // it answers with events (tools.ready, tools.failed), not an outcome
-        for (const outcome of [`xstate.done.actor.${invoke.id}`, `xstate.error.actor.${invoke.id}`]) {
-          for (const transition of node.transitions.get(outcome) ?? []) expect(transition.description, `${node.id} on ${outcome}`).toBeTruthy();
-        }
+  it("every outcome of an invoked actor or an asked step is described", () => {
+    for (const { node, src, outcomes } of awaited) {
+      if (src === "toolProviders") continue; // it answers with events (tools.ready, tools.failed), not an outcome
+      for (const outcome of outcomes) {
+        for (const transition of node.transitions.get(outcome) ?? []) expect(transition.description, `${node.id} on ${outcome}`).toBeTruthy();
       }
     }
   });

@@ -57,7 +57,7 @@ describe("inspectAgent", () => {
     for (const hidden of [QUESTION, "I'll add first.", "(2 + 3) * 4 = 20", API_KEY, "abc.def.ghi"]) expect(text).not.toContain(hidden);
     expect(text.toLowerCase()).not.toContain("authorization");
     // What the inspector is for survives.
-    for (const kept of ["CheckAbort", "AwaitingApproval", "Succeeded", "guard.approve", "xstate.done.actor.ReActAgent.llm", "save_note", "call_note_2", "promptTokens"]) {
+    for (const kept of ["CheckAbort", "AwaitingApproval", "Succeeded", "guard.approve", "llm.done", "save_note", "call_note_2", "promptTokens"]) {
       expect(text).toContain(kept);
     }
     expect(text).toMatch(/‹text \d+ chars›/);

@@ -90,7 +90,7 @@ describe("recordActor", () => {
       if (line.k === "actor") actors += 1;
     }
     expect(final).toEqual({ status: "done", value: "Succeeded" });
-    // Root, tool providers, 3 LLM steps, 2 preflights, 1 approval timer, 2 executors.
-    expect(actors).toBe(10);
+    // Root, the step host (the 3 model calls and 2 batches run in it), tool providers, 2 preflights, 1 approval timer.
+    expect(actors).toBe(6);
   });
 });
