@@ -1,9 +1,10 @@
-import { assign, createActor, emit, fromCallback, fromPromise, setup, toPromise } from "xstate";
+import { assign, createActor, emit, enqueueActions, fromCallback, sendTo, setup, toPromise } from "xstate";
 
 /*
  * The reference contender `chart`: jianmu's statechart rebuilt in bare XState, with no jianmu
- * code in it. Same states, the same transitions and the same invoked actors at the same places
- * (see machines/react-machine.ts and docs/ARCHITECTURE.md), but each actor does only what the
+ * code in it. Same states, the same transitions and the same actors at the same places (the step
+ * host at the root, asked for the model call by AgentLLM and for the batch by Executing: see
+ * machines/react-machine.ts and docs/ARCHITECTURE.md), but each step does only what the
  * floor does: the model step is the floor's raw SDK call, Preflight allows every call in an action
  * (as jianmu's does for an agent without constraints: no guard actor), the tool executor runs the
  * floor's tool bodies in parallel. No validation, no progress events, no
@@ -69,6 +70,36 @@ export const loopEndStates = {
   Failed: { type: "final" },
 };
 
+/**
+ * The run's step host, as jianmu's (actors/step-host.ts) without its code: one actor for the run that
+ * runs `steps[step](input)` per `step.request`, stops it on `step.abort`, answers `<step>.done` /
+ * `<step>.error`, and says `steps.ready` when it starts.
+ */
+export const bareStepHost = (steps) =>
+  fromCallback(({ sendBack, receive }) => {
+    const running = new Map();
+    receive((event) => {
+      if (event.type === "step.abort") return void running.delete(event.step);
+      if (event.type !== "step.request" || (event.again && running.has(event.step))) return;
+      const token = {};
+      running.set(event.step, token);
+      const current = () => running.get(event.step) === token;
+      Promise.resolve(steps[event.step](event.input)).then(
+        (output) => current() && (running.delete(event.step), sendBack({ type: `${event.step}.done`, output })),
+        (error) => current() && (running.delete(event.step), sendBack({ type: `${event.step}.error`, error })),
+      );
+    });
+    sendBack({ type: "steps.ready" });
+    return () => running.clear();
+  });
+
+/** Ask the step host for `step` (`input` from the context), again on `steps.ready`; on leaving before its answer, stop it. */
+export const askStep = (host, step, input) => sendTo(host, ({ context }, params) => ({ type: "step.request", step, input: input(context), ...params }));
+export const abandonStep = (host, step) =>
+  enqueueActions(({ event, enqueue }) => {
+    if (event.type !== `${step}.done` && event.type !== `${step}.error`) enqueue.sendTo(host, { type: "step.abort", step });
+  });
+
 /** A fresh run's context: the prompt's messages and the loop's bookkeeping. */
 export const chartContext = ({ input }) => ({
   messages: input.messages,
@@ -96,20 +127,27 @@ export const chartOutput = ({ context }) => ({ status: context.termination ? "fa
  */
 export function createChartMachine({ name = "chart", complete, toolBodies, toolInfo }) {
   const target = (path) => `#${name}.${path}`;
+  const host = `${name}.steps`;
 
   return setup({
     actors: {
       toolProviders: staticToolProviders(toolInfo),
-      llm: fromPromise(({ input }) => complete(input.messages)),
-      toolExecutor: fromPromise(({ input }) => toolMessages(toolBodies, input.calls)),
+      steps: bareStepHost({ llm: (input) => complete(input.messages), toolExecutor: (input) => toolMessages(toolBodies, input.calls) }),
     },
-    actions: { applyReply },
+    actions: {
+      applyReply,
+      requestReply: askStep(host, "llm", (context) => ({ messages: context.messages, tools: context.tools })),
+      requestBatch: askStep(host, "toolExecutor", (context) => ({ calls: context.actions })),
+    },
     guards: chartGuards,
   }).createMachine({
     id: name,
     context: chartContext,
     initial: "Initialising",
-    invoke: { id: `${name}.toolProviders`, src: "toolProviders" },
+    invoke: [
+      { id: host, src: "steps" },
+      { id: `${name}.toolProviders`, src: "toolProviders" },
+    ],
     states: {
       Initialising: {
         on: { "tools.ready": { target: "Evaluating", actions: assign({ tools: ({ event }) => event.tools }) } },
@@ -125,16 +163,15 @@ export function createChartMachine({ name = "chart", complete, toolBodies, toolI
             initial: "AgentLLM",
             states: {
               AgentLLM: {
-                entry: [assign({ streamingOutput: "" }), emit(({ context }) => ({ type: "reply.started", agent: name, round: context.rounds + 1 }))],
-                invoke: {
-                  id: `${name}.llm`,
-                  src: "llm",
-                  input: ({ context }) => ({ messages: context.messages, tools: context.tools }),
-                  onDone: [
+                entry: [assign({ streamingOutput: "" }), emit(({ context }) => ({ type: "reply.started", agent: name, round: context.rounds + 1 })), "requestReply"],
+                exit: abandonStep(host, "llm"),
+                on: {
+                  "llm.done": [
                     { guard: "hasToolCalls", target: "ToolExecutor", actions: "applyReply" },
                     { target: "StateCondition", actions: "applyReply" },
                   ],
-                  onError: { target: target("Failed"), actions: terminate("modelError") },
+                  "llm.error": { target: target("Failed"), actions: terminate("modelError") },
+                  "steps.ready": { actions: { type: "requestReply", params: { again: true } } },
                 },
               },
               ToolExecutor: {
@@ -148,15 +185,15 @@ export function createChartMachine({ name = "chart", complete, toolBodies, toolI
                     },
                   },
                   Executing: {
-                    invoke: {
-                      id: `${name}.toolExecutor`,
-                      src: "toolExecutor",
-                      input: ({ context }) => ({ calls: context.actions }),
-                      onDone: {
+                    entry: "requestBatch",
+                    exit: abandonStep(host, "toolExecutor"),
+                    on: {
+                      "toolExecutor.done": {
                         target: target("Evaluating.ChildRunning.StateCondition"),
                         actions: assign({ messages: ({ context, event }) => [...context.messages, ...event.output] }),
                       },
-                      onError: { target: target("Failed"), actions: terminate("internalError") },
+                      "toolExecutor.error": { target: target("Failed"), actions: terminate("internalError") },
+                      "steps.ready": { actions: { type: "requestBatch", params: { again: true } } },
                     },
                   },
                 },

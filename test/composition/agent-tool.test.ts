@@ -135,7 +135,7 @@ describe("agentTool", () => {
     expect(children["Researcher.agent"]?.snapshot.context.loop.runId).toMatch(/\/0\/r1$/);
     actor.stop();
     const root = registered[0]!.id;
-    expect(registered).toEqual(expect.arrayContaining([{ id: "Researcher.agent", parent: root }, { id: "Writer.llm", parent: "Researcher.agent" }]));
+    expect(registered).toEqual(expect.arrayContaining([{ id: "Researcher.agent", parent: root }, { id: "Writer.steps", parent: "Researcher.agent" }]));
   });
 
   it("the Stately inspector receives the nested agent as a machine actor whose parent is the caller", async () => {
@@ -153,7 +153,7 @@ describe("agentTool", () => {
     expect(writer.parentId).toBe(top.sessionId);
     // The nested agent's whole chart travels with it, so the inspector draws it.
     expect(JSON.parse(writer.definition!)).toMatchObject({ id: "Writer", states: { Evaluating: expect.any(Object) } });
-    expect(actors.find((e) => e.name === "Writer.llm")?.parentId).toBe(writer.sessionId);
+    expect(actors.find((e) => e.name === "Writer.steps")?.parentId).toBe(writer.sessionId);
   });
 
   it("the caller is checkpointed again at each checkpoint moment of the nested agent, which its snapshot holds", async () => {

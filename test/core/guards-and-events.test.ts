@@ -196,10 +196,11 @@ describe("telemetry", () => {
   it("names child actors after the machine, so several agents can share one system", async () => {
     const model = scriptedModel([{ content: "hi", delayMs: 20 }]);
     const { actor, done } = startAgent(createReactMachine({ name: "Alpha", modelClient: model }), { messages: [human("x")] });
-    // Without tool providers, the providers' actor only says the tools are ready: it lives in Initialising alone.
-    expect(Object.keys(actor.getSnapshot().children)).toEqual(["Alpha.toolProviders"]);
+    // Without tool providers, the providers' actor only says the tools are ready: it lives in Initialising alone;
+    // the step host, which runs the model calls and the tool batches, lives as long as the run.
+    expect(Object.keys(actor.getSnapshot().children)).toEqual(["Alpha.steps", "Alpha.toolProviders"]);
     await nextEvent(actor, "model.call.started");
-    expect(Object.keys(actor.getSnapshot().children)).toEqual(["Alpha.llm"]);
+    expect(Object.keys(actor.getSnapshot().children)).toEqual(["Alpha.steps"]);
     await done;
   });
 });
