@@ -86,6 +86,7 @@ export { DEFAULT_PERSONA, REACT_PROTOCOL, defaultContextBuilder } from "./actors
 export type { ContextBuilder, ContextInput } from "./actors/context-builder.js";
 export { buildModelRequest, createLLMActor } from "./actors/llm-step.js";
 export { fromReportingPromise, type ReportingPromiseArgs, type ReportingPromiseCreator } from "./actors/reporting-promise.js";
+export { StepLogicError } from "./actors/step-host.js";
 export type { LLMInput, LLMOutput } from "./actors/llm-step.js";
 export { createPreflightActor, decide } from "./actors/guard.js";
 export type { CallDecision, CallRecord, Guard, GuardCall, GuardContext, GuardDecision, PreflightInput, PreflightOutput } from "./actors/guard.js";

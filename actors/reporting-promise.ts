@@ -35,6 +35,25 @@ const SIGNAL_ON_READ: PropertyDescriptor = {
   configurable: true,
 };
 
+/**
+ * Run a reporting step's creator with `args` (its `signal` made from `cancellation` on first read),
+ * as one promise: a creator that throws gives a rejected one. Promise.resolve adopts the creator's
+ * own promise as is: wrapping it in a new Promise would cost two more turns of the microtask queue
+ * on every step, for the same outcome.
+ */
+export function runCreator<TOutput, TInput, TReport extends EventObject>(
+  creator: ReportingPromiseCreator<TOutput, TInput, TReport>,
+  args: Omit<ReportingPromiseArgs<TInput, TReport>, "signal"> & { cancellation: Cancellation },
+): Promise<TOutput> {
+  // Complete once `signal` is defined on it.
+  const full = Object.defineProperty(args, "signal", SIGNAL_ON_READ) as ReportingPromiseArgs<TInput, TReport>;
+  try {
+    return Promise.resolve(creator(full));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
 /** The step's own events: its promise settled. Only the step sends them, to itself. */
 const SETTLED = "jianmu.step.settled";
 type Settled<TOutput> = { type: typeof SETTLED; ok: true; output: TOutput } | { type: typeof SETTLED; ok: false; error: unknown };
@@ -58,18 +77,7 @@ export function fromReportingPromise<TOutput, TInput, TReport extends EventObjec
       settled = true;
       if (self.getSnapshot().status === "active") self.send(event);
     };
-    const args: Omit<ReportingPromiseArgs<TInput, TReport>, "signal"> = { input, self, system, emit, report: sendBack, cancellation };
-    // Complete once `signal` is defined on it.
-    const full = Object.defineProperty(args, "signal", SIGNAL_ON_READ) as ReportingPromiseArgs<TInput, TReport>;
-    let running: PromiseLike<TOutput>;
-    try {
-      running = creator(full);
-    } catch (error) {
-      running = Promise.reject(error);
-    }
-    // Promise.resolve adopts the creator's own promise as is: wrapping it in a new Promise would
-    // cost two more turns of the microtask queue on every step, for the same outcome.
-    Promise.resolve(running).then(
+    runCreator(creator, { input, self, system, emit, report: sendBack, cancellation }).then(
       (output) => settle({ type: SETTLED, ok: true, output }),
       (error: unknown) => settle({ type: SETTLED, ok: false, error }),
     );

@@ -1,6 +1,6 @@
 import { fromCallback, type AnyActorLogic, type EventObject } from "xstate";
 import { LazyCancellation } from "./cancellation.js";
-import type { ReportingPromiseArgs, ReportingPromiseCreator } from "./reporting-promise.js";
+import { runCreator, type ReportingPromiseCreator } from "./reporting-promise.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
 /**
@@ -36,23 +36,24 @@ export class StepLogicError extends JianmuError {
   override name = "StepLogicError";
 }
 
-const SIGNAL_ON_READ: PropertyDescriptor = {
-  get(this: { cancellation: LazyCancellation }): AbortSignal {
-    return this.cancellation.signal;
-  },
-  enumerable: true,
-  configurable: true,
-};
-
-/** The creator behind promise-shaped logic (`fromPromise` and `fromReportingPromise` keep it as `config`). */
+/**
+ * The creator behind promise logic (`fromPromise` and `fromReportingPromise` keep it as `config`),
+ * held to giving a promise. Other logic (a callback, a machine, nothing) gets a step that fails,
+ * naming the field: the step's error ends the run as any failed step does.
+ */
 function creatorOf(step: string, logic: AnyActorLogic | undefined): ReportingPromiseCreator<unknown, unknown, EventObject> {
+  const misfit = (what: string) =>
+    new StepLogicError(`actors.${step}: the step must be promise logic, made with fromPromise(async ({ input, signal }) => ...); ${what}`);
   const creator = (logic as { config?: unknown } | undefined)?.config;
   if (typeof creator !== "function") {
-    throw new StepLogicError(
-      `actors.${step}: the step must be promise logic, made with fromPromise(async ({ input, signal }) => ...); got ${logic === undefined ? "nothing" : "another kind of actor logic"}`,
-    );
+    const problem = misfit(`got ${logic === undefined ? "nothing" : "another kind of actor logic"}`);
+    return () => Promise.reject(problem);
   }
-  return creator as ReportingPromiseCreator<unknown, unknown, EventObject>;
+  return (args) => {
+    const result: unknown = (creator as ReportingPromiseCreator<unknown, unknown, EventObject>)(args);
+    if (typeof (result as PromiseLike<unknown> | null)?.then !== "function") throw misfit(`its creator returned ${result === null ? "null" : typeof result}, not a promise`);
+    return result as PromiseLike<unknown>;
+  };
 }
 
 /** The run's step host (see the protocol above). */
@@ -74,24 +75,10 @@ export function stepHost() {
       const cancellation = new LazyCancellation();
       running.set(step, cancellation);
       const current = () => running.get(step) === cancellation;
-      const args: Omit<ReportingPromiseArgs<unknown, EventObject>, "signal"> = {
-        input,
-        self,
-        system,
-        emit,
-        report: (report) => {
-          if (current()) sendBack(report);
-        },
-        cancellation,
+      const report = (event: EventObject) => {
+        if (current()) sendBack(event);
       };
-      const full = Object.defineProperty(args, "signal", SIGNAL_ON_READ) as ReportingPromiseArgs<unknown, EventObject>;
-      let answer: PromiseLike<unknown>;
-      try {
-        answer = creatorOf(step, logic)(full);
-      } catch (error) {
-        answer = Promise.reject(error);
-      }
-      Promise.resolve(answer).then(
+      runCreator(creatorOf(step, logic), { input, self, system, emit, report, cancellation }).then(
         (output) => {
           if (!current()) return;
           running.delete(step);
