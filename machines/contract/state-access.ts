@@ -24,9 +24,18 @@ export class StateError extends JianmuError {
  */
 export class StateAccess {
   private readonly paths: ReadonlyMap<string, readonly string[]>;
+  /**
+   * Each field's key, when every field sits at the top level of the host state (no namespace, no
+   * dotted key): the common case, where reads and writes skip walking paths (they run several times
+   * a round).
+   */
+  private readonly topKeys: ReadonlyMap<string, string> | undefined;
   readonly fields: readonly string[];
-  /** Each resettable lifetime's fields and their defaults, as JSON text (parsed afresh on every reset, so no two runs share an object). */
-  private readonly defaults = new Map<Exclude<Lifetime, "persistent">, { field: string; json: string | undefined }[]>();
+  /**
+   * Each resettable lifetime's fields and their defaults: a primitive as it is, an object or array as
+   * JSON text, parsed afresh on every reset so no two runs share an object.
+   */
+  private readonly defaults = new Map<Exclude<Lifetime, "persistent">, { field: string; value?: unknown; json?: string }[]>();
 
   constructor(
     readonly schema: StateSchema,
@@ -42,13 +51,15 @@ export class StateAccess {
         return [field, namespace ? [namespace, ...path] : path];
       }),
     );
+    const paths = [...this.paths];
+    this.topKeys = paths.every(([, path]) => path.length === 1) ? new Map(paths.map(([field, path]) => [field, path[0]!])) : undefined;
     for (const lifetime of ["run", "step"] as const) {
       const fields = this.fields.filter((field) => fieldMeta(schema.shape[field] as z.ZodType).lifetime === lifetime);
       this.defaults.set(
         lifetime,
         fields.map((field) => {
           const value = defaultOf(schema.shape[field] as z.ZodType);
-          return { field, json: value === undefined ? undefined : JSON.stringify(value) };
+          return value !== null && typeof value === "object" ? { field, json: JSON.stringify(value) } : { field, value };
         }),
       );
     }
@@ -62,10 +73,12 @@ export class StateAccess {
   }
 
   read<T = unknown>(host: HostState, field: string): T {
-    return getPath(host, this.pathOf(field)) as T;
+    const key = this.topKeys?.get(field);
+    return (key !== undefined ? host[key] : getPath(host, this.pathOf(field))) as T;
   }
 
   write(host: HostState, updates: Record<string, unknown>): HostState {
+    if (this.topKeys) return this.writeTop(host, updates, this.topKeys);
     const fields = Object.keys(updates);
     // The common case, every field at the top level: one copy of the host, not one per field.
     if (fields.every((field) => this.pathOf(field).length === 1)) {
@@ -83,6 +96,18 @@ export class StateAccess {
     return next;
   }
 
+  /** `write` when every field is at the top level: one copy of the host. */
+  private writeTop(host: HostState, updates: Record<string, unknown>, keys: ReadonlyMap<string, string>): HostState {
+    const next: HostState = { ...host };
+    for (const field in updates) {
+      const key = keys.get(field) ?? this.pathOf(field)[0]!;
+      const value = updates[field];
+      if (value === undefined) delete next[key];
+      else next[key] = value;
+    }
+    return next;
+  }
+
   /** The append reducer: add items to the end of a list field. */
   append(host: HostState, field: string, items: readonly unknown[]): HostState {
     if (items.length === 0) return host;
@@ -94,14 +119,15 @@ export class StateAccess {
   view(host: HostState): Record<string, unknown> {
     // A plain loop: this runs for every invoked actor, and building entry pairs first costs more.
     const out: Record<string, unknown> = {};
-    for (const field of this.fields) out[field] = this.read(host, field);
+    if (this.topKeys) for (const [field, key] of this.topKeys) out[field] = host[key];
+    else for (const field of this.fields) out[field] = this.read(host, field);
     return out;
   }
 
   /** Set every field of the given lifetime back to its schema default. */
   reset(host: HostState, lifetime: Exclude<Lifetime, "persistent">): HostState {
     const updates: Record<string, unknown> = {};
-    for (const { field, json } of this.defaults.get(lifetime) ?? []) updates[field] = json === undefined ? undefined : JSON.parse(json);
+    for (const { field, value, json } of this.defaults.get(lifetime) ?? []) updates[field] = json === undefined ? value : JSON.parse(json);
     return this.write(host, updates);
   }
 
