@@ -60,9 +60,11 @@ function creatorOf(step: string, logic: AnyActorLogic | undefined): ReportingPro
 export function stepHost() {
   return fromCallback<EventObject>(({ self, system, emit, sendBack, receive }) => {
     const running = new Map<string, LazyCancellation>();
+    // Forgotten first: whatever the step reports while it winds down goes to no one.
     const stop = (step: string) => {
-      running.get(step)?.abort();
+      const cancellation = running.get(step);
       running.delete(step);
+      cancellation?.abort();
     };
     receive((event) => {
       const { step } = event as { step?: unknown };

@@ -1,4 +1,4 @@
-import { assign, createActor, emit, enqueueActions, fromCallback, sendTo, setup, toPromise } from "xstate";
+import { assign, createActor, emit, fromCallback, sendTo, setup, toPromise } from "xstate";
 
 /*
  * The reference contender `chart`: jianmu's statechart rebuilt in bare XState, with no jianmu
@@ -93,12 +93,12 @@ export const bareStepHost = (steps) =>
     return () => running.clear();
   });
 
-/** Ask the step host for `step` (`input` from the context), again on `steps.ready`; on leaving before its answer, stop it. */
+/**
+ * Ask the step host for `step` (`input` from the context), again on `steps.ready`. Like jianmu's
+ * chart without parallel input guardrails, the states have no exit action: every way out before the
+ * answer ends the run, which stops the host.
+ */
 export const askStep = (host, step, input) => sendTo(host, ({ context }, params) => ({ type: "step.request", step, input: input(context), ...params }));
-export const abandonStep = (host, step) =>
-  enqueueActions(({ event, enqueue }) => {
-    if (event.type !== `${step}.done` && event.type !== `${step}.error`) enqueue.sendTo(host, { type: "step.abort", step });
-  });
 
 /** A fresh run's context: the prompt's messages and the loop's bookkeeping. */
 export const chartContext = ({ input }) => ({
@@ -164,7 +164,6 @@ export function createChartMachine({ name = "chart", complete, toolBodies, toolI
             states: {
               AgentLLM: {
                 entry: [assign({ streamingOutput: "" }), emit(({ context }) => ({ type: "reply.started", agent: name, round: context.rounds + 1 })), "requestReply"],
-                exit: abandonStep(host, "llm"),
                 on: {
                   "llm.done": [
                     { guard: "hasToolCalls", target: "ToolExecutor", actions: "applyReply" },
@@ -186,7 +185,6 @@ export function createChartMachine({ name = "chart", complete, toolBodies, toolI
                   },
                   Executing: {
                     entry: "requestBatch",
-                    exit: abandonStep(host, "toolExecutor"),
                     on: {
                       "toolExecutor.done": {
                         target: target("Evaluating.ChildRunning.StateCondition"),

@@ -143,7 +143,11 @@ export function loopImplementation(build: ChartBuild) {
         logic: stepLogic(self, "llm"),
         ...params,
       })),
-      /** A state that waited on a step leaves before its answer (a cancel, a deadline, a guardrail): the step stops. */
+      /**
+       * A state that waited on a step leaves before its answer for a state that is not final: the step
+       * stops. (Every way to a final state stops the step host, and the step with it; an exit action
+       * per round, paid on every answer too, costs more than that.)
+       */
       abortStep: enqueueActions(({ event, enqueue }, { step }: { step: StepName }) => {
         if (event.type !== `${step}.done` && event.type !== `${step}.error`) enqueue.sendTo(build.childId("steps"), { type: "step.abort", step });
       }),
@@ -267,7 +271,9 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
       // The step it asks the step host for (the viewer shows it as invoked here).
       meta: { asks: "llm" },
       entry: ["startReply", "requestReply"],
-      exit: { type: "abortStep", params: { step: "llm" } },
+      // Only the parallel input guardrails' retry leaves mid-call for a state that is not final
+      // (test/core/chart-knowledge.test.ts holds that): the call stops then.
+      ...(build.features.parallelInput ? { exit: { type: "abortStep", params: { step: "llm" } } as const } : {}),
       on: {
         "llm.progress": { actions: "reportModelProgress" },
         "llm.done": [

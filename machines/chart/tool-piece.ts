@@ -165,7 +165,10 @@ export function toolStates(build: ChartBuild, { afterBatch }: { afterBatch: read
       // The step it asks the step host for (the viewer shows it as invoked here).
       meta: { asks: "toolExecutor" },
       entry: "requestBatch",
-      exit: { type: "abortStep", params: { step: "toolExecutor" } },
+      // Left before its answer only for a final state (a cancel, a deadline, the providers failing),
+      // which stops the step host and the batch with it, or, in the chart, for another try of the
+      // parallel input guardrails: only then the batch stops on exit (test/core/chart-knowledge.test.ts).
+      ...(build.features.parallelInput ? { exit: { type: "abortStep", params: { step: "toolExecutor" } } as const } : {}),
       on: {
         "tool.progress": { actions: "reportToolProgress" },
         "toolExecutor.done": [

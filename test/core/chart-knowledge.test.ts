@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createActor, waitFor } from "xstate";
 import { z } from "zod";
+import { defineGuardrail } from "../../actors/guardrail.js";
 import { requireApproval } from "../../actors/guards/index.js";
 import { human } from "../../actors/messages.js";
 import { agentTool } from "../../machines/composition/agent-tool.js";
@@ -15,14 +16,16 @@ import { multiply } from "./helpers.js";
 /** What the test reads of XState's state nodes (machine.root and below). */
 interface Node {
   key: string;
+  parent?: Node;
   id: string;
   type: string;
   description?: string;
   tags: string[];
   states: Record<string, Node>;
   invoke: { id: string; src: unknown }[];
-  transitions: Map<string, { description?: string; guard?: unknown; actions: unknown[]; target?: unknown[] }[]>;
-  always?: { guard?: unknown; description?: string; target?: unknown[] }[];
+  transitions: Map<string, { description?: string; guard?: unknown; actions: unknown[]; target?: Node[] }[]>;
+  always?: { guard?: unknown; description?: string; target?: Node[] }[];
+  exit: unknown[];
   /** `asks`: the step the state asks the step host for. */
   meta?: { asks?: string };
 }
@@ -38,6 +41,22 @@ function fullMachine() {
     output: z.object({ n: z.number() }),
     prepareRound: () => ({}),
     config: { context: { maxTokens: 10_000, strategy: "trim", keepLast: 2 } },
+    configFile: false,
+  });
+}
+
+/** Every part with states around the round: guardrails of each kind, constraints, a deadline, nested agents. */
+function guardedMachine() {
+  const writer = createReactMachine({ name: "Writer", modelClient: scriptedModel([]), configFile: false });
+  const guardrail = (mode: "blocking" | "parallel") => defineGuardrail({ name: `g-${mode}`, mode, check: () => ({ verdict: "pass" }) });
+  return createReactMachine({
+    name: "Guarded",
+    modelClient: scriptedModel([]),
+    tools: [multiply, agentTool(writer, { name: "ask_writer", description: "Ask the writer" })],
+    constraints: [requireApproval({ tools: ["multiply"] })],
+    inputGuardrails: [guardrail("blocking"), guardrail("parallel")],
+    outputGuardrails: [guardrail("blocking")],
+    config: { maxDurationMs: 60_000, context: { maxTokens: 10_000, strategy: "trim", keepLast: 2 } },
     configFile: false,
   });
 }
@@ -109,6 +128,31 @@ describe("knowledge about the chart lives in the chart", () => {
 
   it("the steps the states ask the step host for are the model call and the batch", () => {
     expect(awaited.filter(({ outcomes }) => !outcomes[0]!.startsWith("xstate.")).map(({ node, src }) => `${node.key}: ${src}`)).toEqual(["AgentLLM: llm", "Executing: toolExecutor"]);
+  });
+
+  it("a state waiting on a step is left before the answer only for a final state, unless it stops the step on exit", () => {
+    // Every way to a final state stops the step host, and the step with it; any other way out must stop the step itself.
+    for (const chart of [machine, guardedMachine()]) {
+      for (const node of nodesOf(chart.root as unknown as Node).filter((n) => n.meta?.asks !== undefined)) {
+        const step = node.meta!.asks!;
+        const answers = new Set([`${step}.done`, `${step}.error`]);
+        const ways: string[] = [];
+        for (let at: Node | undefined = node; at; at = at.parent) {
+          const transitions = [...[...at.transitions].flatMap(([event, list]) => list.map((t) => ({ event, t }))), ...(at.always ?? []).map((t) => ({ event: "always", t }))];
+          for (const { event, t } of transitions) {
+            if (at === node && answers.has(event)) continue;
+            for (const target of t.target ?? []) {
+              // A target inside the state keeps it (targetless transitions have none); any other leaves it, a final one ending the run.
+              let inside = false;
+              for (let up: Node | undefined = target; up; up = up.parent) if (up === node) inside = true;
+              if (!inside && target.type !== "final") ways.push(`${at.key} ${event} → ${target.key}`);
+            }
+          }
+        }
+        const stops = node.exit.some((action) => actionName(action) === "abortStep");
+        expect({ state: `${chart.id}.${node.key}`, leftMidStep: stops ? [] : ways }).toEqual({ state: `${chart.id}.${node.key}`, leftMidStep: [] });
+      }
+    }
   });
 
   it("every outcome of a progress-reporting actor settles its progress first", () => {

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { LLMInput, LLMOutput } from "../../actors/llm-step.js";
 import { human } from "../../actors/messages.js";
 import type { ModelCallOptions, ModelRequest, ModelTurn } from "../../actors/model-client.js";
+import { defineGuardrail } from "../../actors/guardrail.js";
 import { StepLogicError } from "../../actors/step-host.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { defineTool } from "../../tools/tool.js";
@@ -98,5 +99,25 @@ describe("the step host", () => {
     const output = await toPromise(actor);
     expect(output.finalAnswer).toBe("once");
     expect(model.calls).toHaveLength(1);
+  });
+
+  it("the parallel input guardrails asking for another try mid-call: the stale call stops, its late answer is dropped, the next is asked", async () => {
+    const model = heldModel();
+    let verdict: (outcome: { verdict: "retry"; feedback: string }) => void = () => undefined;
+    const watcher = defineGuardrail({ name: "watcher", mode: "parallel", check: () => new Promise((resolve) => (verdict = resolve)) });
+    const machine = createReactMachine({ modelClient: model.client, inputGuardrails: [watcher], configFile: false });
+    const actor = createActor(machine, { input: { messages: [human("hi")] } }).start();
+    await waitFor(actor, inModelCall);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(model.calls).toHaveLength(1);
+    verdict({ verdict: "retry", feedback: "say it differently" });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The first call was stopped when the round was left; the next iteration asked again.
+    expect(model.calls[0]!.options.cancellation!.aborted).toBe(true);
+    expect(model.calls).toHaveLength(2);
+    model.calls[0]!.release(answer("stale"));
+    model.calls[1]!.release(answer("fresh"));
+    const output = await toPromise(actor);
+    expect(output.finalAnswer).toBe("fresh");
   });
 });
