@@ -42,6 +42,17 @@ export class StepLogicError extends JianmuError {
  * naming the field: the step's error ends the run as any failed step does.
  */
 function creatorOf(step: string, logic: AnyActorLogic | undefined): ReportingPromiseCreator<unknown, unknown, EventObject> {
+  const known = logic ? creators.get(logic) : undefined;
+  if (known) return known;
+  const made = checkedCreator(step, logic);
+  if (logic) creators.set(logic, made);
+  return made;
+}
+
+/** Each logic's checked creator, made once (a step is asked for every round). */
+const creators = new WeakMap<AnyActorLogic, ReportingPromiseCreator<unknown, unknown, EventObject>>();
+
+function checkedCreator(step: string, logic: AnyActorLogic | undefined): ReportingPromiseCreator<unknown, unknown, EventObject> {
   const misfit = (what: string) =>
     new StepLogicError(`actors.${step}: the step must be promise logic, made with fromPromise(async ({ input, signal }) => ...); ${what}`);
   const creator = (logic as { config?: unknown } | undefined)?.config;

@@ -8,7 +8,7 @@ import type { AgentOutput } from "../machines/contract/context.js";
 import { TERMINATION_REASONS } from "../machines/contract/events.js";
 import type { StateAccess } from "../machines/contract/state-access.js";
 import { fieldMeta } from "../machines/contract/state.js";
-import { awaitedBy, type AgentSnapshot, type Microstep, type StepRequest } from "./model-based-pure.js";
+import { awaitedBy, type AgentSnapshot, type Microstep, type AskedStep } from "./model-based-pure.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 
 /**
@@ -153,7 +153,7 @@ export class InvariantChecker {
   }
 
   /** Live: the agent asked its step host for a step (seen by an inspector; `snapshot`: the agent's, when it asked). */
-  requested(request: StepRequest, snapshot: AgentSnapshot): void {
+  requested(request: AskedStep, snapshot: AgentSnapshot): void {
     // Asked again when the host starts (a restored run): the same call, made again, not another one.
     if ((request.event as { again?: unknown }).again === true) return;
     this.started(request.event, request.step, request.input, snapshot);

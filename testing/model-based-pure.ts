@@ -5,14 +5,16 @@ import type { ReactMachine } from "../machines/react-machine.js";
 /**
  * Pure stepping of an agent machine: `machine.transition` with an actor scope whose executor
  * does nothing, so invoked actors are created (their input is computed and readable) but never
- * started. Every microstep the machine takes is recorded through the scope's inspection
- * channel, with the transition definitions it took: that is what coverage is counted from.
+ * started, and the steps the machine asks its step host for (actors/step-host.ts) are noted, not
+ * run: a snapshot waits on them as on its children (`awaitedBy`). Every microstep the machine
+ * takes is recorded through the scope's inspection channel, with the transition definitions it
+ * took (that is what coverage is counted from) and the steps it asked for.
  */
 
 export type AgentSnapshot = SnapshotFrom<ReactMachine>;
 
 /** A step the agent asked its step host for (actors/step-host.ts): AgentLLM's model call, Executing's batch. */
-export interface StepRequest {
+export interface AskedStep {
   /** The step's name in the host's protocol (`llm`, `toolExecutor`): it answers `<step>.done` / `<step>.error`. */
   readonly step: string;
   readonly input: unknown;
@@ -25,7 +27,7 @@ export interface Microstep {
   readonly event: AnyEventObject;
   readonly snapshot: AgentSnapshot;
   readonly transitions: readonly AnyTransitionDefinition[];
-  readonly requests?: readonly StepRequest[];
+  readonly requests?: readonly AskedStep[];
 }
 
 /** Something a snapshot waits on: an invoked child, or a step asked of the step host. */
@@ -45,7 +47,7 @@ export interface Awaited {
 }
 
 /** The steps each snapshot (made by a PureStepper) waits on, by step name. */
-const pendingSteps = new WeakMap<object, ReadonlyMap<string, StepRequest>>();
+const pendingSteps = new WeakMap<object, ReadonlyMap<string, AskedStep>>();
 
 /** The step request an executed action sends, if it is one (a `sendTo` the step host). */
 function stepMessage(action: { type: string; params?: unknown }): AnyEventObject | undefined {
@@ -93,8 +95,8 @@ export class PureStepper {
   private readonly scope: AnyActorScope;
   private sink: Microstep[] | undefined;
   /** While stepping: the steps asked for and not answered, and those asked for since the last microstep. */
-  private pending = new Map<string, StepRequest>();
-  private asked: StepRequest[] = [];
+  private pending = new Map<string, AskedStep>();
+  private asked: AskedStep[] = [];
 
   constructor(readonly machine: ReactMachine) {
     const self = createEmptyActor();
@@ -149,7 +151,7 @@ export class PureStepper {
     };
   }
 
-  private record(pending: Map<string, StepRequest>, run: () => AgentSnapshot): PureStep {
+  private record(pending: Map<string, AskedStep>, run: () => AgentSnapshot): PureStep {
     const microsteps: Microstep[] = [];
     this.sink = microsteps;
     this.pending = pending;
