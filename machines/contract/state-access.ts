@@ -112,6 +112,8 @@ export class StateAccess {
   append(host: HostState, field: string, items: readonly unknown[]): HostState {
     if (items.length === 0) return host;
     const current = this.read<unknown[] | undefined>(host, field) ?? [];
+    const key = this.topKeys?.get(field);
+    if (key !== undefined) return { ...host, [key]: [...current, ...items] };
     return setPath(host, this.pathOf(field), [...current, ...items]);
   }
 
