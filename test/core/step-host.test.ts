@@ -24,6 +24,17 @@ function heldModel() {
   };
 }
 
+/** An agent started on a held model, once its first model call is under way. */
+async function inFirstModelCall(options: Partial<Parameters<typeof createReactMachine>[0]> = {}) {
+  const model = heldModel();
+  const machine = createReactMachine({ modelClient: model.client, configFile: false, ...options });
+  const actor = createActor(machine, { input: { messages: [human("hi")] } }).start();
+  await waitFor(actor, inModelCall);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  expect(model.calls).toHaveLength(1);
+  return { model, actor };
+}
+
 const answer = (content: string): ModelTurn => ({ content, toolCalls: [], usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, finishReason: "stop", model: "held" });
 const inModelCall = (snapshot: { matches: (value: object) => boolean }) => snapshot.matches({ Evaluating: { ChildRunning: "AgentLLM" } });
 
@@ -69,12 +80,7 @@ describe("the step host", () => {
   });
 
   it("stops the model call when the run leaves AgentLLM before its answer, and drops the late answer", async () => {
-    const model = heldModel();
-    const machine = createReactMachine({ modelClient: model.client, configFile: false });
-    const actor = createActor(machine, { input: { messages: [human("hi")] } }).start();
-    await waitFor(actor, inModelCall);
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(model.calls).toHaveLength(1);
+    const { model, actor } = await inFirstModelCall();
     const cancellation = model.calls[0]!.options.cancellation!;
     expect(cancellation.aborted).toBe(false);
     actor.send({ type: "agent.cancel", reason: "enough" });
@@ -86,11 +92,7 @@ describe("the step host", () => {
   });
 
   it("asked again when it (re)starts, a host already running the step does not run it twice", async () => {
-    const model = heldModel();
-    const machine = createReactMachine({ modelClient: model.client, configFile: false });
-    const actor = createActor(machine, { input: { messages: [human("hi")] } }).start();
-    await waitFor(actor, inModelCall);
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    const { model, actor } = await inFirstModelCall();
     // What a restored run's host says when it starts: AgentLLM asks again, marked as a repeat.
     actor.send({ type: "steps.ready" } as never);
     await new Promise((resolve) => setTimeout(resolve, 0));
@@ -102,14 +104,9 @@ describe("the step host", () => {
   });
 
   it("the parallel input guardrails asking for another try mid-call: the stale call stops, its late answer is dropped, the next is asked", async () => {
-    const model = heldModel();
     let verdict: (outcome: { verdict: "retry"; feedback: string }) => void = () => undefined;
     const watcher = defineGuardrail({ name: "watcher", mode: "parallel", check: () => new Promise((resolve) => (verdict = resolve)) });
-    const machine = createReactMachine({ modelClient: model.client, inputGuardrails: [watcher], configFile: false });
-    const actor = createActor(machine, { input: { messages: [human("hi")] } }).start();
-    await waitFor(actor, inModelCall);
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(model.calls).toHaveLength(1);
+    const { model, actor } = await inFirstModelCall({ inputGuardrails: [watcher] });
     verdict({ verdict: "retry", feedback: "say it differently" });
     await new Promise((resolve) => setTimeout(resolve, 10));
     // The first call was stopped when the round was left; the next iteration asked again.
