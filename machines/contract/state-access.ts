@@ -78,13 +78,11 @@ export class StateAccess {
   }
 
   write(host: HostState, updates: Record<string, unknown>): HostState {
-    if (this.topKeys) return this.writeTop(host, updates, this.topKeys);
-    const fields = Object.keys(updates);
-    // The common case, every field at the top level: one copy of the host, not one per field.
-    if (fields.every((field) => this.pathOf(field).length === 1)) {
+    // The common case, every field written at the top level (always so without a namespace or a dotted key): one copy of the host, not one per field.
+    if (this.topKeys || Object.keys(updates).every((field) => this.pathOf(field).length === 1)) {
       const next: HostState = { ...host };
-      for (const field of fields) {
-        const key = this.pathOf(field)[0]!;
+      for (const field in updates) {
+        const key = this.topKeys?.get(field) ?? this.pathOf(field)[0]!;
         const value = updates[field];
         if (value === undefined) delete next[key];
         else next[key] = value;
@@ -92,19 +90,7 @@ export class StateAccess {
       return next;
     }
     let next = host;
-    for (const field of fields) next = setPath(next, this.pathOf(field), updates[field]);
-    return next;
-  }
-
-  /** `write` when every field is at the top level: one copy of the host. */
-  private writeTop(host: HostState, updates: Record<string, unknown>, keys: ReadonlyMap<string, string>): HostState {
-    const next: HostState = { ...host };
-    for (const field in updates) {
-      const key = keys.get(field) ?? this.pathOf(field)[0]!;
-      const value = updates[field];
-      if (value === undefined) delete next[key];
-      else next[key] = value;
-    }
+    for (const field of Object.keys(updates)) next = setPath(next, this.pathOf(field), updates[field]);
     return next;
   }
 

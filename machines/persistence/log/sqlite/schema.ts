@@ -27,6 +27,9 @@
 
 export const LAYOUT_VERSION = 3;
 
+/** The claim's index: each agent's active runs in the order a claim takes them (`wake_at`, then `created_at`). */
+const CLAIMABLE_INDEX = `CREATE INDEX jianmu_runs_claimable ON jianmu_runs (agent, wake_at, created_at) WHERE status IN ('queued', 'running', 'awaitingApproval');`;
+
 export const LAYOUT = `
 CREATE TABLE jianmu_runs (
   run_key INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE, agent TEXT NOT NULL, input TEXT NOT NULL DEFAULT '{}',
@@ -38,7 +41,7 @@ CREATE TABLE jianmu_runs (
   fork_of TEXT, fork_checkpoint INTEGER, inherit TEXT,
   created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
 );
-CREATE INDEX jianmu_runs_claimable ON jianmu_runs (agent, wake_at, created_at) WHERE status IN ('queued', 'running', 'awaitingApproval');
+${CLAIMABLE_INDEX}
 CREATE INDEX jianmu_runs_created ON jianmu_runs (created_at);
 CREATE INDEX jianmu_runs_thread ON jianmu_runs (thread_id, thread_seq) WHERE thread_id IS NOT NULL;
 CREATE UNIQUE INDEX jianmu_runs_thread_active ON jianmu_runs (thread_id) WHERE thread_id IS NOT NULL AND status IN ('queued', 'running', 'awaitingApproval');
@@ -64,17 +67,17 @@ CREATE TABLE IF NOT EXISTS jianmu_queue_meta (key TEXT PRIMARY KEY, value TEXT N
 INSERT INTO jianmu_queue_meta (key, value) VALUES ('layout', '${LAYOUT_VERSION}') ON CONFLICT (key) DO UPDATE SET value = excluded.value;`;
 
 /**
- * A run with an event in its inbox is due now: before layout 3 the claim looked at the inbox, since
- * at `wake_at` alone, which `send` sets. `@now`: the clock in ms.
+ * A run with an event in its inbox is due now: before layout 3 the claim looked at the inbox, from it
+ * on at `wake_at` alone, which `send` sets. `@now`: the clock in ms.
  */
 export const DUE_BY_INBOX = `
 UPDATE jianmu_runs SET wake_at = @now
   WHERE status IN ('queued', 'running', 'awaitingApproval') AND (wake_at IS NULL OR wake_at > @now)
     AND EXISTS (SELECT 1 FROM jianmu_inbox i WHERE i.run_id = jianmu_runs.run_id AND i.applied_at IS NULL);`;
-/** From layout 2 to 3: those runs due, and the claim's index holding each agent's runs in the order a claim takes them (`wake_at`, then `created_at`). */
+/** From layout 2 to 3: those runs due, and the claim's index rebuilt in the order a claim takes them. */
 export const LAYOUT_3_STEP = `${DUE_BY_INBOX}
 DROP INDEX jianmu_runs_claimable;
-CREATE INDEX jianmu_runs_claimable ON jianmu_runs (agent, wake_at, created_at) WHERE status IN ('queued', 'running', 'awaitingApproval');
+${CLAIMABLE_INDEX}
 INSERT INTO jianmu_queue_meta (key, value) VALUES ('layout', '3') ON CONFLICT (key) DO UPDATE SET value = excluded.value;`;
 
 /** A run row as the stores read it. */
