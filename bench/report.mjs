@@ -91,14 +91,16 @@ function judged(r, target, higherIsBetter, printed = shown, levelWithin = undefi
  * what noise alone does often enough.
  */
 export function winsNeeded(n) {
+  // In logarithms: 2 ** n and the binomial coefficients overflow a double past n = 1000.
+  const logOutcomes = n * Math.LN2;
   let tail = 0;
-  let choose = 1;
-  const outcomes = 2 ** n;
+  let logChoose = 0;
   // Tail P(X >= k) for k from n down, until adding the next k would exceed 5%.
   for (let k = n; k >= 0; k--) {
-    if (k < n) choose = (choose * (k + 1)) / (n - k);
-    if ((tail + choose) / outcomes > 0.05) return k + 1;
-    tail += choose;
+    if (k < n) logChoose += Math.log(k + 1) - Math.log(n - k);
+    const chance = Math.exp(logChoose - logOutcomes);
+    if (tail + chance > 0.05) return k + 1;
+    tail += chance;
   }
   return 0;
 }

@@ -36,7 +36,7 @@ function parseArgs(argv) {
 }
 
 const FULL = {
-  latency: { reps: 100, warmup: 150 },
+  latency: { reps: 500, warmup: 150 },
   throughput: { reps: 15, runs: 250, concurrency: 100, warmup: 100 },
   firstToken: { reps: 200, warmup: 20, pause: 20 },
   parallelTools: { reps: 20, warmup: 3, probeRuns: 2, stream: true },

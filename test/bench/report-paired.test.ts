@@ -27,6 +27,10 @@ describe("bench report: latency and throughput against the AI SDK, repetition by
     expect(winsNeeded(15)).toBe(12);
     expect(winsNeeded(10)).toBe(9);
     expect(winsNeeded(5)).toBe(5);
+    // P(X >= 269 | n = 500) = 4.7%, P(X >= 268) = 5.6%; past n = 1000 the count still comes out
+    // (2 ** n overflows there), a little over half as n grows.
+    expect(winsNeeded(500)).toBe(269);
+    expect(winsNeeded(2000)).toBe(1038);
     // Too few repetitions to rule chance out: never a verdict.
     expect(winsNeeded(4)).toBe(5);
   });
