@@ -219,7 +219,7 @@ function memoryRows(results) {
     const spread = (field) => ({ levelWithin: Math.max(spreadOf(memory.jianmu, field), spreadOf(memory.aisdk ?? [], field)) });
     rows.push(row(`Heap per in-flight agent, ${agents} held mid-run (after GC)`, figures("heapPerAgent"), kb, { target: atMost(1.4), ...spread("heapPerAgent") }));
     rows.push(row(`RSS per in-flight agent, ${agents} held mid-run`, figures("rssPerAgent"), kb, spread("rssPerAgent")));
-    const after = row(`Heap left after the ${agents} held runs finished, per run (their idle pooled connections included)`, figures("heapAfterHeldPerRun"), bytes, spread("heapAfterHeldPerRun"));
+    const after = row(`Heap left after the ${agents} held runs finished, per run (idle pooled connections closed first)`, figures("heapAfterHeldPerRun"), bytes, spread("heapAfterHeldPerRun"));
     rows.push({ ...after, ratioText: "—", aisdkRatioText: "—" });
   } else rows.push(failedRow("Heap per in-flight agent", "memory", "≤ 1.4×"));
 

@@ -157,9 +157,21 @@ async function holdAgents(contender, count, baseURL) {
 }
 
 /**
+ * The heap settled with no idle pooled connection: the server closes every kept-alive connection
+ * with no request in flight, and the client's pool drops them once it sees them closed. How many
+ * stay pooled otherwise depends on the server's keep-alive timeout and how long a contender took,
+ * not on the library: the heap left after the held runs moved from 5 to 15 KB per run with it.
+ */
+async function settledWithoutIdleConnections(baseURL) {
+  await control(`${baseURL}/bench/close-idle`, { method: "POST" });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  return settledMemory();
+}
+
+/**
  * One contender per process (RSS never shrinks back, so it cannot be shared): heap and RSS per
  * agent with `agents` runs held mid-run (each parked on its second model call), then the heap
- * left once they have all finished.
+ * left once they have all finished (both over a baseline without idle pooled connections).
  */
 export async function memory({ baseURL, stream, contender, agents, warmupRuns }) {
   const task = { k: 2, p: 1 };
@@ -170,9 +182,9 @@ export async function memory({ baseURL, stream, contender, agents, warmupRuns })
   await holdAgents(holder, Math.min(50, agents), baseURL);
   await runPool(warmupRuns, 20, () => runner.run());
 
-  const baseline = await settledMemory();
+  const baseline = await settledWithoutIdleConnections(baseURL);
   const during = await holdAgents(holder, agents, baseURL);
-  const after = await settledMemory();
+  const after = await settledWithoutIdleConnections(baseURL);
   return {
     stream,
     contender,

@@ -7,7 +7,8 @@ import { parseTaskModel, roundOf } from "./task.mjs";
  * work never counts against a contender's CPU time. It answers at once from the task named by
  * the request's model, over Chat Completions or the Responses API (by the path). Held requests (tasks with `-holdN`) wait until a client calls
  * /v1/bench/release; /v1/bench/parked?atLeast=N answers once N requests are waiting. A paused
- * task's answer (`-pauseN`) sends its first delta, waits N ms, then sends the rest.
+ * task's answer (`-pauseN`) sends its first delta, waits N ms, then sends the rest; /v1/bench/close-idle
+ * closes every kept-alive connection with no request in flight.
  *
  * IPC from the parent: { cmd: "restart" } starts a fresh server (a new request log for every
  * scenario) and answers { baseURL }; { cmd: "stop" } closes it and exits.
@@ -33,6 +34,11 @@ function control(request) {
       parkedWaiters.push({ atLeast, resolve });
       wakeParkedWaiters();
     });
+  }
+  if (url.pathname === "/v1/bench/close-idle") {
+    // Memory figures are taken without the clients' idle pooled connections (scenarios.mjs `memory`).
+    server.closeIdleConnections();
+    return replies.json({ closed: true });
   }
   if (url.pathname === "/v1/bench/release") {
     const released = parked.length;

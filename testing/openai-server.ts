@@ -99,6 +99,11 @@ export interface OpenAIServer {
   readonly requests: readonly ReceivedRequest[];
   /** Resolves when request `index` has ended, saying how. */
   outcome(index: number): Promise<RequestOutcome>;
+  /**
+   * Closes every kept-alive connection with no request in flight (Node's
+   * `server.closeIdleConnections()`); the clients' pools drop them once they see the close.
+   */
+  closeIdleConnections(): void;
   /** Stops listening and destroys every open socket, hanging replies included. */
   close(): Promise<void>;
 }
@@ -209,6 +214,9 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
       const outcome = outcomes[index];
       if (!outcome) return Promise.reject(new Error(`the server has not received request ${index} (it has ${requests.length})`));
       return outcome;
+    },
+    closeIdleConnections() {
+      server.closeIdleConnections();
     },
     close() {
       closing.abort();

@@ -1,4 +1,6 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { Agent, request as httpRequest } from "node:http";
+import type { Socket } from "node:net";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { startOpenAIServer, replies, splitEvents, toSse, type OpenAIServer } from "../../testing/openai-server.js";
 import { formatOf, loadRecording, replayRecording } from "../../testing/recordings.js";
 import { fixture } from "./harness.js";
@@ -23,6 +25,34 @@ describe("the OpenAI-compatible test server", () => {
     expect(await response.json()).toEqual({ n: 0 });
     expect(server.requests[0]).toMatchObject({ index: 0, method: "POST", path: "/v1/chat/completions", body: { a: 1 } });
     expect(await server.outcome(0)).toBe("completed");
+  });
+
+  it("closes kept-alive connections with no request in flight, and only those", async () => {
+    const server = await start(({ path }) => (path.endsWith("/hang") ? replies.hang() : replies.json({ ok: true })));
+    const agent = new Agent({ keepAlive: true });
+    const get = (path: string) =>
+      new Promise<{ socket: Socket }>((resolve, reject) => {
+        const request = httpRequest(`${server.baseURL}${path}`, { agent }, (response) => {
+          response.resume();
+          response.on("end", () => resolve({ socket: request.socket! }));
+        });
+        request.on("error", reject);
+        request.end();
+      });
+    const { socket: idle } = await get("/idle");
+    const idleClosed = new Promise<void>((resolve) => idle.once("close", () => resolve()));
+    // A second connection, busy with a request the server holds.
+    const busy = httpRequest(`${server.baseURL}/hang`, { agent: new Agent({ keepAlive: true }) });
+    busy.on("error", () => undefined);
+    busy.end();
+    await vi.waitFor(() => expect(server.requests).toHaveLength(2));
+    let busyClosed = false;
+    busy.socket?.once("close", () => (busyClosed = true));
+    server.closeIdleConnections();
+    await idleClosed;
+    expect(busyClosed).toBe(false);
+    expect(busy.socket?.destroyed).toBe(false);
+    agent.destroy();
   });
 
   it("streams SSE event by event with a delay", async () => {
