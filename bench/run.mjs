@@ -37,7 +37,7 @@ function parseArgs(argv) {
 
 const FULL = {
   latency: { reps: 500, warmup: 150 },
-  throughput: { reps: 15, runs: 250, concurrency: 100, warmup: 100 },
+  throughput: { reps: 30, runs: 250, concurrency: 100, warmup: 100 },
   firstToken: { reps: 200, warmup: 20, pause: 20 },
   parallelTools: { reps: 20, warmup: 3, probeRuns: 2, stream: true },
   memory: { reps: 3, agents: 1000, warmupRuns: 300, stream: true },
