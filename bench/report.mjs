@@ -216,7 +216,7 @@ function memoryRows(results) {
     // Each repetition is a process of its own, and a few of them land far apart (the heap left after
     // the held runs moved from 5.7 to 15.0 KB per run for one library in one run): as for retention,
     // two medians closer than either library's own repetitions are level.
-    const spread = (field) => ({ levelWithin: Math.max(spreadOf(memory.jianmu, field), spreadOf(memory.aisdk ?? [], field)) });
+    const spread = (field) => ({ levelWithin: ownSpread(memory, field) });
     rows.push(row(`Heap per in-flight agent, ${agents} held mid-run (after GC)`, figures("heapPerAgent"), kb, { target: atMost(1.4), ...spread("heapPerAgent") }));
     rows.push(row(`RSS per in-flight agent, ${agents} held mid-run`, figures("rssPerAgent"), kb, spread("rssPerAgent")));
     const after = row(`Heap left after the ${agents} held runs finished, per run (idle pooled connections closed first)`, figures("heapAfterHeldPerRun"), bytes, spread("heapAfterHeldPerRun"));
@@ -232,12 +232,17 @@ function memoryRows(results) {
     // repetitions of jianmu or the AI SDK spread wider than that).
     const retained = row(`Heap retained per finished run (slope over ${retention.floor[0].runs} runs, after GC, JIT tiers off)`, figures, bytes, {
       target: { text: retainedTarget, pass: (r) => r.jianmu <= r.floor + RETAINED_NOISE_BYTES },
-      levelWithin: Math.max(RETAINED_NOISE_BYTES, spreadOf(retention.jianmu, "retainedPerRun"), spreadOf(retention.aisdk ?? [], "retainedPerRun")),
+      levelWithin: Math.max(RETAINED_NOISE_BYTES, ownSpread(retention, "retainedPerRun")),
     });
     const diff = (v) => `${v - figures.floor >= 0 ? "+" : ""}${Math.round(v - figures.floor)} B`;
     rows.push({ ...retained, ratioText: diff(figures.jianmu), aisdkRatioText: typeof figures.aisdk === "number" ? diff(figures.aisdk) : "—" });
   } else rows.push(failedRow("Heap retained per finished run", "retention", retainedTarget));
   return rows;
+}
+
+/** The wider of jianmu's and the AI SDK's spreads of a figure in this run: below it, two medians are level. */
+function ownSpread(results, field) {
+  return Math.max(spreadOf(results.jianmu, field), spreadOf(results.aisdk ?? [], field));
 }
 
 /** How far apart one contender's repetitions of a figure landed (0 with fewer than two). */
