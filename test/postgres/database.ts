@@ -39,6 +39,23 @@ export async function freshDatabase(prefix = "jianmu_test"): Promise<{ url: stri
   };
 }
 
+/**
+ * `pool.end()`, and then until every connection has closed. `end()` itself resolves as soon as the
+ * pool has let go of its clients, while they are still closing; a `DROP DATABASE ... WITH (FORCE)`
+ * right after terminates such a connection mid-close, and its FATAL then surfaces as an uncaught error.
+ */
+export async function endPool(pool: pg.Pool): Promise<void> {
+  let open = pool.totalCount;
+  const closed = new Promise<void>((resolve) => {
+    if (open === 0) resolve();
+    pool.on("remove", () => {
+      if (--open === 0) resolve();
+    });
+  });
+  await pool.end();
+  await closed;
+}
+
 /** A fresh database holding what a pg_dump file (a store an earlier build wrote) holds, restored with psql. */
 export async function databaseFromDump(dumpFile: string): Promise<Awaited<ReturnType<typeof freshDatabase>>> {
   const db = await freshDatabase();

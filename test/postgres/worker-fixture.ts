@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll } from "vitest";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
 import type { OpenAIServer } from "../../testing/openai-server.js";
 import { scriptMessage, startScriptServer, type RunScript } from "../queue/script-model.js";
-import { freshDatabase } from "./database.js";
+import { endPool, freshDatabase } from "./database.js";
 import { checkBuilt, WorkerProcess, type WorkerProcessOptions } from "./worker-processes.js";
 
 /**
@@ -32,7 +32,7 @@ export function workerProcessFixture() {
   });
   afterAll(async () => {
     await server?.close();
-    await pool?.end();
+    if (pool) await endPool(pool);
     await db?.drop();
   });
 
