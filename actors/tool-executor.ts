@@ -321,6 +321,10 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
           // Not the error's text: it is the infrastructure's (a database, a file), and this goes to the model.
           return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be read`);
         }
+        // Stopped while the journal answered: this copy of the run neither claims nor answers the call.
+        // A queue worker may hold the run again by now, and the journal takes a write for the run id
+        // under the new holder's fence: a late claim or "interrupted" from here would pass as its own.
+        if (cancellation.aborted) return fail("aborted", `${call.name} was cancelled`);
         plan = planCall({ ...facts, journal: view });
       }
       /** Journal the outcome before anyone sees it, then report it (at once when no journal is kept: nothing to wait for). */

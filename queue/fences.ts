@@ -81,26 +81,32 @@ export class Fences {
     return this.fences.get(runId);
   }
 
-  /** The write found another token: tell the run's owner (it stops the actor) and return the error to throw. */
-  lost(runId: string): FencedError {
-    return this.stop(runId, new FencedError(runId, this.fences.get(runId)?.token ?? -1));
+  /**
+   * A write carrying `token` found another token: tell the run's owner (it stops the actor) and return
+   * the error to throw. Only the holder under that token is told: a write still on its way from an
+   * earlier copy of the run (stopped, then claimed again by this process) must not stop the new one.
+   */
+  lost(runId: string, token: number): FencedError {
+    return this.stop(runId, token, new FencedError(runId, token));
   }
 
   /**
-   * The database stayed away through the rest of the lease: tell the run's owner (it stops the actor
-   * and writes nothing more; the run resumes elsewhere from its checkpoint) and return the error to throw.
+   * The database stayed away through the rest of the lease of `token`: tell the run's owner under that
+   * token (it stops the actor and writes nothing more; the run resumes elsewhere from its checkpoint)
+   * and return the error to throw.
    */
-  giveUp(runId: string, cause: unknown): RunGivenUpError {
+  giveUp(runId: string, token: number, cause: unknown): RunGivenUpError {
     const reason = cause instanceof Error ? cause.message : String(cause);
-    return this.stop(runId, new RunGivenUpError(runId, `run ${runId} was given up by this worker: the database stayed unreachable until its lease ran out (${reason}); it resumes from its last checkpoint`, { cause }));
+    return this.stop(runId, token, new RunGivenUpError(runId, `run ${runId} was given up by this worker: the database stayed unreachable until its lease ran out (${reason}); it resumes from its last checkpoint`, { cause }));
   }
 
-  private stop<E extends Error>(runId: string, error: E): E {
+  private stop<E extends Error>(runId: string, token: number, error: E): E {
     const fence = this.fences.get(runId);
+    if (fence?.token !== token) return error;
     this.fences.delete(runId);
     this.leases.delete(runId);
-    if (fence) this.retire(runId, fence);
-    fence?.onLost(error);
+    this.retire(runId, fence);
+    fence.onLost(error);
     return error;
   }
 

@@ -48,8 +48,8 @@ export class MemoryRunStore extends MemoryRunLog implements RunStore {
     return reading ? this.fences.get(runId) : this.fences.forWrite(runId);
   }
 
-  protected override lost(runId: string): Error {
-    return this.fences.lost(runId);
+  protected override lost(runId: string, token: number): Error {
+    return this.fences.lost(runId, token);
   }
 
   protected override fencedSaveStored(run: MemoryRunRow, fence: WriteFence): void {

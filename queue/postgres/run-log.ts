@@ -166,8 +166,8 @@ export class PostgresRunLog implements RunLogStore {
     return undefined;
   }
 
-  /** The queue's hook: the error for a write whose fence no longer holds (after telling the run's owner). */
-  protected lost(runId: string): Error {
+  /** The queue's hook: the error for a write whose fence (`token`) no longer holds (after telling the run's owner under it). */
+  protected lost(runId: string, _token: number): Error {
     return queueOwned(runId);
   }
 
@@ -198,7 +198,7 @@ export class PostgresRunLog implements RunLogStore {
         return result.also;
       }
       this.cache.delete(runId);
-      if (fence && result.token !== fence.token) throw this.lost(runId);
+      if (fence && result.token !== fence.token) throw this.lost(runId, fence.token);
       if (!fence && result.token > 0) throw queueOwned(runId);
       // Another writer moved the run's head since this process read it: read it again.
       if (attempt >= 2) throw new CheckpointError(runId, `save: run ${runId} keeps being written by another writer meanwhile; one run id, one writer`);
@@ -538,7 +538,7 @@ export class PostgresRunLog implements RunLogStore {
       // still this caller's claim. No one else writes under this token, and the executor claims only a call it found unjournaled.
       return { won: row.written === 1 || (attempt > 0 && row.found === "started"), token: Number(row.token) };
     });
-    if (token !== fence.token) throw this.lost(key.runId);
+    if (token !== fence.token) throw this.lost(key.runId, fence.token);
     return won;
   }
 
@@ -561,7 +561,7 @@ export class PostgresRunLog implements RunLogStore {
         "completed: outcome",
       ),
     );
-    if (Number(rows[0]!.token) !== fence.token) throw this.lost(key.runId);
+    if (Number(rows[0]!.token) !== fence.token) throw this.lost(key.runId, fence.token);
   }
 
   /** Fenced like the writes: a worker that lost the run must not replay the new owner's outcomes as its own. A fork asks its original for the calls it inherited. */
@@ -579,7 +579,7 @@ export class PostgresRunLog implements RunLogStore {
       [key.runId, key.iteration, storableKey(key.callId)],
     );
     const row = rows[0]!;
-    if (fence && Number(row.token) !== fence.token) throw this.lost(key.runId);
+    if (fence && Number(row.token) !== fence.token) throw this.lost(key.runId, fence.token);
     if (row.run) this.rememberOrigin(key.runId, row);
     if (row.found) return this.entryOf(row, key);
     for (let at = inheritedKey(key, await this.originOf(key.runId)), depth = 0; at && depth < 1_000; depth++) {

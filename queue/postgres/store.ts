@@ -113,8 +113,8 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     return reading ? this.fences.get(runId) : this.fences.forWrite(runId);
   }
 
-  protected override lost(runId: string): Error {
-    return this.fences.lost(runId);
+  protected override lost(runId: string, token: number): Error {
+    return this.fences.lost(runId, token);
   }
 
   /**
@@ -127,7 +127,7 @@ export class PostgresRunStore extends PostgresRunLog implements RunStore {
     try {
       return await retryWithin(statement, { transient: isTransientPgFault, deadline: () => this.fences.leaseEnd(runId, token) });
     } catch (error) {
-      if (giveUp && isTransientPgFault(error)) throw this.fences.giveUp(runId, error);
+      if (giveUp && isTransientPgFault(error)) throw this.fences.giveUp(runId, token, error);
       throw error;
     }
   }

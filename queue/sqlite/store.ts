@@ -89,8 +89,8 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     return reading ? this.fences.get(runId) : this.fences.forWrite(runId);
   }
 
-  protected override lost(runId: string): Error {
-    return this.fences.lost(runId);
+  protected override lost(runId: string, token: number): Error {
+    return this.fences.lost(runId, token);
   }
 
   /**
@@ -98,12 +98,12 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
    * worker gives the run up, as after a lost PostgreSQL connection, instead of the model reading
    * that its tool's journal failed; it resumes from its checkpoint.
    */
-  protected override holding<T>(runId: string, transaction: () => T): T {
+  protected override holding<T>(runId: string, token: number, transaction: () => T): T {
     try {
       return transaction();
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED" || code === "SQLITE_BUSY_SNAPSHOT") throw this.fences.giveUp(runId, error);
+      if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED" || code === "SQLITE_BUSY_SNAPSHOT") throw this.fences.giveUp(runId, token, error);
       throw error;
     }
   }
@@ -271,7 +271,7 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
   async finishAndClaim(runId: string, token: number, output: AgentOutput, lastCheckpoint: PersistedAgent | undefined, next: ClaimRequest): Promise<{ finished: boolean; claimed: ClaimedRun[] }> {
     let rows: (SqliteRunRow & { inbox_empty: number })[] = [];
     // The file staying locked past busyTimeoutMs gives the run up, as for finish() (holding).
-    const finished = this.holding(runId, () =>
+    const finished = this.holding(runId, token, () =>
       this.db
         .transaction(() => {
           const done = this.finishNow(runId, token, output, lastCheckpoint);
@@ -297,7 +297,7 @@ export class SqliteRunStore extends SqliteRunLog implements RunStore {
     if (this.fences.heldOtherwise(runId, token)) return false;
     // The last checkpoint, the output and the lease's end in one transaction (one commit).
     try {
-      return this.holding(runId, () => this.db.transaction(() => (this.save(runId, lastCheckpoint), write())).immediate());
+      return this.holding(runId, token, () => this.db.transaction(() => (this.save(runId, lastCheckpoint), write())).immediate());
     } catch (error) {
       if (error instanceof FencedError) return false;
       throw error;

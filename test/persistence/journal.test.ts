@@ -3,7 +3,7 @@ import { createActor } from "xstate";
 import { z } from "zod";
 import { human, type ToolMessage } from "../../actors/messages.js";
 import type { ToolOutcome } from "../../actors/tool-executor.js";
-import { MemoryToolJournal, type JournalKey, type ToolJournal } from "../../actors/tool-journal.js";
+import { MemoryToolJournal, type JournalEntry, type JournalKey, type ToolJournal } from "../../actors/tool-journal.js";
 import { checkpointAgent } from "../../machines/persistence/checkpoints/checkpoint-agent.js";
 import { MemoryCheckpointStore } from "../../machines/persistence/checkpoints/memory-store.js";
 import type { AgentEmitted } from "../../machines/contract/events.js";
@@ -178,6 +178,37 @@ describe("the tool journal keeps tools at most once across restarts", () => {
     // The journal's own error is infrastructure's business, not the model's: never quoted in the observation.
     expect(observation.content).toBe("Error: record was not run: the tool journal could not be written");
     expect(events.find((e) => e.type === "tool.call.failed")).toMatchObject({ errorKind: "journal_unavailable" });
+  });
+
+  /*
+   * A queue worker that lost a run and claimed it again holds the new copy's fence under the same run
+   * id: a write still coming from the stopped copy would pass for the new copy's. So a copy stopped
+   * while the journal was answering writes nothing for the call: no claim, no "interrupted".
+   */
+  it.each([
+    ["nothing", undefined],
+    ["a started call", { state: "started", name: "record" } as const],
+  ])("a copy stopped while the journal answers writes nothing for the call (the journal holds %s)", async (_, entry) => {
+    let answer!: (entry: JournalEntry | undefined) => void;
+    let asked!: () => void;
+    const lookupAsked = new Promise<void>((resolve) => (asked = resolve));
+    const writes: string[] = [];
+    const slow: ToolJournal = {
+      lookup: () => (asked(), new Promise((resolve) => (answer = resolve))),
+      started: () => (writes.push("started"), true),
+      completed: () => void writes.push("completed"),
+      forget: () => undefined,
+    };
+    const { tool, runs } = countingTool();
+    const machine = createReactMachine({ modelClient: scriptedModel([callRecord]), tools: [tool], journal: slow });
+    const actor = createActor(machine, { input: { messages: [human("go")], runId: "run-stopped" } });
+    actor.start();
+    await lookupAsked;
+    actor.stop();
+    answer(entry);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(writes).toEqual([]);
+    expect(runs).toEqual([]);
   });
 
   it("refuses a journal option that is not a ToolJournal", () => {

@@ -59,3 +59,41 @@ describe("Fences: runs this process gave up", () => {
     expect(fences.forWrite("run")).toMatchObject({ token: 2 });
   });
 });
+
+/*
+ * A worker that lost a run may claim it again while a statement of the stopped copy is still on its
+ * way (retried through a database restart, say). When that statement finds the token moved on, or
+ * runs out of its lease, only the copy it came from is stopped: the new copy, under a new token, goes on.
+ */
+describe("Fences: a late failure of an earlier copy of the run", () => {
+  const heldTwice = () => {
+    const stopped: string[] = [];
+    const fences = new Fences();
+    fences.fence("run", 1, () => stopped.push("first copy"));
+    fences.leased("run", 1, Date.now() + MINUTE);
+    fences.unfence("run");
+    fences.fence("run", 2, () => stopped.push("second copy"));
+    fences.leased("run", 2, Date.now() + MINUTE);
+    return { fences, stopped };
+  };
+
+  it("a write of the first copy found fenced off does not stop the second", () => {
+    const { fences, stopped } = heldTwice();
+    expect(fences.lost("run", 1)).toMatchObject({ token: 1 });
+    expect(stopped).toEqual([]);
+    expect(fences.forWrite("run")).toMatchObject({ token: 2 });
+    expect(fences.leaseEnd("run", 2)).toBeGreaterThan(Date.now());
+    fences.lost("run", 2);
+    expect(stopped).toEqual(["second copy"]);
+  });
+
+  it("a statement of the first copy that outlived its lease does not give the second up", () => {
+    const { fences, stopped } = heldTwice();
+    fences.giveUp("run", 1, new Error("connection terminated"));
+    expect(stopped).toEqual([]);
+    expect(fences.forWrite("run")).toMatchObject({ token: 2 });
+    fences.giveUp("run", 2, new Error("connection terminated"));
+    expect(stopped).toEqual(["second copy"]);
+    expect(() => fences.forWrite("run")).toThrow(FencedError);
+  });
+});

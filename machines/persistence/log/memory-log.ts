@@ -105,8 +105,8 @@ export class MemoryRunLog implements RunLogStore {
     return undefined;
   }
 
-  /** The queue's hook: the error for a write whose fence no longer holds (after telling the owner). */
-  protected lost(runId: string): Error {
+  /** The queue's hook: the error for a write whose fence (`token`) no longer holds (after telling the owner under it). */
+  protected lost(runId: string, _token: number): Error {
     return queueOwned(runId);
   }
 
@@ -130,7 +130,7 @@ export class MemoryRunLog implements RunLogStore {
     const fence = this.fenceFor(runId, false);
     let run = this.runs.get(runId);
     if (fence) {
-      if (!run || run.token !== fence.token) throw this.lost(runId);
+      if (!run || run.token !== fence.token) throw this.lost(runId, fence.token);
     } else if (run && run.token > 0) {
       throw queueOwned(runId);
     }
@@ -273,7 +273,7 @@ export class MemoryRunLog implements RunLogStore {
 
   private checkFence(runId: string, reading: boolean): void {
     const fence = this.fenceFor(runId, reading);
-    if (fence && this.runs.get(runId)?.token !== fence.token) throw this.lost(runId);
+    if (fence && this.runs.get(runId)?.token !== fence.token) throw this.lost(runId, fence.token);
   }
 
   started(key: JournalKey, name: string): boolean {

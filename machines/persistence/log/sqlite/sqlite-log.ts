@@ -119,8 +119,8 @@ export class SqliteRunLog implements RunLogStore {
     return undefined;
   }
 
-  /** The queue's hook: the error for a write whose fence no longer holds (after telling the run's owner). */
-  protected lost(runId: string): Error {
+  /** The queue's hook: the error for a write whose fence (`token`) no longer holds (after telling the run's owner under it). */
+  protected lost(runId: string, _token: number): Error {
     return queueOwned(runId);
   }
 
@@ -128,7 +128,7 @@ export class SqliteRunLog implements RunLogStore {
   protected fencedSaveStored(_runId: string, _fence: SqliteWriteFence): void {}
 
   /** The queue's hook around a fenced write's transaction (a file locked too long gives the run up). */
-  protected holding<T>(_runId: string, transaction: () => T): T {
+  protected holding<T>(_runId: string, _token: number, transaction: () => T): T {
     return transaction();
   }
 
@@ -159,8 +159,9 @@ export class SqliteRunLog implements RunLogStore {
       else this.fencedSaveStored(runId, fence);
       return next;
     });
-    const done = fence ? this.holding(runId, () => write.immediate()) : write.immediate();
-    if (done === "lost") throw this.lost(runId);
+    const done = fence ? this.holding(runId, fence.token, () => write.immediate()) : write.immediate();
+    // "lost" comes only from a fenced write.
+    if (done === "lost") throw this.lost(runId, fence?.token ?? -1);
     this.cache.set(done);
   }
 
@@ -348,12 +349,12 @@ export class SqliteRunLog implements RunLogStore {
   private fenced<T>(runId: string, reading: boolean, work: () => T): T {
     const fence = this.fenceFor(runId, reading);
     if (!fence) return work();
-    const result = this.holding(runId, () => this.db.transaction(() => {
+    const result = this.holding(runId, fence.token, () => this.db.transaction(() => {
       const current = this.sql(`SELECT token FROM jianmu_runs WHERE run_id = ?`).get(runId) as { token: number } | undefined;
       if (current?.token !== fence.token) return { lost: true as const };
       return { lost: false as const, value: work() };
     }).immediate());
-    if (result.lost) throw this.lost(runId);
+    if (result.lost) throw this.lost(runId, fence.token);
     return result.value;
   }
 
