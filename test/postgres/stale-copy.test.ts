@@ -42,7 +42,7 @@ describe("PostgreSQL run queue: a late statement of a stopped copy of the run", 
     // The first copy's journal write is held up behind a lock on the run's row...
     await admin.query("BEGIN");
     await admin.query(`SELECT 1 FROM stale.runs WHERE run_id = $1 FOR UPDATE`, [runId]);
-    const outcome: ToolOutcome = { callId: "c1", name: "record", status: "ok", content: "recorded", durationMs: 1 };
+    const outcome: ToolOutcome = { callId: "c1", name: "record", status: "ok", content: "recorded", durationMs: 1, effectTags: [] };
     const late = store.completed({ runId, iteration: 0, callId: "c1" }, outcome).then(
       () => "written",
       (error: unknown) => error,
