@@ -257,6 +257,16 @@ function errorText(error: unknown): string {
   return thrownMessage(error);
 }
 
+/** What the journal holds for a call, or that it could not be read (a run being stopped is not that: it throws on). */
+async function journalView(journal: ToolJournal, key: JournalKey): Promise<Exclude<JournalView, "unread"> | "unreadable"> {
+  try {
+    return (await journal.lookup(key)) ?? "empty";
+  } catch (error) {
+    if (error instanceof RunStoppedError) throw error;
+    return "unreadable";
+  }
+}
+
 /** Sent to the agent while the batch runs: started and finished calls, in batches. */
 interface ToolProgressEvent {
   type: "tool.progress";
@@ -313,17 +323,11 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       let plan: Exclude<CallPlan<Tool>, { kind: "readJournal" }>;
       if (first.kind !== "readJournal") plan = first;
       else {
-        let view: Exclude<JournalView, "unread">;
-        try {
-          view = (await journal?.lookup(key)) ?? "empty";
-        } catch (error) {
-          if (error instanceof RunStoppedError) throw error;
-          // Not the error's text: it is the infrastructure's (a database, a file), and this goes to the model.
-          return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be read`);
-        }
-        // Stopped while the journal answered: this copy of the run neither claims nor answers the call.
-        // A queue worker may hold the run again by now, and the journal takes a write for the run id
-        // under the new holder's fence: a late claim or "interrupted" from here would pass as its own.
+        const view = journal ? await journalView(journal, key) : "empty";
+        // Not the error's text: it is the infrastructure's (a database, a file), and this goes to the model.
+        if (view === "unreadable") return fail("journal_unavailable", `${call.name} was not run: the tool journal could not be read`);
+        // Stopped meanwhile: a queue worker may hold the run again, and the journal would take a claim
+        // or an "interrupted" from this stopped copy under the new holder's fence. Neither is written.
         if (cancellation.aborted) return fail("aborted", `${call.name} was cancelled`);
         plan = planCall({ ...facts, journal: view });
       }
