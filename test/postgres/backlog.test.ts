@@ -1,7 +1,5 @@
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PostgresRunStore } from "../../queue/postgres/store.js";
-import { freshDatabase } from "./database.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { storeWithAdmin } from "./database.js";
 import { claimScans } from "./plans.js";
 
 /**
@@ -11,28 +9,18 @@ import { claimScans } from "./plans.js";
  * and a worker draining the backlog paid that at every finish). Plans are asserted, not timings.
  */
 describe("PostgreSQL run queue: a claim beside a backlog of 5,000 due runs", () => {
-  let db: Awaited<ReturnType<typeof freshDatabase>>;
-  let admin: pg.Client;
-  let store: PostgresRunStore;
+  const fixture = storeWithAdmin("backlog");
 
   beforeAll(async () => {
-    db = await freshDatabase();
-    admin = new pg.Client({ connectionString: db.url });
-    await admin.connect();
-    store = await PostgresRunStore.connect({ connectionString: db.url, schema: "backlog" });
+    const { admin, store } = fixture;
     await store.registerAgents(["basic", "approver"]);
     // Due in the order of their number, some sharing a wake_at (submits in the same ms), told apart by created_at.
     await admin.query(`INSERT INTO backlog.runs (run_id, agent, input, status, wake_at, created_at, updated_at)
       SELECT 'q' || g, CASE WHEN g % 5 = 0 THEN 'approver' ELSE 'basic' END, '{}', 'queued', 1000 + g / 3, 1000 + g, 1000 + g FROM generate_series(1, 5000) g`);
     await admin.query("ANALYZE backlog.runs");
   });
-  afterAll(async () => {
-    await store?.close();
-    await admin?.end();
-    await db?.drop();
-  });
 
-  const explainClaim = (agents: string[], limit: number) => claimScans(admin, "backlog", agents, limit);
+  const explainClaim = (agents: string[], limit: number) => claimScans(fixture.admin, "backlog", agents, limit);
 
   it("reads a few rows per agent through runs_due, for one agent or several, never the backlog", async () => {
     for (const agents of [["basic"], ["basic", "approver"], ["approver", "basic", "absent"]]) {
@@ -44,11 +32,11 @@ describe("PostgreSQL run queue: a claim beside a backlog of 5,000 due runs", () 
   });
 
   it("takes the oldest due runs first, across agents, by wake_at and then by created_at", async () => {
-    const first = await store.claim({ owner: "w1", agents: ["basic", "approver"], limit: 6, leaseMs: 60_000 });
+    const first = await fixture.store.claim({ owner: "w1", agents: ["basic", "approver"], limit: 6, leaseMs: 60_000 });
     expect(first.map((run) => run.runId)).toEqual(["q1", "q2", "q3", "q4", "q5", "q6"]);
-    const next = await store.claim({ owner: "w2", agents: ["approver"], limit: 2, leaseMs: 60_000 });
+    const next = await fixture.store.claim({ owner: "w2", agents: ["approver"], limit: 2, leaseMs: 60_000 });
     expect(next.map((run) => run.runId)).toEqual(["q10", "q15"]);
-    const rest = await store.claim({ owner: "w3", agents: ["basic"], limit: 3, leaseMs: 60_000 });
+    const rest = await fixture.store.claim({ owner: "w3", agents: ["basic"], limit: 3, leaseMs: 60_000 });
     expect(rest.map((run) => run.runId)).toEqual(["q7", "q8", "q9"]);
   });
 });

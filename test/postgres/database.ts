@@ -1,7 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
+import { PostgresRunStore } from "../../queue/postgres/store.js";
+import type { PostgresRunStoreOptions } from "../../queue/postgres/options.js";
 
 /** The server URL with another database name. */
 export function withDatabase(serverUrl: string, database: string): string {
@@ -37,6 +39,34 @@ export async function freshDatabase(prefix = "jianmu_test"): Promise<{ url: stri
       }
     },
   };
+}
+
+/** What `storeWithAdmin` opens for a test file: its database, a client for the test's own SQL, the store. */
+export interface StoreWithAdmin {
+  db: Awaited<ReturnType<typeof freshDatabase>>;
+  admin: pg.Client;
+  store: PostgresRunStore;
+}
+
+/**
+ * A fresh database, a client on it for the test's own SQL and a store in `schema`, opened before the
+ * file's tests (hooks registered after this call run after it) and closed after them. Read the
+ * fields inside hooks and tests: they are set once `beforeAll` has run.
+ */
+export function storeWithAdmin(schema: string, options: Omit<PostgresRunStoreOptions, "connectionString" | "schema"> = {}): StoreWithAdmin {
+  const fixture = {} as StoreWithAdmin;
+  beforeAll(async () => {
+    fixture.db = await freshDatabase();
+    fixture.admin = new pg.Client({ connectionString: fixture.db.url });
+    await fixture.admin.connect();
+    fixture.store = await PostgresRunStore.connect({ ...options, connectionString: fixture.db.url, schema });
+  });
+  afterAll(async () => {
+    await fixture.store?.close();
+    await fixture.admin?.end();
+    await fixture.db?.drop();
+  });
+  return fixture;
 }
 
 /**

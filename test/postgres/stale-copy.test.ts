@@ -1,9 +1,7 @@
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ToolOutcome } from "../../actors/tool-outcome.js";
 import { FencedError } from "../../queue/errors.js";
-import { PostgresRunStore } from "../../queue/postgres/store.js";
-import { freshDatabase } from "./database.js";
+import { storeWithAdmin } from "./database.js";
 
 /*
  * A claim commits without waiting for the disk, so a server crash can take it back: the worker that
@@ -15,23 +13,10 @@ import { freshDatabase } from "./database.js";
  * alone, and the new copy go on.
  */
 describe("PostgreSQL run queue: a late statement of a stopped copy of the run", () => {
-  let db: Awaited<ReturnType<typeof freshDatabase>>;
-  let admin: pg.Client;
-  let store: PostgresRunStore;
-
-  beforeAll(async () => {
-    db = await freshDatabase();
-    admin = new pg.Client({ connectionString: db.url });
-    await admin.connect();
-    store = await PostgresRunStore.connect({ connectionString: db.url, schema: "stale", listen: false, pollMs: 100 });
-  });
-  afterAll(async () => {
-    await store?.close();
-    await admin?.end();
-    await db?.drop();
-  });
+  const fixture = storeWithAdmin("stale", { listen: false, pollMs: 100 });
 
   it("fails alone: the copy that claimed the run again keeps its fence and writes under it", async () => {
+    const { admin, store } = fixture;
     const runId = await store.submit({ agent: "a", input: { messages: [{ role: "user", content: "go" }] } });
     const [claimed] = await store.claim({ owner: "w", agents: ["a"], limit: 1, leaseMs: 60_000 });
     expect(claimed?.runId).toBe(runId);
