@@ -4,12 +4,12 @@ import type { Resilience } from "./resilience-config.js";
 import { defaultContextBuilder, type ContextBuilder, type ContextInput } from "./context-builder.js";
 import { cancellationOf } from "./cancellation.js";
 import { answerDanglingCalls, type Message } from "./messages.js";
-import { isSaneUsage, saneUsage, type ModelCallEvent, type ModelClient, type ModelRequest, type ModelTurn, type ToolChoice } from "./model-client.js";
+import { isSaneUsage, ModelError, saneUsage, type ModelCallEvent, type ModelClient, type ModelRequest, type ModelTurn, type ToolChoice, type UnreportedSpend } from "./model-client.js";
 import { ModelRouteSchema, type ModelRoute } from "./model-route.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
 import { ReasoningItemsSchema } from "./reasoning-items.js";
 import { fromReportingPromise } from "./reporting-promise.js";
-import { asSpendError, withinSpend, type SpendInput } from "./spend.js";
+import { afterLostCall, asSpendError, plusUnreported, SpendLimitError, withinSpend, type SpendInput } from "./spend.js";
 
 /** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
 export interface LLMInput {
@@ -129,6 +129,12 @@ function requestFor(input: LLMInput, messages: Message[]): ModelRequest {
   return request;
 }
 
+/** A failed call's error, with what a lost earlier call may have been billed on it (the machine counts it from there). */
+function withLost(error: unknown, lost: UnreportedSpend | undefined): unknown {
+  if (lost && (error instanceof ModelError || error instanceof SpendLimitError)) error.unreported = plusUnreported(error.unreported, lost);
+  return error;
+}
+
 /**
  * The default LLM actor: build the prompt, call the model with the tool schemas, stream
  * progress to the agent. It rejects with the model client's error when the call fails for good.
@@ -149,12 +155,16 @@ export function createLLMActor(deps: LLMActorDeps) {
       now,
       { canWait: isCallLifecycle },
     );
+    let lost: UnreportedSpend | undefined;
     try {
       const built = (deps.contextBuilder ?? defaultContextBuilder)(contextInputOf(input));
       let request = requestFor(input, Array.isArray(built) ? built : await built);
       if (deps.resilience !== undefined) request.resilience = deps.resilience;
+      // Made again after a restore: what the saved run's process may have spent on it counts first.
+      const restored = args.again && input.spend ? afterLostCall(request, input.spend, deps.modelClient.model) : undefined;
+      lost = restored?.lost;
       // Over budget, the call is not made: this throws a SpendLimitError.
-      const spent = input.spend ? withinSpend(request, input.spend) : undefined;
+      const spent = input.spend ? withinSpend(request, restored?.spend ?? input.spend) : undefined;
       if (spent) request = spent.request;
       const wanted = input.streamArguments;
       let turn = await deps.modelClient.complete(request, {
@@ -175,12 +185,15 @@ export function createLLMActor(deps: LLMActorDeps) {
       if (turn.reasoningItems !== undefined && !ReasoningItemsSchema.safeParse(turn.reasoningItems).success) turn = withoutField(turn, "reasoningItems");
       if (turn.route !== undefined && !ModelRouteSchema.safeParse(turn.route).success) turn = withoutField(turn, "route");
       const output: LLMOutput = progress.attachTo(turn);
+      if (!spent) return output;
       // A copy: the turn is the client's object.
-      return spent ? Object.assign({}, output, { promptEstimate: spent.estimate }) : output;
+      const counted: LLMOutput = Object.assign({}, output, { promptEstimate: spent.estimate });
+      if (lost) counted.unreported = plusUnreported(output.unreported, lost);
+      return counted;
     } catch (error) {
       // The failed attempts are worth reporting: send them before the error ends the step.
       progress.flush();
-      throw asSpendError(error);
+      throw withLost(asSpendError(error), lost);
     }
   });
 }

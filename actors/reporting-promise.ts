@@ -18,6 +18,11 @@ export interface ReportingPromiseArgs<TInput, TReport extends EventObject> {
    * cancellation.ts). Absent under plain `fromPromise`: then read `signal`.
    */
   cancellation?: Cancellation;
+  /**
+   * The step is asked again for a run restored while it waited on it (step-host.ts): the process that
+   * saved the run may have begun it already (a model call made, and billed). Absent otherwise.
+   */
+  again?: true;
 }
 
 export type ReportingPromiseCreator<TOutput, TInput, TReport extends EventObject> = (args: ReportingPromiseArgs<TInput, TReport>) => PromiseLike<TOutput>;

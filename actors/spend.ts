@@ -2,7 +2,7 @@ import type { FunctionSchema } from "../tools/toolset.js";
 import { JianmuError } from "../tools/jianmu-error.js";
 import type { Message } from "./messages.js";
 import { ModelError, type ModelRequest, type UnreportedSpend } from "./model-client.js";
-import { completionTokensFor, priceOf, type Pricing } from "./pricing.js";
+import { completionTokensFor, costAt, priceOf, type Pricing } from "./pricing.js";
 import { promptTokens, tokenizerAvailable, tokensOf } from "./token-count.js";
 
 /**
@@ -142,6 +142,32 @@ export function withinSpend(request: ModelRequest, spend: SpendInput): { request
   if (allowed.maxTokens === undefined) delete capped.maxTokens;
   else capped.maxTokens = allowed.maxTokens;
   return estimate === undefined ? { request: capped } : { request: capped, estimate };
+}
+
+/**
+ * A call made again for a run restored while it waited on its reply: the process that saved the run
+ * may have made it already, and been billed for it without anyone hearing back. It counts as an
+ * attempt that failed without a word does (its prompt and its cap, `AttemptBudget`), the same request
+ * then as now: what is left for the call made now goes down by as much, and `lost` is reported beside
+ * its usage (priced at its model's price, when it has one). A request the budget refuses now was refused then too (the call was not made): this
+ * throws the same `SpendLimitError`, and nothing is counted for it.
+ */
+export function afterLostCall(request: ModelRequest, spend: SpendInput, clientModel: string | undefined): { spend: SpendInput; lost: UnreportedSpend } {
+  const { request: capped, estimate } = withinSpend(request, spend);
+  const promptTokens = estimate ?? (tokenizerAvailable() ? estimatePromptTokens(request.messages, request.tools, spend.promptScale) : promptBytes(request.messages, request.tools));
+  const completionTokens = capped.maxTokens ?? OUTPUT_CAP_EVERY_MODEL_TAKES;
+  // A request that names no model goes to the client's own.
+  const price = priceOf(spend.pricing, request.model ?? clientModel);
+  const lost = { tokens: promptTokens + completionTokens, cost: price ? costAt(price, { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens }) : 0 };
+  const left: SpendInput = { ...spend };
+  if (left.tokens !== undefined) left.tokens = Math.max(0, left.tokens - lost.tokens);
+  if (left.cost !== undefined) left.cost = Math.max(0, left.cost - lost.cost);
+  return { spend: left, lost };
+}
+
+/** `extra` added to what a call's attempts may have been billed without reporting it. */
+export function plusUnreported(unreported: UnreportedSpend | undefined, extra: UnreportedSpend): UnreportedSpend {
+  return unreported ? { tokens: unreported.tokens + extra.tokens, cost: unreported.cost + extra.cost } : { ...extra };
 }
 
 /** A model client's refusal to cross a budget (`ModelError` of kind `budget`) as the `SpendLimitError` the machine ends on. */

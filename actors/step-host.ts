@@ -91,7 +91,10 @@ export function stepHost() {
       const report = (event: EventObject) => {
         if (current()) sendBack(event);
       };
-      runCreator(creatorOf(step, logic), { input, self, system, emit, report, cancellation }).then(
+      const args: Parameters<typeof runCreator>[1] = { input, self, system, emit, report, cancellation };
+      // Run now only if nothing runs it: the run was restored, and the step may have begun before.
+      if (again) args.again = true;
+      runCreator(creatorOf(step, logic), args).then(
         (output) => {
           if (!current()) return;
           running.delete(step);

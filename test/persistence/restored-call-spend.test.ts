@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createActor } from "xstate";
+import { human } from "../../actors/messages.js";
+import type { ModelClient, ModelRequest } from "../../actors/model-client.js";
+import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
+import { estimatePromptTokens } from "../../actors/spend.js";
+import { checkpointAgent } from "../../machines/persistence/checkpoints/checkpoint-agent.js";
+import { MemoryCheckpointStore } from "../../machines/persistence/checkpoints/memory-store.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
+import { restoreAgent } from "../../machines/persistence/persistence.js";
+import { createReactMachine, type ReactMachineOptions } from "../../machines/react-machine.js";
+import { runAgent } from "../../machines/runner.js";
+import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
+
+/*
+ * A process stopped while its run waited on a model reply (a crash, a worker killed or stopping)
+ * may have made the call, and been billed for it, without anyone hearing back. The run restored
+ * from its checkpoint in AgentLLM makes the call again: the lost one counts too, as an attempt that
+ * failed without a word does (its prompt and its cap), so that a run resumed again and again cannot
+ * spend past its budget uncounted. Before, the restored run counted the call it made, only.
+ */
+
+const PRICING = { "priced-model": { input: 1, output: 4 } };
+const USAGE = { prompt_tokens: 40, completion_tokens: 7, total_tokens: 47 };
+
+let server: OpenAIServer;
+beforeAll(async () => {
+  server = await startOpenAIServer({
+    respond: () => replies.json({ id: "c", object: "chat.completion", created: 0, model: "priced-model", choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "done" } }], usage: USAGE }),
+    keepRequests: true,
+  });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+type Options = Pick<ReactMachineOptions, "config">;
+
+/** The first process: its model never answers; it is stopped (as if it died) once the run waits on the reply, checkpointed in AgentLLM. */
+async function stoppedWaitingOnReply(options: Options) {
+  const store = new MemoryCheckpointStore();
+  const requests: ModelRequest[] = [];
+  const silent: ModelClient = { description: "a model that never answers", model: "priced-model", complete: (request) => (requests.push(request), new Promise(() => undefined)) };
+  const actor = createActor(createReactMachine({ ...options, modelClient: silent }), { input: { messages: [human("Summarise the quarter. ".repeat(40))], runId: "run-1" } });
+  checkpointAgent(actor, store);
+  actor.start();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  actor.stop();
+  expect(store.load("run-1")!.state).toBe("Evaluating.ChildRunning.AgentLLM");
+  expect(requests).toHaveLength(1);
+  return { saved: store.load("run-1")!, lostCall: requests[0]! };
+}
+
+/** The second process: the same agent over the loopback server, restored from the checkpoint. */
+async function resumed(options: Options, saved: unknown) {
+  const machine = createReactMachine({ ...options, modelClient: resolveModelClient({ baseURL: server.baseURL, apiKey: "test-key", model: "priced-model", stream: false, resilience: { maxRetries: 0 } }) });
+  const events: AgentEmitted[] = [];
+  const before = server.requests.length;
+  const output = await runAgent(machine, {}, { snapshot: restoreAgent(machine, saved), onEvent: (event) => events.push(event) });
+  const terminated = events.find((event): event is Extract<AgentEmitted, { type: "loop.terminated" }> => event.type === "loop.terminated");
+  return { output, terminated, sent: server.requests.slice(before).map((r) => r.body as { max_tokens?: number; max_completion_tokens?: number }) };
+}
+
+/** What the lost call may have cost: its prompt as budgets estimate prompts, and its cap as the budget capped it. */
+function boundOf(request: ModelRequest) {
+  const promptTokens = estimatePromptTokens(request.messages, request.tools);
+  const completionTokens = request.maxTokens!;
+  return { tokens: promptTokens + completionTokens, cost: (promptTokens * 1 + completionTokens * 4) / 1_000_000 };
+}
+
+describe("a model call the saved run was waiting on", () => {
+  it("counts once more when the restored run makes it again: its prompt and its cap, beside what the new call reported", async () => {
+    const options: Options = { config: { maxBudgetTokens: 100_000, maxBudgetCost: 10, maxTokens: 500, pricing: PRICING } };
+    const { saved, lostCall } = await stoppedWaitingOnReply(options);
+    const lost = boundOf(lostCall);
+    expect(lostCall.maxTokens).toBe(500);
+    expect(lost.tokens).toBeGreaterThan(500);
+
+    const { output, terminated } = await resumed(options, saved);
+    expect(output.status).toBe("succeeded");
+    expect(output.usage.totalTokens).toBe(USAGE.total_tokens);
+    expect(terminated?.unreported?.tokens).toBe(lost.tokens);
+    expect(terminated?.unreported?.cost).toBeCloseTo(lost.cost, 12);
+  });
+
+  it("leaves the call made again only what the lost one left: it is refused when that is too little, without a request", async () => {
+    // Room for one call of this prompt and cap, not for two.
+    const probe = await stoppedWaitingOnReply({ config: { maxBudgetTokens: 100_000, maxTokens: 500 } });
+    const options: Options = { config: { maxBudgetTokens: boundOf(probe.lostCall).tokens + 100, maxTokens: 500 } };
+    const { saved, lostCall } = await stoppedWaitingOnReply(options);
+
+    const { output, terminated, sent } = await resumed(options, saved);
+    expect(sent).toEqual([]);
+    expect(output.status).toBe("failed");
+    expect(output.termination).toMatchObject({ reason: "tokenBudget" });
+    expect(terminated?.unreported?.tokens).toBe(boundOf(lostCall).tokens);
+  });
+
+  it("is not counted twice by a run that was never stopped, nor without a budget", async () => {
+    const fresh = createReactMachine({
+      config: { maxBudgetTokens: 100_000, maxTokens: 500 },
+      modelClient: resolveModelClient({ baseURL: server.baseURL, apiKey: "test-key", model: "priced-model", stream: false, resilience: { maxRetries: 0 } }),
+    });
+    const events: AgentEmitted[] = [];
+    const output = await runAgent(fresh, { messages: [human("Summarise the quarter.")] }, { onEvent: (event) => events.push(event) });
+    expect(output.status).toBe("succeeded");
+    expect(events.find((event) => event.type === "loop.terminated")).not.toHaveProperty("unreported");
+
+    const { saved } = await stoppedWaitingOnReply({});
+    const { output: unbudgeted, terminated } = await resumed({}, saved);
+    expect(unbudgeted.status).toBe("succeeded");
+    expect(terminated).not.toHaveProperty("unreported");
+  });
+});
