@@ -40,6 +40,8 @@ export interface LLMInput {
   spend?: SpendInput;
   /** Where the run's last call was answered (`loop.modelRoute`), for sticky fallbacks. */
   route?: ModelRoute;
+  /** A fork waiting on the call it was forked at (`SpendState.forkPoint`): made again, it was never this run's to count. */
+  forkPoint?: true;
 }
 
 function withoutField(turn: ModelTurn, field: "reasoningItems" | "route"): ModelTurn {
@@ -161,7 +163,7 @@ export function createLLMActor(deps: LLMActorDeps) {
       let request = requestFor(input, Array.isArray(built) ? built : await built);
       if (deps.resilience !== undefined) request.resilience = deps.resilience;
       // Made again after a restore: what the saved run's process may have spent on it counts first.
-      const restored = args.again && input.spend ? afterLostCall(request, input.spend, deps.modelClient.model) : undefined;
+      const restored = args.again && input.spend && !input.forkPoint ? afterLostCall(request, input.spend, deps.modelClient.model) : undefined;
       lost = restored?.lost;
       // Over budget, the call is not made: this throws a SpendLimitError.
       const spent = input.spend ? withinSpend(request, restored?.spend ?? input.spend) : undefined;

@@ -69,6 +69,7 @@ export function llmInputs({ name, config, hasContextBuilder, round, read, view }
       if (firstRound && config.toolChoice !== undefined) input.toolChoice = config.toolChoice;
       const spend = spendInput(config, context, read<Usage>(context, "usage"));
       if (spend) input.spend = spend;
+      if (context.loop.spend?.forkPoint) input.forkPoint = true;
       if (context.loop.modelRoute !== undefined) input.route = context.loop.modelRoute;
       return round.apply(input, context.loop.round);
     },

@@ -84,8 +84,10 @@ export function noteSpend(spend: SpendState | undefined, turn: Pick<LLMOutput, "
   const unreported = turn.unreported;
   const estimate = turn.promptEstimate;
   const short = estimate !== undefined && estimate > 0 && !turn.usageMissing && turn.usage.promptTokens > estimate;
-  if (!unreported && !short) return spend;
-  const next: SpendState = { ...addUnreported(spend, unreported) };
+  if (!unreported && !short && spend?.forkPoint === undefined) return spend;
+  // A reply came: a fork's call made again after a restore is its own from here on.
+  const { forkPoint: _forkPoint, ...kept } = spend ?? {};
+  const next: SpendState = { ...addUnreported(kept, unreported) };
   if (short) next.promptScale = (spend?.promptScale ?? 1) * (turn.usage.promptTokens / estimate);
   return next;
 }

@@ -26,5 +26,11 @@ export const SpendStateSchema = z.object({
   /** What attempts that failed without reporting usage may have been billed (see `ModelTurn.unreported`). */
   unreportedTokens: z.number().int().min(0).optional(),
   unreportedCost: z.number().min(0).optional(),
+  /**
+   * Set on a fork's first checkpoint (machines/persistence/log/fork.ts), gone with the run's next
+   * reply: the model call a fork restored at its fork point asks for again was the original run's,
+   * made and counted there, so it is not counted here as a call the saved run may have made (llm-step.ts).
+   */
+  forkPoint: z.literal(true).optional(),
 });
 export type SpendState = z.infer<typeof SpendStateSchema>;

@@ -6,6 +6,7 @@ import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { estimatePromptTokens } from "../../actors/spend.js";
 import { checkpointAgent } from "../../machines/persistence/checkpoints/checkpoint-agent.js";
 import { MemoryCheckpointStore } from "../../machines/persistence/checkpoints/memory-store.js";
+import { forkRun } from "../../machines/persistence/log/fork.js";
 import type { AgentEmitted } from "../../machines/contract/events.js";
 import { restoreAgent } from "../../machines/persistence/persistence.js";
 import { createReactMachine, type ReactMachineOptions } from "../../machines/react-machine.js";
@@ -48,15 +49,15 @@ async function stoppedWaitingOnReply(options: Options) {
   actor.stop();
   expect(store.load("run-1")!.state).toBe("Evaluating.ChildRunning.AgentLLM");
   expect(requests).toHaveLength(1);
-  return { saved: store.load("run-1")!, lostCall: requests[0]! };
+  return { store, saved: store.load("run-1")!, lostCall: requests[0]! };
 }
 
 /** The second process: the same agent over the loopback server, restored from the checkpoint. */
-async function resumed(options: Options, saved: unknown) {
+async function resumed(options: Options, saved: unknown, checkpoints?: MemoryCheckpointStore) {
   const machine = createReactMachine({ ...options, modelClient: resolveModelClient({ baseURL: server.baseURL, apiKey: "test-key", model: "priced-model", stream: false, resilience: { maxRetries: 0 } }) });
   const events: AgentEmitted[] = [];
   const before = server.requests.length;
-  const output = await runAgent(machine, {}, { snapshot: restoreAgent(machine, saved), onEvent: (event) => events.push(event) });
+  const output = await runAgent(machine, {}, { snapshot: restoreAgent(machine, saved), onEvent: (event) => events.push(event), ...(checkpoints ? { checkpoints } : {}) });
   const terminated = events.find((event): event is Extract<AgentEmitted, { type: "loop.terminated" }> => event.type === "loop.terminated");
   return { output, terminated, sent: server.requests.slice(before).map((r) => r.body as { max_tokens?: number; max_completion_tokens?: number }) };
 }
@@ -94,6 +95,26 @@ describe("a model call the saved run was waiting on", () => {
     expect(output.status).toBe("failed");
     expect(output.termination).toMatchObject({ reason: "tokenBudget" });
     expect(terminated?.unreported?.tokens).toBe(boundOf(lostCall).tokens);
+  });
+
+  /*
+   * A fork started at such a checkpoint asks for the call too, but the call the saved run may have made
+   * was the original run's (counted there when it goes on): the fork is not charged for it. From its
+   * first reply on, a call it is restored waiting on is its own, and counts as above.
+   */
+  it("is the original run's, not a fork's started at that checkpoint", async () => {
+    const options: Options = { config: { maxBudgetTokens: 100_000, maxTokens: 500 } };
+    const { store } = await stoppedWaitingOnReply(options);
+    const forkId = await forkRun(store, "run-1", { from: store.history("run-1").at(-1)!.checkpointId });
+    const forkPoint = store.load(forkId)!;
+    expect(forkPoint.state).toBe("Evaluating.ChildRunning.AgentLLM");
+
+    const { output, terminated, sent } = await resumed(options, forkPoint, store);
+    expect(output.status).toBe("succeeded");
+    expect(sent).toHaveLength(1);
+    expect(terminated).not.toHaveProperty("unreported");
+    // The fork's own reply came: its later checkpoints no longer say it stands at the fork point.
+    expect(JSON.stringify(store.load(forkId)!.snapshot)).not.toContain("forkPoint");
   });
 
   it("is not counted twice by a run that was never stopped, nor without a budget", async () => {

@@ -5,6 +5,7 @@ import { MessageSchema, type Message } from "../../../actors/messages.js";
 import { conversationsIn } from "./conversation.js";
 import { CheckpointError } from "../checkpoints/store.js";
 import type { PersistedAgent } from "../persistence.js";
+import type { SpendState } from "../../contract/limits.js";
 import { inheritanceAt } from "./journal-inheritance.js";
 import { blobHashesIn } from "../blobs.js";
 import { isRunLogStore, type RunLogStore } from "./log-store.js";
@@ -64,10 +65,28 @@ function withMessages(snapshot: Record<string, unknown>, messages: Message[], ru
   return replace(snapshot) as Record<string, unknown>;
 }
 
+/** An agent's snapshot as far as a fork marks it: its loop, and its children (nested agents among them). */
+interface MarkedSnapshot {
+  context?: { loop?: { spend?: SpendState } };
+  children?: Record<string, { snapshot?: MarkedSnapshot } | undefined>;
+}
+
+/**
+ * Mark the fork point in the agent's context and in every nested agent's (`SpendState.forkPoint`): a
+ * model call the fork asks for again there was the original run's, made and counted by it. The
+ * snapshot is the fork's own copy (withRunId rebuilt it).
+ */
+function markForkPoint(snapshot: MarkedSnapshot): void {
+  const loop = snapshot.context?.loop;
+  if (loop) loop.spend = { ...loop.spend, forkPoint: true };
+  for (const child of Object.values(snapshot.children ?? {})) if (child?.snapshot) markForkPoint(child.snapshot);
+}
+
 /** The fork's first checkpoint: the source's, as run `runId`, maybe with another conversation. */
 function forkRecord(source: PersistedAgent, runId: string, messages: Message[] | undefined, now: number): PersistedAgent {
   let snapshot = withRunId(source.snapshot, source.runId, runId) as Record<string, unknown>;
   if (messages) snapshot = withMessages(snapshot, messages, source.runId);
+  markForkPoint(snapshot);
   return { ...source, runId, savedAt: now, snapshot: snapshot as PersistedAgent["snapshot"] };
 }
 
