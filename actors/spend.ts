@@ -147,10 +147,10 @@ export function withinSpend(request: ModelRequest, spend: SpendInput): { request
 /**
  * A call made again for a run restored while it waited on its reply: the process that saved the run
  * may have made it already, and been billed for it without anyone hearing back. It counts as an
- * attempt that failed without a word does (its prompt and its cap, `AttemptBudget`), the same request
- * then as now: what is left for the call made now goes down by as much, and `lost` is reported beside
- * its usage (priced at its model's price, when it has one). A request the budget refuses now was refused then too (the call was not made): this
- * throws the same `SpendLimitError`, and nothing is counted for it.
+ * attempt that failed without a word does (its prompt and its cap, `AttemptBudget`; priced at its
+ * model's price, when it has one), the same request then as now: what is left for the call made now
+ * goes down by as much, and `lost` is reported beside its usage. A request the budget refuses now was
+ * refused then too (the call was not made): this throws the same `SpendLimitError`, counting nothing.
  */
 export function afterLostCall(request: ModelRequest, spend: SpendInput, clientModel: string | undefined): { spend: SpendInput; lost: UnreportedSpend } {
   const { request: capped, estimate } = withinSpend(request, spend);
