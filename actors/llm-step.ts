@@ -9,7 +9,9 @@ import { ModelRouteSchema, type ModelRoute } from "./model-route.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
 import { ReasoningItemsSchema } from "./reasoning-items.js";
 import { fromReportingPromise } from "./reporting-promise.js";
-import { afterLostCall, asSpendError, plusUnreported, SpendLimitError, withinSpend, type SpendInput } from "./spend.js";
+import { afterLostCall, asSpendError, OUTPUT_CAP_EVERY_MODEL_TAKES, plusUnreported, SpendLimitError, withinSpend, type SpendInput } from "./spend.js";
+import { CallMeter } from "./call-meter.js";
+import { meterStep } from "./step-host.js";
 
 /** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
 export interface LLMInput {
@@ -158,6 +160,8 @@ export function createLLMActor(deps: LLMActorDeps) {
       { canWait: isCallLifecycle },
     );
     let lost: UnreportedSpend | undefined;
+    let meter: CallMeter | undefined;
+    let unmeter: (() => void) | undefined;
     try {
       const built = (deps.contextBuilder ?? defaultContextBuilder)(contextInputOf(input));
       let request = requestFor(input, Array.isArray(built) ? built : await built);
@@ -167,7 +171,12 @@ export function createLLMActor(deps: LLMActorDeps) {
       lost = restored?.lost;
       // Over budget, the call is not made: this throws a SpendLimitError.
       const spent = input.spend ? withinSpend(request, restored?.spend ?? input.spend) : undefined;
-      if (spent) request = spent.request;
+      if (spent) {
+        request = spent.request;
+        // With a budget, what the call may have cost so far stays readable by the run, in case it ends mid-call.
+        meter = new CallMeter(spent.limit.promptTokens, request.maxTokens ?? OUTPUT_CAP_EVERY_MODEL_TAKES, input.spend?.pricing, request.model ?? deps.modelClient.model);
+        unmeter = meterStep(args.self, "llm", meter);
+      }
       const wanted = input.streamArguments;
       let turn = await deps.modelClient.complete(request, {
         // A getter: only a client that does not know `cancellation` builds the signal.
@@ -175,7 +184,10 @@ export function createLLMActor(deps: LLMActorDeps) {
           return cancellation.signal;
         },
         cancellation,
-        onEvent: (event) => progress.push(event),
+        onEvent: (event) => {
+          meter?.heard(event);
+          progress.push(event);
+        },
         ...(wanted !== undefined
           ? { onToolArguments: (call: { name: string; arguments: string }) => call.name === wanted && progress.push({ type: "tool.arguments", name: call.name, arguments: call.arguments }) }
           : {}),
@@ -196,6 +208,9 @@ export function createLLMActor(deps: LLMActorDeps) {
       // The failed attempts are worth reporting: send them before the error ends the step.
       progress.flush();
       throw withLost(asSpendError(error), lost);
+    } finally {
+      // Its outcome says what it cost from here (or no one hears it any more).
+      unmeter?.();
     }
   });
 }

@@ -123,7 +123,7 @@ function promptBytes(messages: readonly Message[], tools: readonly FunctionSchem
  * load) is only asked when that rough bound would refuse the call or bind its cap. Throws a
  * `SpendLimitError` when the prompt alone would cross a budget: the call is not made.
  */
-export function withinSpend(request: ModelRequest, spend: SpendInput): { request: ModelRequest; estimate?: number } {
+export function withinSpend(request: ModelRequest, spend: SpendInput): { request: ModelRequest; limit: SpendLimit; estimate?: number } {
   const base: Omit<SpendLimit, "promptTokens"> = {};
   if (spend.tokens !== undefined) base.tokens = spend.tokens;
   if (spend.cost !== undefined) base.cost = spend.cost;
@@ -141,7 +141,7 @@ export function withinSpend(request: ModelRequest, spend: SpendInput): { request
   const capped: ModelRequest = { ...request, spend: limit };
   if (allowed.maxTokens === undefined) delete capped.maxTokens;
   else capped.maxTokens = allowed.maxTokens;
-  return estimate === undefined ? { request: capped } : { request: capped, estimate };
+  return estimate === undefined ? { request: capped, limit } : { request: capped, limit, estimate };
 }
 
 /**

@@ -2,6 +2,7 @@ import { fromCallback, type AnyActorLogic, type EventObject } from "xstate";
 import { LazyCancellation } from "./cancellation.js";
 import { runCreator, type ReportingPromiseCreator } from "./reporting-promise.js";
 import { JianmuError } from "../tools/jianmu-error.js";
+import type { UnreportedSpend } from "./model-client.js";
 
 /**
  * The run's step host: one actor for the whole run that runs a step (a model call, a batch of tool
@@ -28,6 +29,36 @@ export interface StepRequest {
   input: unknown;
   logic: AnyActorLogic;
   again?: boolean;
+}
+
+/** What each host's steps under way may have been billed so far (a model call's `CallMeter`), by step. */
+const meters = new WeakMap<object, Map<string, UnreportedSpend>>();
+
+/**
+ * `meter` is what `step`, run by `host`, may have been billed so far without an answer; it stays
+ * current as the step runs. The agent reads it if it ends while the step runs (`meteredSpend`): no
+ * outcome of the step will reach it then. Returns the step's way to take it back when it ends (its
+ * outcome says what it cost from there), which leaves a later step's meter alone.
+ */
+export function meterStep(host: object, step: string, meter: UnreportedSpend): () => void {
+  let steps = meters.get(host);
+  if (!steps) meters.set(host, (steps = new Map()));
+  steps.set(step, meter);
+  return () => {
+    if (steps.get(step) === meter) steps.delete(step);
+  };
+}
+
+/** What the host's steps under way may have been billed so far, if any is metered and has counted something. */
+export function meteredSpend(host: object | undefined): UnreportedSpend | undefined {
+  const steps = host ? meters.get(host) : undefined;
+  if (!steps || steps.size === 0) return undefined;
+  const total = { tokens: 0, cost: 0 };
+  for (const meter of steps.values()) {
+    total.tokens += meter.tokens;
+    total.cost += meter.cost;
+  }
+  return total.tokens > 0 || total.cost > 0 ? total : undefined;
 }
 
 /** Step logic that is not promise-shaped cannot run in the host. */

@@ -5,6 +5,7 @@ import type { AgentEmitted, AgentEvent } from "../contract/events.js";
 import { approvalImplementation } from "./approval-piece.js";
 import type { ChartBuild } from "./build.js";
 import { compactionImplementation } from "./compaction-piece.js";
+import { cutOffImplementation } from "./cut-off-piece.js";
 import { deadlineImplementation } from "./deadline-piece.js";
 import { delegationImplementation } from "./delegation-piece.js";
 import { guardrailImplementation } from "./guardrail-piece.js";
@@ -29,6 +30,7 @@ export function agentSetup<O extends z.ZodType>(build: ChartBuild) {
   const round = roundImplementation(build);
   const guardrails = guardrailImplementation(build);
   const deadline = deadlineImplementation(build);
+  const cutOff = cutOffImplementation(build);
   return setup({
     types: {
       context: {} as AgentContext,
@@ -39,7 +41,7 @@ export function agentSetup<O extends z.ZodType>(build: ChartBuild) {
       emitted: {} as AgentEmitted,
     },
     actors: { ...loop.actors, ...tools.actors, ...approval.actors, ...compaction.actors, ...guardrails.actors, ...deadline.actors },
-    actions: { ...loop.actions, ...tools.actions, ...approval.actions, ...delegation.actions, ...output.actions, ...compaction.actions, ...round.actions, ...guardrails.actions },
+    actions: { ...loop.actions, ...tools.actions, ...approval.actions, ...delegation.actions, ...output.actions, ...compaction.actions, ...round.actions, ...guardrails.actions, ...cutOff.actions },
     guards: { ...loop.guards, ...approval.guards, ...delegation.guards, ...output.guards, ...compaction.guards, ...guardrails.guards },
   });
 }

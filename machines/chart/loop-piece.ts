@@ -323,7 +323,7 @@ export function loopStates(build: ChartBuild, exits: { roundStart: string; done:
       always: { target: "Evaluating", description: "Starts the next iteration." },
     }),
     Succeeded: stateConfig({ type: "final", description: "The run ended with an answer.", tags: [STATE_TAGS.stable], entry: "announceTermination" }),
-    Failed: stateConfig({ type: "final", description: "The run ended without an answer; loop.termination says why.", tags: [STATE_TAGS.stable], entry: "announceTermination" }),
+    Failed: stateConfig({ type: "final", description: "The run ended without an answer; loop.termination says why.", tags: [STATE_TAGS.stable], entry: ["countCutOffStep", "announceTermination"] }),
   };
 }
 

@@ -1,0 +1,52 @@
+import type { ModelCallEvent, UnreportedSpend } from "./model-client.js";
+import { costAt, priceOf, type Pricing } from "./pricing.js";
+
+/**
+ * What a model call under way may have been billed so far, with no answer yet: each attempt that
+ * left counts at its prompt and its cap (as `AttemptBudget` counts an attempt that fails without a
+ * word), less the attempts a server refused with a status or that were never made. A run that ends
+ * while the call runs (a cancel, a deadline, a guardrail tripping beside it) counts the call at
+ * this, since no outcome of it will ever reach the run (see `meterStep`).
+ */
+export class CallMeter implements UnreportedSpend {
+  tokens = 0;
+  cost = 0;
+  private readonly attempts = new Map<number, UnreportedSpend>();
+
+  /**
+   * `promptTokens` and `cap`: the call's as the budget limited it; `model`: the model a request that
+   * names none goes to. The first attempt counts from the start, for a client that reports no attempts.
+   */
+  constructor(
+    private readonly promptTokens: number,
+    private readonly cap: number,
+    private readonly pricing: Pricing | undefined,
+    private readonly model: string | undefined,
+  ) {
+    this.count(1, model);
+  }
+
+  /** A model client's report: an attempt began, or one was refused or never made. */
+  heard(event: ModelCallEvent): void {
+    if (event.type === "model.call.started") this.count(event.attempt, event.model);
+    else if (event.type === "model.call.failed" && (event.status !== undefined || event.kind === "config" || event.kind === "budget")) this.uncount(event.attempt);
+  }
+
+  private count(attempt: number, model: string | undefined): void {
+    if (this.attempts.has(attempt)) return;
+    const price = priceOf(this.pricing, model ?? this.model);
+    const usage = { promptTokens: this.promptTokens, completionTokens: this.cap, totalTokens: this.promptTokens + this.cap };
+    const bound = { tokens: usage.totalTokens, cost: price ? costAt(price, usage) : 0 };
+    this.attempts.set(attempt, bound);
+    this.tokens += bound.tokens;
+    this.cost += bound.cost;
+  }
+
+  private uncount(attempt: number): void {
+    const bound = this.attempts.get(attempt);
+    if (!bound) return;
+    this.attempts.set(attempt, { tokens: 0, cost: 0 });
+    this.tokens -= bound.tokens;
+    this.cost -= bound.cost;
+  }
+}

@@ -1,0 +1,105 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { createActor } from "xstate";
+import { human } from "../../actors/messages.js";
+import type { ModelClient, ModelRequest } from "../../actors/model-client.js";
+import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
+import type { AgentEmitted } from "../../machines/contract/events.js";
+import { createReactMachine, type ReactMachineOptions } from "../../machines/react-machine.js";
+import { replies, startOpenAIServer, type OpenAIServer, type ReceivedRequest } from "../../testing/openai-server.js";
+
+/*
+ * A run that ends while its model call is under way (a cancel, its deadline) never hears what the
+ * call cost: the call is cut off, its outcome dropped. With a budget it counts all the same, as an
+ * attempt that failed without a word does (its prompt and its cap; actors/call-meter.ts), so that
+ * what a run reports having spent bounds what it may have been billed. Before, such a call counted
+ * nothing. An attempt the server refused with a status is billed nothing and counts nothing.
+ */
+
+const PRICING = { "priced-model": { input: 1, output: 4 } };
+const servers: OpenAIServer[] = [];
+const held: (() => void)[] = [];
+afterAll(async () => {
+  for (const release of held) release();
+  await Promise.all(servers.map((server) => server.close()));
+});
+
+/** A server that never answers (until the file ends), but with a 500 to the requests `failing` names. */
+async function silentServer(failing: ReadonlySet<number> = new Set()): Promise<OpenAIServer> {
+  const server = await startOpenAIServer({
+    respond: (request: ReceivedRequest) =>
+      failing.has(request.index) ? replies.error(500, "scripted server error") : new Promise((resolve) => held.push(() => resolve(replies.error(503, "gone")))),
+    keepRequests: true,
+  });
+  servers.push(server);
+  return server;
+}
+
+/** The real client over the loopback server, keeping each request as the LLM step hands it over. */
+function capturing(server: OpenAIServer, retries: number): { client: ModelClient; requests: ModelRequest[] } {
+  const inner = resolveModelClient({ baseURL: server.baseURL, apiKey: "test-key", model: "priced-model", stream: false, resilience: { maxRetries: retries, initialDelayMs: 1, maxDelayMs: 2, jitter: 0 } });
+  const requests: ModelRequest[] = [];
+  return { requests, client: { description: inner.description, model: "priced-model", complete: (request, options) => (requests.push(request), inner.complete(request, options)) } };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(check()).toBe(true);
+}
+
+/** One attempt's bound: the prompt as the budget estimated it, and the cap it sent. */
+function boundOf(request: ModelRequest) {
+  const promptTokens = request.spend!.promptTokens;
+  const cap = request.maxTokens!;
+  return { tokens: promptTokens + cap, cost: (promptTokens * 1 + cap * 4) / 1_000_000 };
+}
+
+/** Starts the agent, waits until the server has `requests` of its attempts, then `end`s it; resolves with what it announced at its end. */
+async function cutOff(options: Omit<ReactMachineOptions, "modelClient">, server: OpenAIServer, client: ModelClient, requests: number, end?: (actor: { send: (event: { type: "agent.cancel" }) => void }) => void) {
+  const actor = createActor(createReactMachine({ ...options, modelClient: client }), { input: { messages: [human("Summarise the quarter. ".repeat(30))] } });
+  const events: AgentEmitted[] = [];
+  actor.on("*", (event) => events.push(event as AgentEmitted));
+  actor.start();
+  await until(() => server.requests.length === requests);
+  end?.(actor);
+  await until(() => actor.getSnapshot().status === "done");
+  return { output: actor.getSnapshot().output!, terminated: events.find((e): e is Extract<AgentEmitted, { type: "loop.terminated" }> => e.type === "loop.terminated")! };
+}
+
+describe("a model call cut off by the run's end", () => {
+  it("counts at its prompt and its cap when the run is cancelled mid-call", async () => {
+    const server = await silentServer();
+    const { client, requests } = capturing(server, 0);
+    const { output, terminated } = await cutOff({ config: { maxBudgetTokens: 100_000, maxBudgetCost: 5, maxTokens: 500, pricing: PRICING } }, server, client, 1, (actor) =>
+      actor.send({ type: "agent.cancel" }),
+    );
+    expect(output.termination).toMatchObject({ reason: "cancelled" });
+    const bound = boundOf(requests[0]!);
+    expect(bound.tokens).toBeGreaterThan(500);
+    expect(terminated.unreported?.tokens).toBe(bound.tokens);
+    expect(terminated.unreported?.cost).toBeCloseTo(bound.cost, 12);
+  });
+
+  it("counts the same when the run's deadline cuts it off", async () => {
+    const server = await silentServer();
+    const { client, requests } = capturing(server, 0);
+    const { output, terminated } = await cutOff({ config: { maxBudgetTokens: 100_000, maxTokens: 500, maxDurationMs: 300 } }, server, client, 1);
+    expect(output.termination).toMatchObject({ reason: "deadline" });
+    expect(terminated.unreported?.tokens).toBe(boundOf(requests[0]!).tokens);
+  });
+
+  it("counts the attempt cut off, not the one the server refused with a status before it", async () => {
+    const server = await silentServer(new Set([0]));
+    const { client, requests } = capturing(server, 1);
+    const { terminated } = await cutOff({ config: { maxBudgetTokens: 100_000, maxTokens: 500 } }, server, client, 2, (actor) => actor.send({ type: "agent.cancel" }));
+    expect(server.requests).toHaveLength(2);
+    expect(terminated.unreported?.tokens).toBe(boundOf(requests[0]!).tokens);
+  });
+
+  it("counts nothing without a budget", async () => {
+    const server = await silentServer();
+    const { client } = capturing(server, 0);
+    const { output, terminated } = await cutOff({}, server, client, 1, (actor) => actor.send({ type: "agent.cancel" }));
+    expect(output.termination).toMatchObject({ reason: "cancelled" });
+    expect(terminated).not.toHaveProperty("unreported");
+  });
+});
