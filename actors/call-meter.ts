@@ -15,14 +15,21 @@ export class CallMeter implements UnreportedSpend {
 
   /**
    * `promptTokens` and `cap`: the call's as the budget limited it; `model`: the model a request that
-   * names none goes to. The first attempt counts from the start, for a client that reports no attempts.
+   * names none goes to; `before`: what the call had cost before it began (the lost call a restored
+   * run makes again, `afterLostCall`). The first attempt counts from the start, for a client that
+   * reports no attempts.
    */
   constructor(
     private readonly promptTokens: number,
     private readonly cap: number,
     private readonly pricing: Pricing | undefined,
     private readonly model: string | undefined,
+    before?: UnreportedSpend,
   ) {
+    if (before) {
+      this.tokens = before.tokens;
+      this.cost = before.cost;
+    }
     this.count(1, model);
   }
 

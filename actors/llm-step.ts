@@ -174,7 +174,7 @@ export function createLLMActor(deps: LLMActorDeps) {
       if (spent) {
         request = spent.request;
         // With a budget, what the call may have cost so far stays readable by the run, in case it ends mid-call.
-        meter = new CallMeter(spent.limit.promptTokens, request.maxTokens ?? OUTPUT_CAP_EVERY_MODEL_TAKES, input.spend?.pricing, request.model ?? deps.modelClient.model);
+        meter = new CallMeter(spent.limit.promptTokens, request.maxTokens ?? OUTPUT_CAP_EVERY_MODEL_TAKES, input.spend?.pricing, request.model ?? deps.modelClient.model, lost);
         unmeter = meterStep(args.self, "llm", meter);
       }
       const wanted = input.streamArguments;

@@ -153,8 +153,9 @@ export function withinSpend(request: ModelRequest, spend: SpendInput): { request
  * refused then too (the call was not made): this throws the same `SpendLimitError`, counting nothing.
  */
 export function afterLostCall(request: ModelRequest, spend: SpendInput, clientModel: string | undefined): { spend: SpendInput; lost: UnreportedSpend } {
-  const { request: capped, estimate } = withinSpend(request, spend);
-  const promptTokens = estimate ?? (tokenizerAvailable() ? estimatePromptTokens(request.messages, request.tools, spend.promptScale) : promptBytes(request.messages, request.tools));
+  // The prompt as the budget sized it (AttemptBudget's rule): the tokenizer's estimate when the budget is near, else the bytes.
+  const { request: capped, limit } = withinSpend(request, spend);
+  const promptTokens = limit.promptTokens;
   const completionTokens = capped.maxTokens ?? OUTPUT_CAP_EVERY_MODEL_TAKES;
   // A request that names no model goes to the client's own.
   const price = priceOf(spend.pricing, request.model ?? clientModel);

@@ -3,7 +3,6 @@ import { createActor } from "xstate";
 import { human } from "../../actors/messages.js";
 import type { ModelClient, ModelRequest } from "../../actors/model-client.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
-import { estimatePromptTokens } from "../../actors/spend.js";
 import { checkpointAgent } from "../../machines/persistence/checkpoints/checkpoint-agent.js";
 import { MemoryCheckpointStore } from "../../machines/persistence/checkpoints/memory-store.js";
 import { forkRun } from "../../machines/persistence/log/fork.js";
@@ -62,9 +61,9 @@ async function resumed(options: Options, saved: unknown, checkpoints?: MemoryChe
   return { output, terminated, sent: server.requests.slice(before).map((r) => r.body as { max_tokens?: number; max_completion_tokens?: number }) };
 }
 
-/** What the lost call may have cost: its prompt as budgets estimate prompts, and its cap as the budget capped it. */
+/** What the lost call may have cost: its prompt as the budget sized it, and its cap as the budget capped it. */
 function boundOf(request: ModelRequest) {
-  const promptTokens = estimatePromptTokens(request.messages, request.tools);
+  const promptTokens = request.spend!.promptTokens;
   const completionTokens = request.maxTokens!;
   return { tokens: promptTokens + completionTokens, cost: (promptTokens * 1 + completionTokens * 4) / 1_000_000 };
 }
@@ -95,6 +94,24 @@ describe("a model call the saved run was waiting on", () => {
     expect(output.status).toBe("failed");
     expect(output.termination).toMatchObject({ reason: "tokenBudget" });
     expect(terminated?.unreported?.tokens).toBe(boundOf(lostCall).tokens);
+  });
+
+  it("still counts when the call made again is cut off too (the run cancelled mid-call)", async () => {
+    const options: Options = { config: { maxBudgetTokens: 100_000, maxTokens: 500 } };
+    const { saved, lostCall } = await stoppedWaitingOnReply(options);
+    const requests: ModelRequest[] = [];
+    const silent: ModelClient = { description: "a model that never answers", model: "priced-model", complete: (request) => (requests.push(request), new Promise(() => undefined)) };
+    const machine = createReactMachine({ ...options, modelClient: silent });
+    const actor = createActor(machine, { snapshot: restoreAgent(machine, saved) });
+    const events: AgentEmitted[] = [];
+    actor.on("loop.terminated", (event) => events.push(event));
+    actor.start();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(requests).toHaveLength(1);
+    actor.send({ type: "agent.cancel" });
+    // The lost call, and the one made again: the budget left it as much as before less the lost one.
+    expect(requests[0]!.spend!.tokens).toBe(100_000 - boundOf(lostCall).tokens);
+    expect(events[0]).toMatchObject({ reason: "cancelled", unreported: { tokens: boundOf(lostCall).tokens + boundOf(requests[0]!).tokens } });
   });
 
   /*
