@@ -36,7 +36,7 @@ const meters = new WeakMap<object, Map<string, UnreportedSpend>>();
 
 /**
  * `meter` is what `step`, run by `host`, may have been billed so far without an answer; it stays
- * current as the step runs. The agent reads it if it ends while the step runs (`meteredSpend`): no
+ * current as the step runs. The agent reads it if it ends while the step runs (`meteredUnder`): no
  * outcome of the step will reach it then. Returns the step's way to take it back when it ends (its
  * outcome says what it cost from there), which leaves a later step's meter alone.
  */
@@ -49,15 +49,26 @@ export function meterStep(host: object, step: string, meter: UnreportedSpend): (
   };
 }
 
-/** What the host's steps under way may have been billed so far, if any is metered and has counted something. */
-export function meteredSpend(host: object | undefined): UnreportedSpend | undefined {
-  const steps = host ? meters.get(host) : undefined;
-  if (!steps || steps.size === 0) return undefined;
+/** How deep `meteredUnder` looks: nested agents are never this deep. */
+const MAX_DEPTH = 64;
+
+/**
+ * What the steps under way below `actor` may have been billed so far: its own step host's, and those
+ * of its nested agents at any depth (a nested agent stopped with its caller never reports its own);
+ * undefined when nothing is counted. `actor` is a live actor; anything else holds nothing.
+ */
+export function meteredUnder(actor: unknown): UnreportedSpend | undefined {
   const total = { tokens: 0, cost: 0 };
-  for (const meter of steps.values()) {
-    total.tokens += meter.tokens;
-    total.cost += meter.cost;
-  }
+  const visit = (ref: unknown, depth: number): void => {
+    if (depth > MAX_DEPTH || ref === null || typeof ref !== "object") return;
+    for (const meter of meters.get(ref)?.values() ?? []) {
+      total.tokens += meter.tokens;
+      total.cost += meter.cost;
+    }
+    const snapshot = (ref as { getSnapshot?: () => { children?: Record<string, unknown> } | undefined }).getSnapshot?.();
+    for (const child of Object.values(snapshot?.children ?? {})) visit(child, depth + 1);
+  };
+  visit(actor, 0);
   return total.tokens > 0 || total.cost > 0 ? total : undefined;
 }
 

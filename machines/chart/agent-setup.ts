@@ -30,7 +30,7 @@ export function agentSetup<O extends z.ZodType>(build: ChartBuild) {
   const round = roundImplementation(build);
   const guardrails = guardrailImplementation(build);
   const deadline = deadlineImplementation(build);
-  const cutOff = cutOffImplementation(build);
+  const cutOff = cutOffImplementation();
   return setup({
     types: {
       context: {} as AgentContext,

@@ -4,7 +4,9 @@ import { human } from "../../actors/messages.js";
 import type { ModelClient, ModelRequest } from "../../actors/model-client.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import type { AgentEmitted } from "../../machines/contract/events.js";
+import { agentTool } from "../../machines/composition/agent-tool.js";
 import { createReactMachine, type ReactMachineOptions } from "../../machines/react-machine.js";
+import { scriptedModel } from "../../testing/scripted-model.js";
 import { replies, startOpenAIServer, type OpenAIServer, type ReceivedRequest } from "../../testing/openai-server.js";
 
 /*
@@ -93,6 +95,29 @@ describe("a model call cut off by the run's end", () => {
     const { terminated } = await cutOff({ config: { maxBudgetTokens: 100_000, maxTokens: 500 } }, server, client, 2, (actor) => actor.send({ type: "agent.cancel" }));
     expect(server.requests).toHaveLength(2);
     expect(terminated.unreported?.tokens).toBe(boundOf(requests[0]!).tokens);
+  });
+
+  it("counts a nested agent's call under way when its caller is cancelled (the nested agent never reports it)", async () => {
+    const requests: ModelRequest[] = [];
+    const silent: ModelClient = { description: "a model that never answers", model: "priced-model", complete: (request) => (requests.push(request), new Promise(() => undefined)) };
+    const writer = createReactMachine({ name: "Writer", modelClient: silent, configFile: false, config: { maxTokens: 300 } });
+    const caller = createReactMachine({
+      name: "Researcher",
+      modelClient: scriptedModel([{ toolCalls: [{ id: "r1", name: "ask_writer", arguments: { input: "Draft the summary. ".repeat(20) } }], usage: { promptTokens: 100, completionTokens: 10 } }]),
+      tools: [agentTool(writer, { name: "ask_writer", description: "Ask the writer agent" })],
+      configFile: false,
+      config: { maxBudgetTokens: 100_000 },
+    });
+    const actor = createActor(caller, { input: { messages: [human("Ask the writer for a summary")] } });
+    const ends: AgentEmitted[] = [];
+    actor.on("loop.terminated", (event) => ends.push(event));
+    actor.start();
+    await until(() => requests.length === 1);
+    actor.send({ type: "agent.cancel" });
+    expect(actor.getSnapshot().status).toBe("done");
+    const own = ends.find((event) => event.type === "loop.terminated" && event.agentPath === undefined);
+    expect(requests[0]!.maxTokens).toBe(300);
+    expect(own).toMatchObject({ reason: "cancelled", unreported: { tokens: boundOf(requests[0]!).tokens } });
   });
 
   it("counts nothing without a budget", async () => {
