@@ -1,5 +1,7 @@
-import type { ModelCallEvent, UnreportedSpend } from "./model-client.js";
+import type { ModelCallEvent, ModelRequest, UnreportedSpend } from "./model-client.js";
 import { costAt, priceOf, type Pricing } from "./pricing.js";
+import { OUTPUT_CAP_EVERY_MODEL_TAKES, type SpendLimit } from "./spend.js";
+import { meterStep } from "./step-host.js";
 
 /**
  * What a model call under way may have been billed so far, with no answer yet: each attempt that
@@ -56,4 +58,21 @@ export class CallMeter implements UnreportedSpend {
     this.tokens -= bound.tokens;
     this.cost -= bound.cost;
   }
+}
+
+/**
+ * Meter a budgeted call that `actor` (the step running it, or the step host running the step) makes
+ * as `step`: the request and limit as `withinSpend` made them. `release` takes the meter back when the
+ * call ends (its outcome says what it cost from there); `before`: see the constructor.
+ */
+export function meterCall(
+  actor: object,
+  step: string,
+  within: { request: ModelRequest; limit: SpendLimit },
+  clientModel: string | undefined,
+  before?: UnreportedSpend,
+): { meter: CallMeter; release: () => void } {
+  const { request, limit } = within;
+  const meter = new CallMeter(limit.promptTokens, request.maxTokens ?? OUTPUT_CAP_EVERY_MODEL_TAKES, limit.pricing, request.model ?? clientModel, before);
+  return { meter, release: meterStep(actor, step, meter) };
 }

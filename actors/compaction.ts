@@ -1,7 +1,8 @@
 import { fromPromise } from "xstate";
 import { human, system, type Message } from "./messages.js";
 import { describeContent } from "./content-parts.js";
-import { ZERO_USAGE, type ModelClient, type ModelRequest, type UnreportedSpend, type Usage } from "./model-client.js";
+import { ZERO_USAGE, type ModelCallEvent, type ModelClient, type ModelRequest, type UnreportedSpend, type Usage } from "./model-client.js";
+import { meterCall } from "./call-meter.js";
 import { asSpendError, withinSpend, type SpendInput } from "./spend.js";
 import { promptTokens } from "./token-count.js";
 
@@ -160,13 +161,20 @@ export function summaryRequest(input: CompactionInput): ModelRequest {
 
 /** The `compaction` actor: trims, or asks the model for a summary (its usage is returned for the budget). */
 export function createCompactionActor(deps: { modelClient: ModelClient }) {
-  return fromPromise<CompactionOutput, CompactionInput>(async ({ input, signal }) => {
+  return fromPromise<CompactionOutput, CompactionInput>(async ({ input, signal, self }) => {
     if (input.strategy === "trim") return compactWith(input);
     // Over budget, no summary is asked for: this throws a SpendLimitError.
-    const request = input.spend ? withinSpend(summaryRequest(input), input.spend).request : summaryRequest(input);
-    const turn = await deps.modelClient.complete(request, { signal }).catch((error: unknown) => {
-      throw asSpendError(error);
-    });
-    return { ...compactWith(input, { text: turn.content, usage: turn.usage }), model: turn.model, ...(turn.unreported ? { unreported: turn.unreported } : {}) };
+    const within = input.spend ? withinSpend(summaryRequest(input), input.spend) : undefined;
+    // With a budget, what the summary may have cost so far stays readable by the run, in case it ends meanwhile.
+    const metered = within ? meterCall(self, "compaction", within, deps.modelClient.model) : undefined;
+    try {
+      const options = metered ? { signal, onEvent: (event: ModelCallEvent) => metered.meter.heard(event) } : { signal };
+      const turn = await deps.modelClient.complete(within?.request ?? summaryRequest(input), options).catch((error: unknown) => {
+        throw asSpendError(error);
+      });
+      return { ...compactWith(input, { text: turn.content, usage: turn.usage }), model: turn.model, ...(turn.unreported ? { unreported: turn.unreported } : {}) };
+    } finally {
+      metered?.release();
+    }
   });
 }

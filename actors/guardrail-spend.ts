@@ -31,7 +31,7 @@ export interface GuardrailMoney {
 
 const NOTHING: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
 
-export class GuardrailSpending {
+export class GuardrailSpending implements UnreportedSpend {
   private usage: Usage = NOTHING;
   private readonly unreported = { tokens: 0, cost: 0 };
   /** The bound of the budgeted call under way (its prompt and its cap), while one is. */
@@ -43,6 +43,20 @@ export class GuardrailSpending {
   /** `inner`, with every call counted (and, with a budget, kept within it). */
   client(inner: ModelClient): ModelClient {
     return { description: inner.description, ...(inner.model !== undefined ? { model: inner.model } : {}), complete: (request, options) => this.call(inner, request, options) };
+  }
+
+  /**
+   * `total()` as one figure: what a run that ends while the step runs counts for it (the step is
+   * metered with its actor, actors/step-host.ts), since its verdict, and the spending with it, never come.
+   */
+  get tokens(): number {
+    const spent = this.total();
+    return spent ? spent.usage.totalTokens + (spent.unreported?.tokens ?? 0) : 0;
+  }
+
+  get cost(): number {
+    const spent = this.total();
+    return spent ? (spent.usage.cost ?? 0) + (spent.unreported?.cost ?? 0) : 0;
   }
 
   /** What the step's calls spent so far, a call still under way counted at its bound; undefined when nothing was. */

@@ -2,6 +2,7 @@ import { fromPromise } from "xstate";
 import { JianmuError } from "../tools/jianmu-error.js";
 import { toErrorInfo } from "./errors.js";
 import { GuardrailSpending, type GuardrailMoney, type GuardrailSpend } from "./guardrail-spend.js";
+import { meterStep } from "./step-host.js";
 import type { Message } from "./messages.js";
 import type { ModelClient } from "./model-client.js";
 
@@ -153,7 +154,7 @@ async function checkOne(guardrail: Guardrail, input: GuardrailInput, controller:
  * Run the guardrails side by side. The first trip decides at once (the others are aborted);
  * otherwise, once all have answered, the first retry in their order, else pass. `stop` aborts them all.
  */
-export function runGuardrails(guardrails: readonly Guardrail[], input: GuardrailInput, stop?: AbortSignal): Promise<GuardrailOutcome> {
+export function runGuardrails(guardrails: readonly Guardrail[], input: GuardrailInput, stop?: AbortSignal, meteredAs?: object): Promise<GuardrailOutcome> {
   if (guardrails.length === 0) return Promise.resolve(PASS);
   // One controller per check, released with it; the step's own signal lives only as long as the step.
   const controllers = guardrails.map(() => new AbortController());
@@ -161,6 +162,8 @@ export function runGuardrails(guardrails: readonly Guardrail[], input: Guardrail
   const onStop = () => abortAll(stop?.reason);
   stop?.addEventListener("abort", onStop, { once: true });
   const spending = new GuardrailSpending(input.money);
+  // With a budget, what the checks spent so far stays readable by the run, in case it ends before their verdict.
+  const unmeter = meteredAs && input.money?.spend ? meterStep(meteredAs, "guardrails", spending) : undefined;
   return new Promise<GuardrailOutcome>((resolve) => {
     const retries: (GuardrailOutcome | undefined)[] = [];
     let left = guardrails.length;
@@ -168,6 +171,7 @@ export function runGuardrails(guardrails: readonly Guardrail[], input: Guardrail
     const settle = (outcome: GuardrailOutcome) => {
       decided = true;
       stop?.removeEventListener("abort", onStop);
+      unmeter?.();
       // What the budgeted calls spent up to now (a call still under way at its bound) is the run's, whatever the verdict.
       const spent = spending.total();
       resolve(spent ? { ...outcome, spent } : outcome);
@@ -188,8 +192,8 @@ export function runGuardrails(guardrails: readonly Guardrail[], input: Guardrail
 
 /** The guardrail step for one list of guardrails (the machine has one per stage and mode). */
 export function createGuardrailActor(guardrails: readonly Guardrail[]) {
-  return fromPromise<GuardrailOutcome, GuardrailInput>(({ input, signal }) =>
+  return fromPromise<GuardrailOutcome, GuardrailInput>(({ input, signal, self }) =>
     // Nothing to wait for: no timer, no promise that settles (like the approval timer without a deadline).
-    input.skip ? new Promise<GuardrailOutcome>(() => {}) : runGuardrails(guardrails, input, signal),
+    input.skip ? new Promise<GuardrailOutcome>(() => {}) : runGuardrails(guardrails, input, signal, self),
   );
 }

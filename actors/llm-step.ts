@@ -9,9 +9,8 @@ import { ModelRouteSchema, type ModelRoute } from "./model-route.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
 import { ReasoningItemsSchema } from "./reasoning-items.js";
 import { fromReportingPromise } from "./reporting-promise.js";
-import { afterLostCall, asSpendError, OUTPUT_CAP_EVERY_MODEL_TAKES, plusUnreported, SpendLimitError, withinSpend, type SpendInput } from "./spend.js";
-import { CallMeter } from "./call-meter.js";
-import { meterStep } from "./step-host.js";
+import { afterLostCall, asSpendError, plusUnreported, SpendLimitError, withinSpend, type SpendInput } from "./spend.js";
+import { meterCall, type CallMeter } from "./call-meter.js";
 
 /** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
 export interface LLMInput {
@@ -174,8 +173,7 @@ export function createLLMActor(deps: LLMActorDeps) {
       if (spent) {
         request = spent.request;
         // With a budget, what the call may have cost so far stays readable by the run, in case it ends mid-call.
-        meter = new CallMeter(spent.limit.promptTokens, request.maxTokens ?? OUTPUT_CAP_EVERY_MODEL_TAKES, input.spend?.pricing, request.model ?? deps.modelClient.model, lost);
-        unmeter = meterStep(args.self, "llm", meter);
+        ({ meter, release: unmeter } = meterCall(args.self, "llm", spent, deps.modelClient.model, lost));
       }
       const wanted = input.streamArguments;
       let turn = await deps.modelClient.complete(request, {

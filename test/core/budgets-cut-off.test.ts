@@ -1,8 +1,10 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createActor } from "xstate";
-import { human } from "../../actors/messages.js";
+import { defineGuardrail } from "../../actors/guardrail.js";
+import { ai, human, type Message } from "../../actors/messages.js";
 import type { ModelClient, ModelRequest } from "../../actors/model-client.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
+import { OUTPUT_CAP_EVERY_MODEL_TAKES } from "../../actors/spend.js";
 import type { AgentEmitted } from "../../machines/contract/events.js";
 import { agentTool } from "../../machines/composition/agent-tool.js";
 import { createReactMachine, type ReactMachineOptions } from "../../machines/react-machine.js";
@@ -48,10 +50,10 @@ async function until(check: () => boolean): Promise<void> {
   expect(check()).toBe(true);
 }
 
-/** One attempt's bound: the prompt as the budget estimated it, and the cap it sent. */
+/** One attempt's bound: the prompt as the budget sized it, and the cap it sent (or, with none, the cap every model takes). */
 function boundOf(request: ModelRequest) {
   const promptTokens = request.spend!.promptTokens;
-  const cap = request.maxTokens!;
+  const cap = request.maxTokens ?? OUTPUT_CAP_EVERY_MODEL_TAKES;
   return { tokens: promptTokens + cap, cost: (promptTokens * 1 + cap * 4) / 1_000_000 };
 }
 
@@ -65,6 +67,23 @@ async function cutOff(options: Omit<ReactMachineOptions, "modelClient">, server:
   end?.(actor);
   await until(() => actor.getSnapshot().status === "done");
   return { output: actor.getSnapshot().output!, terminated: events.find((e): e is Extract<AgentEmitted, { type: "loop.terminated" }> => e.type === "loop.terminated")! };
+}
+
+/** Starts `machine`, waits for `ready`, checks `before` on the actor, cancels it; resolves with its own loop.terminated. */
+async function cutOffWithin(
+  machine: ReturnType<typeof createReactMachine>,
+  ready: () => boolean,
+  before?: (actor: ReturnType<typeof createActor<ReturnType<typeof createReactMachine>>>) => void,
+  messages: Message[] = [human("Summarise the quarter. ".repeat(30))],
+) {
+  const actor = createActor(machine, { input: { messages } });
+  const ends: AgentEmitted[] = [];
+  actor.on("loop.terminated", (event) => ends.push(event));
+  actor.start();
+  await until(ready);
+  before?.(actor);
+  actor.send({ type: "agent.cancel" });
+  return { actor, terminated: ends.find((event) => event.type === "loop.terminated" && event.agentPath === undefined) };
 }
 
 describe("a model call cut off by the run's end", () => {
@@ -118,6 +137,38 @@ describe("a model call cut off by the run's end", () => {
     const own = ends.find((event) => event.type === "loop.terminated" && event.agentPath === undefined);
     expect(requests[0]!.maxTokens).toBe(300);
     expect(own).toMatchObject({ reason: "cancelled", unreported: { tokens: boundOf(requests[0]!).tokens } });
+  });
+
+  it("counts a judge's calls when the run is cancelled before the guardrail's verdict: the one answered and the one under way", async () => {
+    const requests: ModelRequest[] = [];
+    const judge: ModelClient = {
+      description: "a judge that answers once, then never",
+      model: "priced-model",
+      complete: (request) => (requests.push(request), requests.length === 1 ? Promise.resolve({ content: "noted", toolCalls: [], finishReason: "stop", usage: { promptTokens: 30, completionTokens: 3, totalTokens: 33 }, model: "priced-model" }) : new Promise(() => undefined)),
+    };
+    const twice = defineGuardrail({
+      name: "twice",
+      async check(subject, ctx) {
+        await ctx.budgeted(judge).complete({ messages: [human(`Judge: ${subject.text}`)], tools: [], maxTokens: 200 }, { signal: ctx.signal });
+        await ctx.budgeted(judge).complete({ messages: [human(`Judge again: ${subject.text}`)], tools: [], maxTokens: 200 }, { signal: ctx.signal });
+        return { verdict: "pass" };
+      },
+    });
+    const machine = createReactMachine({ modelClient: scriptedModel([{ content: "an answer", usage: { promptTokens: 10, completionTokens: 1 } }]), outputGuardrails: [twice], config: { maxBudgetTokens: 100_000 }, configFile: false });
+    const { terminated } = await cutOffWithin(machine, () => requests.length === 2);
+    expect(terminated).toMatchObject({ reason: "cancelled", usage: { totalTokens: 11 }, unreported: { tokens: 33 + boundOf(requests[1]!).tokens } });
+  });
+
+  it("counts a summary under way when the run is cancelled while it compacts", async () => {
+    const requests: ModelRequest[] = [];
+    const silent: ModelClient = { description: "a model that never answers", model: "priced-model", complete: (request) => (requests.push(request), new Promise(() => undefined)) };
+    const machine = createReactMachine({ modelClient: silent, config: { maxBudgetTokens: 100_000, context: { maxTokens: 1, strategy: "summarize", keepLast: 0 } }, configFile: false });
+    const { actor, terminated } = await cutOffWithin(machine, () => requests.length === 1, (a) => expect(JSON.stringify(a.getSnapshot().value)).toContain("Compacting"),
+      // An earlier exchange to summarize before the next question.
+      [human("What were the sales figures? ".repeat(20)), ai("They rose by a tenth. ".repeat(20)), human("And the costs?")],
+    );
+    expect(actor.getSnapshot().status).toBe("done");
+    expect(terminated).toMatchObject({ reason: "cancelled", unreported: { tokens: boundOf(requests[0]!).tokens } });
   });
 
   it("counts nothing without a budget", async () => {
