@@ -132,6 +132,14 @@ function requestFor(input: LLMInput, messages: Message[]): ModelRequest {
   return request;
 }
 
+/** A budgeted call's events: its meter hears each attempt, then they go to the agent as for any call. */
+function meteredEvents(meter: CallMeter, progress: ProgressBatcher<LLMProgress>): (event: ModelCallEvent) => void {
+  return (event) => {
+    meter.heard(event);
+    progress.push(event);
+  };
+}
+
 /** A failed call's error, with what a lost earlier call may have been billed on it (the machine counts it from there). */
 function withLost(error: unknown, lost: UnreportedSpend | undefined): unknown {
   if (lost && (error instanceof ModelError || error instanceof SpendLimitError)) error.unreported = plusUnreported(error.unreported, lost);
@@ -182,10 +190,7 @@ export function createLLMActor(deps: LLMActorDeps) {
           return cancellation.signal;
         },
         cancellation,
-        onEvent: (event) => {
-          meter?.heard(event);
-          progress.push(event);
-        },
+        onEvent: meter ? meteredEvents(meter, progress) : (event) => progress.push(event),
         ...(wanted !== undefined
           ? { onToolArguments: (call: { name: string; arguments: string }) => call.name === wanted && progress.push({ type: "tool.arguments", name: call.name, arguments: call.arguments }) }
           : {}),
