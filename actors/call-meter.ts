@@ -1,6 +1,6 @@
 import type { ModelCallEvent, ModelRequest, UnreportedSpend } from "./model-client.js";
-import { costAt, priceOf, type Pricing } from "./pricing.js";
-import { OUTPUT_CAP_EVERY_MODEL_TAKES, type SpendLimit } from "./spend.js";
+import type { Pricing } from "./pricing.js";
+import { attemptBound, type SpendLimit } from "./spend.js";
 import { meterStep } from "./step-host.js";
 
 /**
@@ -16,14 +16,14 @@ export class CallMeter implements UnreportedSpend {
   private readonly attempts = new Map<number, UnreportedSpend>();
 
   /**
-   * `promptTokens` and `cap`: the call's as the budget limited it; `model`: the model a request that
+   * `promptTokens` and `cap`: the call's as the budget limited it (`attemptBound`); `model`: the model a request that
    * names none goes to; `before`: what the call had cost before it began (the lost call a restored
    * run makes again, `afterLostCall`). The first attempt counts from the start, for a client that
    * reports no attempts.
    */
   constructor(
     private readonly promptTokens: number,
-    private readonly cap: number,
+    private readonly cap: number | undefined,
     private readonly pricing: Pricing | undefined,
     private readonly model: string | undefined,
     before?: UnreportedSpend,
@@ -43,9 +43,7 @@ export class CallMeter implements UnreportedSpend {
 
   private count(attempt: number, model: string | undefined): void {
     if (this.attempts.has(attempt)) return;
-    const price = priceOf(this.pricing, model ?? this.model);
-    const usage = { promptTokens: this.promptTokens, completionTokens: this.cap, totalTokens: this.promptTokens + this.cap };
-    const bound = { tokens: usage.totalTokens, cost: price ? costAt(price, usage) : 0 };
+    const bound = attemptBound(this.promptTokens, this.cap, this.pricing, model ?? this.model);
     this.attempts.set(attempt, bound);
     this.tokens += bound.tokens;
     this.cost += bound.cost;
@@ -73,6 +71,6 @@ export function meterCall(
   before?: UnreportedSpend,
 ): { meter: CallMeter; release: () => void } {
   const { request, limit } = within;
-  const meter = new CallMeter(limit.promptTokens, request.maxTokens ?? OUTPUT_CAP_EVERY_MODEL_TAKES, limit.pricing, request.model ?? clientModel, before);
+  const meter = new CallMeter(limit.promptTokens, request.maxTokens, limit.pricing, request.model ?? clientModel, before);
   return { meter, release: meterStep(actor, step, meter) };
 }

@@ -1,6 +1,6 @@
 import { addUsage, isSaneUsage, saneUsage, type ModelCallOptions, type ModelClient, type ModelRequest, type ModelTurn, type UnreportedSpend, type Usage } from "./model-client.js";
-import { costAt, priceOf, pricedUsage, type Pricing } from "./pricing.js";
-import { OUTPUT_CAP_EVERY_MODEL_TAKES, SpendLimitError, unreportedOf, withinSpend, type SpendInput } from "./spend.js";
+import { pricedUsage, type Pricing } from "./pricing.js";
+import { attemptBound, SpendLimitError, spendLeftAfter, unreportedOf, withinSpend, type SpendInput } from "./spend.js";
 
 /**
  * The model calls a guardrail makes through `ctx.budgeted(client)` (an LLM judge): they are the run's
@@ -86,15 +86,9 @@ export class GuardrailSpending implements UnreportedSpend {
         "not calling the model: a parallel input guardrail runs beside the round's model call, which may spend all the run has left; make the guardrail blocking (mode: \"blocking\") to call a model within config.maxBudgetTokens / config.maxBudgetCost",
       );
     }
-    const left: SpendInput = { ...spend };
-    if (left.tokens !== undefined) left.tokens = Math.max(0, left.tokens - this.usage.totalTokens - this.unreported.tokens);
-    if (left.cost !== undefined) left.cost = Math.max(0, left.cost - (this.usage.cost ?? 0) - this.unreported.cost);
-    const capped = withinSpend(request, left).request;
-    const promptTokens = capped.spend?.promptTokens ?? 0;
-    const output = capped.maxTokens ?? OUTPUT_CAP_EVERY_MODEL_TAKES;
-    const price = priceOf(this.money.pricing, capped.model);
-    const cost = price ? costAt(price, { promptTokens, completionTokens: output, totalTokens: promptTokens + output }) : 0;
-    return { request: capped, bound: { tokens: promptTokens + output, cost } };
+    const left = spendLeftAfter(spend, { tokens: this.usage.totalTokens + this.unreported.tokens, cost: (this.usage.cost ?? 0) + this.unreported.cost });
+    const { request: capped, limit } = withinSpend(request, left);
+    return { request: capped, bound: attemptBound(limit.promptTokens, capped.maxTokens, this.money.pricing, capped.model) };
   }
 
   private async counted(inner: ModelClient, request: ModelRequest, options: ModelCallOptions | undefined, bound: UnreportedSpend | undefined): Promise<ModelTurn> {

@@ -155,15 +155,29 @@ export function withinSpend(request: ModelRequest, spend: SpendInput): { request
 export function afterLostCall(request: ModelRequest, spend: SpendInput, clientModel: string | undefined): { spend: SpendInput; lost: UnreportedSpend } {
   // The prompt as the budget sized it (AttemptBudget's rule): the tokenizer's estimate when the budget is near, else the bytes.
   const { request: capped, limit } = withinSpend(request, spend);
-  const promptTokens = limit.promptTokens;
-  const completionTokens = capped.maxTokens ?? OUTPUT_CAP_EVERY_MODEL_TAKES;
   // A request that names no model goes to the client's own.
-  const price = priceOf(spend.pricing, request.model ?? clientModel);
-  const lost = { tokens: promptTokens + completionTokens, cost: price ? costAt(price, { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens }) : 0 };
+  const lost = attemptBound(limit.promptTokens, capped.maxTokens, spend.pricing, request.model ?? clientModel);
+  return { spend: spendLeftAfter(spend, lost), lost };
+}
+
+/**
+ * The most one attempt of a call may have been billed when no answer says what it cost: its prompt
+ * (as the budget sized it) and its cap (without one, the cap every model takes: the budget did not
+ * bind then), priced at `model`'s price when the pricing has one.
+ */
+export function attemptBound(promptTokens: number, cap: number | undefined, pricing: Pricing | undefined, model: string | undefined): UnreportedSpend {
+  const completionTokens = cap ?? OUTPUT_CAP_EVERY_MODEL_TAKES;
+  const usage = { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
+  const price = priceOf(pricing, model);
+  return { tokens: usage.totalTokens, cost: price ? costAt(price, usage) : 0 };
+}
+
+/** What `spend` leaves after `spent` (never below nothing). */
+export function spendLeftAfter(spend: SpendInput, spent: UnreportedSpend): SpendInput {
   const left: SpendInput = { ...spend };
-  if (left.tokens !== undefined) left.tokens = Math.max(0, left.tokens - lost.tokens);
-  if (left.cost !== undefined) left.cost = Math.max(0, left.cost - lost.cost);
-  return { spend: left, lost };
+  if (left.tokens !== undefined) left.tokens = Math.max(0, left.tokens - spent.tokens);
+  if (left.cost !== undefined) left.cost = Math.max(0, left.cost - spent.cost);
+  return left;
 }
 
 /** `extra` added to what a call's attempts may have been billed without reporting it. */

@@ -31,18 +31,21 @@ export interface StepRequest {
   again?: boolean;
 }
 
-/** What each host's steps under way may have been billed so far (a model call's `CallMeter`), by step. */
+/**
+ * What the steps under way may have been billed so far (a model call's `CallMeter`, a guardrail
+ * step's spending), by the actor running them (the step host, or an invoked step itself) and step.
+ */
 const meters = new WeakMap<object, Map<string, UnreportedSpend>>();
 
 /**
- * `meter` is what `step`, run by `host`, may have been billed so far without an answer; it stays
+ * `meter` is what `step`, run by `actor`, may have been billed so far without an answer; it stays
  * current as the step runs. The agent reads it if it ends while the step runs (`meteredUnder`): no
  * outcome of the step will reach it then. Returns the step's way to take it back when it ends (its
  * outcome says what it cost from there), which leaves a later step's meter alone.
  */
-export function meterStep(host: object, step: string, meter: UnreportedSpend): () => void {
-  let steps = meters.get(host);
-  if (!steps) meters.set(host, (steps = new Map()));
+export function meterStep(actor: object, step: string, meter: UnreportedSpend): () => void {
+  let steps = meters.get(actor);
+  if (!steps) meters.set(actor, (steps = new Map()));
   steps.set(step, meter);
   return () => {
     if (steps.get(step) === meter) steps.delete(step);

@@ -1,6 +1,5 @@
 import { ModelError, type ModelTurn } from "../model-client.js";
-import { costAt, priceOf } from "../pricing.js";
-import { allowance, OUTPUT_CAP_EVERY_MODEL_TAKES, type SpendLimit } from "../spend.js";
+import { allowance, attemptBound, type SpendLimit } from "../spend.js";
 import { AttemptError, type AttemptFailure } from "./model-failure.js";
 
 /**
@@ -35,11 +34,9 @@ export class AttemptBudget {
       return this.spent.tokens > 0 ? Object.assign(turn, { unreported: { ...this.spent } }) : turn;
     } catch (error) {
       if (error instanceof AttemptError && mayHaveBeenBilled(error.failure)) {
-        const promptTokens = this.limit.promptTokens;
-        const output = cap ?? OUTPUT_CAP_EVERY_MODEL_TAKES;
-        this.spent.tokens += promptTokens + output;
-        const price = priceOf(this.limit.pricing, model);
-        if (price) this.spent.cost += costAt(price, { promptTokens, completionTokens: output, totalTokens: promptTokens + output });
+        const bound = attemptBound(this.limit.promptTokens, cap, this.limit.pricing, model);
+        this.spent.tokens += bound.tokens;
+        this.spent.cost += bound.cost;
       }
       throw error;
     }
