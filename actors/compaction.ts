@@ -1,9 +1,9 @@
-import { fromPromise } from "xstate";
 import { human, system, type Message } from "./messages.js";
 import { describeContent } from "./content-parts.js";
 import { ZERO_USAGE, type ModelCallEvent, type ModelClient, type ModelRequest, type UnreportedSpend, type Usage } from "./model-client.js";
 import { meterCall } from "./call-meter.js";
-import { asSpendError, withinSpend, type SpendInput } from "./spend.js";
+import { fromReportingPromise } from "./reporting-promise.js";
+import { afterLostCall, asSpendError, plusUnreported, withinSpend, withLost, type SpendInput } from "./spend.js";
 import { promptTokens } from "./token-count.js";
 
 /**
@@ -31,6 +31,8 @@ export interface CompactionInput {
   timeoutMs?: number;
   /** With a budget: what the summary may spend (actors/spend.ts); it counts like any model call. */
   spend?: SpendInput;
+  /** A fork waiting on the summary it was forked at (`SpendState.forkPoint`): asked again, it was never this run's to count. */
+  forkPoint?: true;
 }
 
 export interface CompactionSize {
@@ -161,18 +163,25 @@ export function summaryRequest(input: CompactionInput): ModelRequest {
 
 /** The `compaction` actor: trims, or asks the model for a summary (its usage is returned for the budget). */
 export function createCompactionActor(deps: { modelClient: ModelClient }) {
-  return fromPromise<CompactionOutput, CompactionInput>(async ({ input, signal, self }) => {
+  return fromReportingPromise<CompactionOutput, CompactionInput>(async ({ input, signal, self, again }) => {
     if (input.strategy === "trim") return compactWith(input);
-    // Over budget, no summary is asked for: this throws a SpendLimitError.
-    const within = input.spend ? withinSpend(summaryRequest(input), input.spend) : undefined;
-    // With a budget, what the summary may have cost so far stays readable by the run, in case it ends meanwhile.
-    const metered = within ? meterCall(self, "compaction", within, deps.modelClient.model) : undefined;
+    const request = summaryRequest(input);
+    // Restarted after a restore: the summary the saved run's process asked for may have been billed; it counts first.
+    const restored = again && input.spend && !input.forkPoint ? afterLostCall(request, input.spend, deps.modelClient.model) : undefined;
+    const lost = restored?.lost;
+    let metered: ReturnType<typeof meterCall> | undefined;
     try {
-      const options = metered ? { signal, onEvent: (event: ModelCallEvent) => metered.meter.heard(event) } : { signal };
-      const turn = await deps.modelClient.complete(within?.request ?? summaryRequest(input), options).catch((error: unknown) => {
-        throw asSpendError(error);
-      });
-      return { ...compactWith(input, { text: turn.content, usage: turn.usage }), model: turn.model, ...(turn.unreported ? { unreported: turn.unreported } : {}) };
+      // Over budget, no summary is asked for: this throws a SpendLimitError (with the lost one on it).
+      const within = input.spend ? withinSpend(request, restored?.spend ?? input.spend) : undefined;
+      // With a budget, what the summary may have cost so far stays readable by the run, in case it ends meanwhile.
+      if (within) metered = meterCall(self, "compaction", within, deps.modelClient.model, lost);
+      const meter = metered?.meter;
+      const options = meter ? { signal, onEvent: (event: ModelCallEvent) => meter.heard(event) } : { signal };
+      const turn = await deps.modelClient.complete(within?.request ?? request, options);
+      const unreported = lost ? plusUnreported(turn.unreported, lost) : turn.unreported;
+      return { ...compactWith(input, { text: turn.content, usage: turn.usage }), model: turn.model, ...(unreported ? { unreported } : {}) };
+    } catch (error) {
+      throw withLost(asSpendError(error), lost);
     } finally {
       metered?.release();
     }

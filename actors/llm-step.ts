@@ -4,12 +4,12 @@ import type { Resilience } from "./resilience-config.js";
 import { defaultContextBuilder, type ContextBuilder, type ContextInput } from "./context-builder.js";
 import { cancellationOf } from "./cancellation.js";
 import { answerDanglingCalls, type Message } from "./messages.js";
-import { isSaneUsage, ModelError, saneUsage, type ModelCallEvent, type ModelClient, type ModelRequest, type ModelTurn, type ToolChoice, type UnreportedSpend } from "./model-client.js";
+import { isSaneUsage, saneUsage, type ModelCallEvent, type ModelClient, type ModelRequest, type ModelTurn, type ToolChoice, type UnreportedSpend } from "./model-client.js";
 import { ModelRouteSchema, type ModelRoute } from "./model-route.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
 import { ReasoningItemsSchema } from "./reasoning-items.js";
 import { fromReportingPromise } from "./reporting-promise.js";
-import { afterLostCall, asSpendError, plusUnreported, SpendLimitError, withinSpend, type SpendInput } from "./spend.js";
+import { afterLostCall, asSpendError, plusUnreported, withinSpend, withLost, type SpendInput } from "./spend.js";
 import { meterCall, type CallMeter } from "./call-meter.js";
 
 /** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
@@ -138,12 +138,6 @@ function meteredEvents(meter: CallMeter, progress: ProgressBatcher<LLMProgress>)
     meter.heard(event);
     progress.push(event);
   };
-}
-
-/** A failed call's error, with what a lost earlier call may have been billed on it (the machine counts it from there). */
-function withLost(error: unknown, lost: UnreportedSpend | undefined): unknown {
-  if (lost && (error instanceof ModelError || error instanceof SpendLimitError)) error.unreported = plusUnreported(error.unreported, lost);
-  return error;
 }
 
 /**

@@ -19,8 +19,9 @@ export interface ReportingPromiseArgs<TInput, TReport extends EventObject> {
    */
   cancellation?: Cancellation;
   /**
-   * The step is asked again for a run restored while it waited on it (step-host.ts): the process that
-   * saved the run may have begun it already (a model call made, and billed). Absent otherwise.
+   * The step runs again for a run restored while it waited on it (asked again by the step host, or
+   * restarted from its saved snapshot when invoked): the process that saved the run may have begun it
+   * already (a model call made, and billed). Absent otherwise.
    */
   again?: true;
 }
@@ -59,6 +60,10 @@ export function runCreator<TOutput, TInput, TReport extends EventObject>(
   }
 }
 
+/** Snapshots XState restored (a run restored while its invoked step ran), and the steps started from them. */
+const restoredSnapshots = new WeakSet<object>();
+const restartedSteps = new WeakSet<object>();
+
 /** The step's own events: its promise settled. Only the step sends them, to itself. */
 const SETTLED = "jianmu.step.settled";
 type Settled<TOutput> = { type: typeof SETTLED; ok: true; output: TOutput } | { type: typeof SETTLED; ok: false; error: unknown };
@@ -82,7 +87,9 @@ export function fromReportingPromise<TOutput, TInput, TReport extends EventObjec
       settled = true;
       if (self.getSnapshot().status === "active") self.send(event);
     };
-    runCreator(creator, { input, self, system, emit, report: sendBack, cancellation }).then(
+    const args: Parameters<typeof runCreator<TOutput, TInput, TReport>>[1] = { input, self, system, emit, report: sendBack, cancellation };
+    if (restartedSteps.has(self)) args.again = true;
+    runCreator(creator, args).then(
       (output) => settle({ type: SETTLED, ok: true, output }),
       (error: unknown) => settle({ type: SETTLED, ok: false, error }),
     );
@@ -93,6 +100,17 @@ export function fromReportingPromise<TOutput, TInput, TReport extends EventObjec
   const logic = {
     ...callback,
     config: creator,
+    // XState restores a step only for a run restored while it waited on it (an invoked step's snapshot
+    // is part of the run's): the step starts again, and the creator hears so (`again`).
+    restoreSnapshot: (snapshot: Parameters<typeof callback.transition>[0]) => {
+      const restored = { ...snapshot };
+      restoredSnapshots.add(restored);
+      return restored;
+    },
+    start: (snapshot: Parameters<typeof callback.transition>[0], scope: Parameters<typeof callback.transition>[2]) => {
+      if (restoredSnapshots.has(snapshot)) restartedSteps.add(scope.self);
+      callback.start!(snapshot, scope);
+    },
     transition: (snapshot: Parameters<typeof callback.transition>[0], event: EventObject, scope: Parameters<typeof callback.transition>[2]) => {
       if (snapshot.status !== "active" || event.type !== SETTLED) return callback.transition(snapshot, event, scope);
       const outcome = event as Settled<TOutput>;

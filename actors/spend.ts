@@ -193,6 +193,12 @@ export function asSpendError(error: unknown): unknown {
   return refusal;
 }
 
+/** A failed call's error, with what a lost earlier call may have been billed on it (the machine counts it from there). */
+export function withLost(error: unknown, lost: UnreportedSpend | undefined): unknown {
+  if (lost && (error instanceof ModelError || error instanceof SpendLimitError)) error.unreported = plusUnreported(error.unreported, lost);
+  return error;
+}
+
 /** What a failed call's attempts may have been billed without reporting it (its `ModelError` or `SpendLimitError` says), if anything. */
 export function unreportedOf(error: unknown): UnreportedSpend | undefined {
   return error instanceof ModelError || error instanceof SpendLimitError ? error.unreported : undefined;

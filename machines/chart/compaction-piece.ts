@@ -9,7 +9,7 @@ import { STATE_TAGS } from "../contract/state-tags.js";
 import type { ChartBuild } from "./build.js";
 import { budgetRefusals } from "./loop-piece.js";
 import { defineActions, defineGuards, stateConfig, when } from "./piece.js";
-import { addUnreported, spendInput } from "./spend.js";
+import { addUnreported, pastForkPoint, spendInput } from "./spend.js";
 
 /**
  * Compaction (`config.context`): `CheckContext` counts the next prompt's tokens and, over the limit,
@@ -37,6 +37,7 @@ function compactionInput(build: ChartBuild, context: AgentContext): CompactionIn
     ...(model !== undefined ? { model } : {}),
     ...(build.llm.timeoutMs !== undefined ? { timeoutMs: build.llm.timeoutMs } : {}),
     ...(spend ? { spend } : {}),
+    ...(context.loop.spend?.forkPoint ? { forkPoint: true as const } : {}),
   };
 }
 
@@ -52,7 +53,7 @@ export function compactionImplementation(build: ChartBuild) {
         if (!result) return;
         const usage = pricedUsage(result.usage, result.usage.totalTokens > 0 ? config.pricing : undefined, result.model);
         enqueue.assign({ state: access.write(context.state, { messages: result.messages, usage: addUsage(read<Usage>(context, "usage"), usage) }) });
-        const spend = addUnreported(context.loop.spend, result.unreported);
+        const spend = addUnreported(pastForkPoint(context.loop.spend), result.unreported);
         if (spend !== context.loop.spend) enqueue.assign({ loop: { ...context.loop, spend } });
         enqueue.emit({ type: "context.compacted", ...base(context), strategy: config.context!.strategy, before: result.before, after: result.after, usage });
       }),
@@ -76,7 +77,9 @@ export function compactionStates(build: ChartBuild, { next }: { next: string }) 
     }),
     Compacting: stateConfig({
       description: "Trims or summarizes the middle of the conversation (never the system prompt, the first user message, the last keepLast messages, or a tool call without its results).",
-      tags: ["context", "busy", STATE_TAGS.stable],
+      // A summary is a model call: a run lost while it waits on one restores here and asks again,
+      // counting the one it lost (with a budget). Trimming is instant and pure: not worth a save.
+      tags: ["context", "busy", STATE_TAGS.stable, ...(build.config.context?.strategy === "summarize" ? [STATE_TAGS.checkpoint] : [])],
       invoke: {
         id: build.childId("compaction"),
         src: "compaction",

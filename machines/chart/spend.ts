@@ -85,11 +85,19 @@ export function noteSpend(spend: SpendState | undefined, turn: Pick<LLMOutput, "
   const estimate = turn.promptEstimate;
   const short = estimate !== undefined && estimate > 0 && !turn.usageMissing && turn.usage.promptTokens > estimate;
   if (!unreported && !short && spend?.forkPoint === undefined) return spend;
-  // A reply came: a fork's call made again after a restore is its own from here on.
-  const { forkPoint: _forkPoint, ...kept } = spend ?? {};
-  const next: SpendState = { ...addUnreported(kept, unreported) };
+  const next: SpendState = { ...addUnreported(pastForkPoint(spend), unreported) };
   if (short) next.promptScale = (spend?.promptScale ?? 1) * (turn.usage.promptTokens / estimate);
   return next;
+}
+
+/**
+ * A step answered (a reply, a summary, a batch of tool calls): from here on a fork's steps are its own,
+ * and one cut off by a restore counts like any run's (`SpendState.forkPoint`).
+ */
+export function pastForkPoint(spend: SpendState | undefined): SpendState | undefined {
+  if (spend?.forkPoint === undefined) return spend;
+  const { forkPoint: _forkPoint, ...kept } = spend;
+  return kept;
 }
 
 /**

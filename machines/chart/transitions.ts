@@ -6,7 +6,7 @@ import { pricedUsage, type Pricing } from "../../actors/pricing.js";
 import type { ExecutorOutput } from "../../actors/tool-executor.js";
 import type { AgentContext } from "../contract/context.js";
 import type { StateAccess } from "../contract/state-access.js";
-import { noteSpend } from "./spend.js";
+import { noteSpend, pastForkPoint } from "./spend.js";
 
 /**
  * The pure context updates behind the machine's transitions. Kept apart from the statechart so
@@ -74,7 +74,8 @@ export function applyOutcomes(context: AgentContext, access: StateAccess, output
   if (effects.size !== before) state = access.write(state, { toolEffects: [...effects] });
   const direct = output.outcomes.find((outcome) => outcome.returnDirect && outcome.status === "ok");
   if (direct) state = access.write(state, { done: true, finalAnswer: direct.content });
-  return { ...context, state };
+  const spend = pastForkPoint(context.loop.spend);
+  return spend === context.loop.spend ? { ...context, state } : { ...context, state, loop: { ...context.loop, spend } };
 }
 
 /** The approval timer fired: pending calls past their deadline are rejected. */

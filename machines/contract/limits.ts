@@ -27,9 +27,10 @@ export const SpendStateSchema = z.object({
   unreportedTokens: z.number().int().min(0).optional(),
   unreportedCost: z.number().min(0).optional(),
   /**
-   * Set on a fork's first checkpoint (machines/persistence/log/fork.ts), gone with the run's next
-   * reply: the model call a fork restored at its fork point asks for again was the original run's,
-   * made and counted there, so it is not counted here as a call the saved run may have made (llm-step.ts).
+   * Set on a fork's first checkpoint (machines/persistence/log/fork.ts), gone once a step answers (a
+   * reply, a summary, a batch of tool calls): the model call or summary a fork restored at its fork
+   * point asks for again was the original run's, made and counted there, so it is not counted here as
+   * one the saved run may have made (llm-step.ts, compaction.ts).
    */
   forkPoint: z.literal(true).optional(),
 });

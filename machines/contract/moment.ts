@@ -15,6 +15,7 @@ export interface AgentSnapshotLike {
  * - AgentLLM: an iteration begins (the previous one's tool results are in the messages);
  * - AwaitingApproval: the run waits for a person, maybe for days (saved again as decisions arrive);
  * - Executing: the approved batch is fixed; a restore re-runs the executor, which asks the journal;
+ * - Compacting, when it summarizes: the summary is a model call (a restore asks for it again);
  * - Delegating, HandingOff: a nested agent runs; saved again whenever the nested agent reaches one
  *   of these moments itself (its snapshot lives inside this agent's).
  * Final states are saved too. Nothing else is (no save per text delta or tool progress).

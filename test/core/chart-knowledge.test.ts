@@ -101,6 +101,9 @@ describe("knowledge about the chart lives in the chart", () => {
 
   it("checkpoints and approvals are tags, on the states the docs name", () => {
     expect(tagged(STATE_TAGS.checkpoint)).toEqual(["AgentLLM", "AwaitingApproval", "Delegating", "Executing", "HandingOff"]);
+    // A summary is a model call worth a save before it; trimming (the machines above) is not.
+    const summarizing = createReactMachine({ modelClient: scriptedModel([]), config: { context: { maxTokens: 10_000, strategy: "summarize", keepLast: 2 } }, configFile: false });
+    expect(nodesOf(summarizing.root as unknown as Node).filter((n) => n.tags.includes(STATE_TAGS.checkpoint)).map((n) => n.key).sort()).toEqual(["AgentLLM", "Compacting", "Executing"]);
     expect(tagged(STATE_TAGS.approval)).toEqual(["AwaitingApproval"]);
     expect(tagged(STATE_TAGS.modelCall)).toEqual(["AgentLLM"]);
     expect(tagged(STATE_TAGS.nestedAgent)).toEqual(["Delegating", "HandingOff"]);

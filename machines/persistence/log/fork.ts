@@ -65,20 +65,26 @@ function withMessages(snapshot: Record<string, unknown>, messages: Message[], ru
   return replace(snapshot) as Record<string, unknown>;
 }
 
-/** An agent's snapshot as far as a fork marks it: its loop, and its children (nested agents among them). */
+/**
+ * An agent's snapshot as far as a fork marks it: its loop, and its children (nested agents, and
+ * invoked steps with the input they restart from).
+ */
 interface MarkedSnapshot {
   context?: { loop?: { spend?: SpendState } };
+  input?: { spend?: unknown; forkPoint?: true };
   children?: Record<string, { snapshot?: MarkedSnapshot } | undefined>;
 }
 
 /**
- * Mark the fork point in the agent's context and in every nested agent's (`SpendState.forkPoint`): a
+ * Mark the fork point in the agent's context and in every nested agent's (`SpendState.forkPoint`), and
+ * in the saved input of a budgeted step waiting there (a summary, which restarts from that input): a
  * model call the fork asks for again there was the original run's, made and counted by it. The
  * snapshot is the fork's own copy (withRunId rebuilt it).
  */
 function markForkPoint(snapshot: MarkedSnapshot): void {
   const loop = snapshot.context?.loop;
   if (loop) loop.spend = { ...loop.spend, forkPoint: true };
+  if (snapshot.input?.spend !== undefined) snapshot.input.forkPoint = true;
   for (const child of Object.values(snapshot.children ?? {})) if (child?.snapshot) markForkPoint(child.snapshot);
 }
 
