@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createActor } from "xstate";
 import { human } from "../../actors/messages.js";
-import type { ModelClient, ModelRequest } from "../../actors/model-client.js";
+import type { ModelRequest } from "../../actors/model-client.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import { checkpointAgent } from "../../machines/persistence/checkpoints/checkpoint-agent.js";
 import { MemoryCheckpointStore } from "../../machines/persistence/checkpoints/memory-store.js";
@@ -10,7 +10,8 @@ import type { AgentEmitted } from "../../machines/contract/events.js";
 import { restoreAgent } from "../../machines/persistence/persistence.js";
 import { createReactMachine, type ReactMachineOptions } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
-import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
+import type { OpenAIServer } from "../../testing/openai-server.js";
+import { pricedServer, resumedOver, silentModel, USAGE } from "./restored-spend.js";
 
 /*
  * A process stopped while its run waited on a model reply (a crash, a worker killed or stopping)
@@ -21,14 +22,9 @@ import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/ope
  */
 
 const PRICING = { "priced-model": { input: 1, output: 4 } };
-const USAGE = { prompt_tokens: 40, completion_tokens: 7, total_tokens: 47 };
-
 let server: OpenAIServer;
 beforeAll(async () => {
-  server = await startOpenAIServer({
-    respond: () => replies.json({ id: "c", object: "chat.completion", created: 0, model: "priced-model", choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "done" } }], usage: USAGE }),
-    keepRequests: true,
-  });
+  server = await pricedServer();
 });
 afterAll(async () => {
   await server?.close();
@@ -39,27 +35,19 @@ type Options = Pick<ReactMachineOptions, "config">;
 /** The first process: its model never answers; it is stopped (as if it died) once the run waits on the reply, checkpointed in AgentLLM. */
 async function stoppedWaitingOnReply(options: Options) {
   const store = new MemoryCheckpointStore();
-  const requests: ModelRequest[] = [];
-  const silent: ModelClient = { description: "a model that never answers", model: "priced-model", complete: (request) => (requests.push(request), new Promise(() => undefined)) };
-  const actor = createActor(createReactMachine({ ...options, modelClient: silent }), { input: { messages: [human("Summarise the quarter. ".repeat(40))], runId: "run-1" } });
+  const silent = silentModel();
+  const actor = createActor(createReactMachine({ ...options, modelClient: silent.client }), { input: { messages: [human("Summarise the quarter. ".repeat(40))], runId: "run-1" } });
   checkpointAgent(actor, store);
   actor.start();
   await new Promise((resolve) => setTimeout(resolve, 20));
   actor.stop();
   expect(store.load("run-1")!.state).toBe("Evaluating.ChildRunning.AgentLLM");
-  expect(requests).toHaveLength(1);
-  return { store, saved: store.load("run-1")!, lostCall: requests[0]! };
+  expect(silent.requests).toHaveLength(1);
+  return { store, saved: store.load("run-1")!, lostCall: silent.requests[0]! };
 }
 
 /** The second process: the same agent over the loopback server, restored from the checkpoint. */
-async function resumed(options: Options, saved: unknown, checkpoints?: MemoryCheckpointStore) {
-  const machine = createReactMachine({ ...options, modelClient: resolveModelClient({ baseURL: server.baseURL, apiKey: "test-key", model: "priced-model", stream: false, resilience: { maxRetries: 0 } }) });
-  const events: AgentEmitted[] = [];
-  const before = server.requests.length;
-  const output = await runAgent(machine, {}, { snapshot: restoreAgent(machine, saved), onEvent: (event) => events.push(event), ...(checkpoints ? { checkpoints } : {}) });
-  const terminated = events.find((event): event is Extract<AgentEmitted, { type: "loop.terminated" }> => event.type === "loop.terminated");
-  return { output, terminated, sent: server.requests.slice(before).map((r) => r.body as { max_tokens?: number; max_completion_tokens?: number }) };
-}
+const resumed = (options: Options, saved: unknown, checkpoints?: MemoryCheckpointStore) => resumedOver(server, options, saved, checkpoints);
 
 /** What the lost call may have cost: its prompt as the budget sized it, and its cap as the budget capped it. */
 function boundOf(request: ModelRequest) {
@@ -99,8 +87,7 @@ describe("a model call the saved run was waiting on", () => {
   it("still counts when the call made again is cut off too (the run cancelled mid-call)", async () => {
     const options: Options = { config: { maxBudgetTokens: 100_000, maxTokens: 500 } };
     const { saved, lostCall } = await stoppedWaitingOnReply(options);
-    const requests: ModelRequest[] = [];
-    const silent: ModelClient = { description: "a model that never answers", model: "priced-model", complete: (request) => (requests.push(request), new Promise(() => undefined)) };
+    const { client: silent, requests } = silentModel();
     const machine = createReactMachine({ ...options, modelClient: silent });
     const actor = createActor(machine, { snapshot: restoreAgent(machine, saved) });
     const events: AgentEmitted[] = [];
