@@ -14,6 +14,8 @@ import { renderHistorySection } from "../visualize/render-history.js";
 import { conversationsIn } from "../machines/persistence/log/conversation.js";
 import type { PersistedAgent } from "../machines/persistence/persistence.js";
 import { loadCheckpoint } from "../machines/persistence/checkpoints/load-checkpoint.js";
+import type { CheckpointEntry } from "../machines/persistence/log/log-store.js";
+import { approvalCheckpoints, approvalsIn, type StoredApprovals } from "../visualize/stored-approvals.js";
 
 /** The chart only: a stored run is shown, never continued, so no model is ever called. */
 const noModel: ModelClient = {
@@ -61,21 +63,36 @@ export async function viewStoredRun(store: RunStore, view: StoredRunView): Promi
     }),
   );
   const sections = renderHistorySection({ shown, branches, open: (run, checkpoint) => `jianmu view ${view.storeArgs} ${run} --checkpoint ${checkpoint}` });
+  const machine = viewedMachine(record);
+  const storedApprovals = await approvalsUpTo(store, machine, runId, history, shown.checkpointId);
   const dir = mkdtempSync(join(tmpdir(), "jianmu-view-"));
   try {
     const recording = join(dir, `${runId}.jsonl`);
-    writeFileSync(recording, recordingOf(record).map((line) => JSON.stringify(line)).join("\n") + "\n");
-    return await writeViewer(recording, resolve(cwd, outPath ?? `${runId}.html`), { sections });
+    writeFileSync(recording, recordingOf(record, machine).map((line) => JSON.stringify(line)).join("\n") + "\n");
+    return await writeViewer(recording, resolve(cwd, outPath ?? `${runId}.html`), { sections, storedApprovals });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+/**
+ * The chart a stored run is drawn with. Its own options are not known here: an agent with
+ * constraints has every state a parked run can be in (AwaitingApproval exists only where a guard can hold a call).
+ */
+function viewedMachine(record: PersistedAgent) {
+  return createReactMachine({ name: record.machine, modelClient: noModel, configFile: false, constraints: [viewOnlyGuard] });
+}
+
+/** The run's approvals up to the checkpoint shown, from the checkpoints that say how they went. */
+async function approvalsUpTo(store: RunStore, machine: { root: unknown }, runId: string, history: readonly CheckpointEntry[], shownId: string): Promise<StoredApprovals> {
+  const shownAt = history.findIndex((entry) => entry.checkpointId === shownId);
+  const ids = approvalCheckpoints(machine, shownAt < 0 ? history : history.slice(0, shownAt + 1));
+  const records = await Promise.all(ids.map((id) => loadCheckpoint(store, runId, id)));
+  return approvalsIn(records.map((record) => record?.snapshot));
+}
+
 /** The stored checkpoint as a recording of one moment, for the viewer. */
-function recordingOf(record: PersistedAgent): (RecordingHeader | RecordLine)[] {
-  // The stored run's own options are not known here: draw the chart of an agent with constraints,
-  // which has every state a parked run can be in (AwaitingApproval exists only where a guard can hold a call).
-  const machine = createReactMachine({ name: record.machine, modelClient: noModel, configFile: false, constraints: [viewOnlyGuard] });
+function recordingOf(record: PersistedAgent, machine: ReturnType<typeof viewedMachine>): (RecordingHeader | RecordLine)[] {
   const root = `${record.runId}:0`;
   const header: RecordingHeader = {
     k: "header",

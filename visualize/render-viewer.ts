@@ -8,6 +8,7 @@ import { layoutChart } from "./layout.js";
 import { renderChartSvg } from "./render-chart.js";
 import { entryLabel, renderTimelineSvg } from "./render-timeline.js";
 import { VIEWER_CSS, VIEWER_JS } from "./viewer-style.js";
+import type { StoredApprovals } from "./stored-approvals.js";
 
 /**
  * The whole viewer page as one HTML string: inline CSS, inline SVG, a few lines of inline script,
@@ -19,6 +20,8 @@ export interface ViewerPageOptions {
   source?: string;
   /** More panels, as HTML, after the messages (a stored run's history: render-history.ts). */
   sections?: string;
+  /** A stored run's approvals, read from its checkpoints (stored-approvals.ts): it has no telemetry to count them from. */
+  storedApprovals?: StoredApprovals;
 }
 
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
@@ -34,7 +37,14 @@ function tokenDetail(usage: RunAnalysis["summary"]["usage"]): string {
   return `${formatCount(usage.promptTokens)} in${cached} · ${formatCount(usage.completionTokens)} out${reasoning}`;
 }
 
-function summaryCards(a: RunAnalysis): string {
+/** The approvals card of a run without telemetry: from its checkpoints when they were read, else unknown. */
+function storedApprovalsCard(stored: StoredApprovals | undefined, unknown: (key: string, label: string) => string): string {
+  if (!stored) return unknown("approvals", "Approvals");
+  const sub = stored.asked > 0 ? `${stored.approved} approved · ${stored.asked - stored.approved} not (from its checkpoints)` : "none asked (from its checkpoints)";
+  return card("Approvals", String(stored.asked), sub, ` data-summary="approvals" data-value="${stored.asked}"`);
+}
+
+function summaryCards(a: RunAnalysis, stored: StoredApprovals | undefined): string {
   const s = a.summary;
   const approvals = a.timeline.filter((e) => e.kind === "approval");
   const approved = approvals.filter((e) => e.status === "approved").length;
@@ -56,11 +66,11 @@ function summaryCards(a: RunAnalysis): string {
     card("Tool calls", String(s.toolCalls), failedTools > 0 ? `${failedTools} failed` : s.telemetry ? "none failed" : "from the messages", ` data-summary="tool-calls" data-value="${s.toolCalls}"`),
     s.telemetry
       ? card("Approvals", String(s.approvals), s.approvals > 0 ? `${approved} approved · ${s.approvals - approved} not` : "none asked", ` data-summary="approvals" data-value="${s.approvals}"`)
-      : unknown("approvals", "Approvals"),
+      : storedApprovalsCard(stored, unknown),
     `</section>`,
     s.telemetry
       ? ""
-      : `<p class="hint" id="no-telemetry">This run was read from its last checkpoint, which keeps its state and messages but no telemetry: its timings, model calls and approvals are unknown, and the chart and path show where it stood, not the way it went. Record a run (<code>jianmu run --record run.jsonl</code>, or <code>recordRun</code>) to see all of it.</p>`,
+      : `<p class="hint" id="no-telemetry">This run was read from its checkpoints, which keep its state and messages but no telemetry: its timings${stored ? " and model calls are" : ", model calls and approvals are"} unknown, and the chart and path show where it stood, not the way it went. Record a run (<code>jianmu run --record run.jsonl</code>, or <code>recordRun</code>) to see all of it.</p>`,
   ].join("");
 }
 
@@ -198,7 +208,7 @@ export function renderViewerPage(a: RunAnalysis, options: ViewerPageOptions = {}
 <h1>${esc(s.agent)} <span class="status status-${esc(s.status)}" id="run-status" data-status="${esc(s.status)}"${s.reason ? ` data-reason="${esc(s.reason)}"` : ""}>${esc(statusText)}</span></h1>
 <div class="meta">${s.runId ? `run ${esc(s.runId)} · ` : ""}started ${esc(started)} · machine ${esc(a.chart.machineId)}</div>
 </header>
-${summaryCards(a)}
+${summaryCards(a, options.storedApprovals)}
 ${answer}
 <section class="panel" id="chart-panel">
 <h2>Statechart</h2>

@@ -132,10 +132,35 @@ describe("an attached jianmu run --store says when its run waits for approval", 
       tools: "1",
       duration: "unknown",
       models: "unknown",
-      approvals: "unknown",
+      // Read from its checkpoints: none was put to a person.
+      approvals: "0",
     });
     expect(html).toMatch(/id="run-status" data-status="succeeded"/);
     expect(html).toContain('id="no-telemetry"');
     expect(existsSync(page)).toBe(true);
+  });
+
+  it("view --store counts the run's approvals from its checkpoints: each call put to a person, and how it ended", async () => {
+    const task = scriptMessage({ calls: [{ name: "pay", note: "viewed-1" }, { name: "pay", note: "viewed-2" }], answer: "one paid" }).content;
+    const submitted = await runCli(["run", "--store", db, "--agent", "approver", "--detach", task]);
+    expect(submitted.code).toBe(0);
+    const runId = submitted.stdout.trim();
+    /** Retries `args` until it succeeds: the worker gets to the call's approval in its own time. */
+    const once = async (args: string[]) => {
+      for (let i = 0; i < 200; i++) {
+        if ((await runCli(args)).code === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`never succeeded: jianmu ${args.join(" ")}`);
+    };
+    await once(["approve", runId, "call_0", "--store", db]);
+    await once(["reject", runId, "call_1", "--store", db, "--reason", "one is enough"]);
+    for (let i = 0; i < 200 && !(await runCli(["runs", "show", runId, "--store", db])).stdout.includes("succeeded"); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    const page = join(dir, "approvals.html");
+    expect(await runCli(["view", "--store", db, runId, "--out", page])).toMatchObject({ code: 0 });
+    const html = readFileSync(page, "utf8");
+    expect(/data-summary="approvals" data-value="([^"]+)"/.exec(html)?.[1]).toBe("2");
+    expect(html).toContain("1 approved · 1 not (from its checkpoints)");
+    expect(html).toMatch(/id="run-status" data-status="succeeded"/);
   });
 });
