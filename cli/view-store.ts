@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Guard } from "../actors/guard.js";
 import { ModelError, type ModelClient } from "../actors/model-client.js";
+import { agentTool } from "../machines/composition/agent-tool.js";
+import { handoff } from "../machines/composition/handoff.js";
 import { createReactMachine } from "../machines/react-machine.js";
 import { RunQueueError } from "../queue/errors.js";
 import type { RunStore } from "../queue/run-store.js";
@@ -75,12 +77,22 @@ export async function viewStoredRun(store: RunStore, view: StoredRunView): Promi
   }
 }
 
+/** Never run (the machine is only drawn); its presence puts the nested agents' states in the chart. */
+const viewOnlyNested = createReactMachine({ name: "nested", modelClient: noModel, configFile: false });
+
 /**
  * The chart a stored run is drawn with. Its own options are not known here: an agent with
- * constraints has every state a parked run can be in (AwaitingApproval exists only where a guard can hold a call).
+ * constraints, a nested agent and a handoff has every state a parked run can be in (AwaitingApproval
+ * exists only where a guard can hold a call; Delegating and HandingOff hold a nested agent's wait).
  */
 function viewedMachine(record: PersistedAgent) {
-  return createReactMachine({ name: record.machine, modelClient: noModel, configFile: false, constraints: [viewOnlyGuard] });
+  return createReactMachine({
+    name: record.machine,
+    modelClient: noModel,
+    configFile: false,
+    constraints: [viewOnlyGuard],
+    tools: [agentTool(viewOnlyNested, { name: "nested_agent", description: "A nested agent (drawn only)" }), handoff(viewOnlyNested, { name: "hand_off" })],
+  });
 }
 
 /** The run's approvals up to the checkpoint shown, from the checkpoints that say how they went. */
