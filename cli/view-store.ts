@@ -77,8 +77,6 @@ export async function viewStoredRun(store: RunStore, view: StoredRunView): Promi
   }
 }
 
-/** Never run (the machine is only drawn); its presence puts the nested agents' states in the chart. */
-const viewOnlyNested = createReactMachine({ name: "nested", modelClient: noModel, configFile: false });
 
 /**
  * The chart a stored run is drawn with. Its own options are not known here: an agent with
@@ -86,6 +84,8 @@ const viewOnlyNested = createReactMachine({ name: "nested", modelClient: noModel
  * exists only where a guard can hold a call; Delegating and HandingOff hold a nested agent's wait).
  */
 function viewedMachine(record: PersistedAgent) {
+  // Never run (the machine is only drawn); its presence puts the nested agents' states in the chart.
+  const viewOnlyNested = createReactMachine({ name: "nested", modelClient: noModel, configFile: false });
   return createReactMachine({
     name: record.machine,
     modelClient: noModel,
