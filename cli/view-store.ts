@@ -77,7 +77,6 @@ export async function viewStoredRun(store: RunStore, view: StoredRunView): Promi
   }
 }
 
-
 /**
  * The chart a stored run is drawn with. Its own options are not known here: an agent with
  * constraints, a nested agent and a handoff has every state a parked run can be in (AwaitingApproval

@@ -3,8 +3,9 @@ import { STATE_TAGS, tagsAt } from "../machines/contract/state-tags.js";
 
 /**
  * A stored run's approvals, read from its checkpoints (it has no telemetry): the calls a person was
- * asked about, its nested agents' included, and how each ended. A run saves on entering the wait for approval and again after each
- * decision; the last decision of a batch moves it on, so the checkpoint after the wait has it.
+ * asked about, its nested agents' included, and how each ended. A run saves on entering the wait for
+ * approval and again after each decision; the last decision of a batch moves it on, so the
+ * checkpoint after the wait has it.
  */
 export interface StoredApprovals {
   asked: number;
