@@ -1,6 +1,6 @@
 import type { ModelCallEvent, ModelRequest, UnreportedSpend } from "./model-client.js";
 import type { Pricing } from "./pricing.js";
-import { attemptBound, type SpendLimit } from "./spend.js";
+import { afterLostCall, attemptBound, withinSpend, withLost, type SpendInput } from "./spend.js";
 import { meterStep } from "./step-host.js";
 
 /**
@@ -58,19 +58,47 @@ export class CallMeter implements UnreportedSpend {
   }
 }
 
+/** A budgeted call as it begins: its request capped by what the run may spend, and its meter. */
+export interface BudgetedCall {
+  request: ModelRequest;
+  /** The prompt's tokenizer estimate, when the budget was near enough to ask for one (`withinSpend`). */
+  estimate?: number;
+  /** What the call a restored run makes again may have cost the process that saved the run (`afterLostCall`). */
+  lost?: UnreportedSpend;
+  meter: CallMeter;
+  /** Takes the meter back when the call ends: its outcome says what it cost from there. */
+  release: () => void;
+}
+
 /**
- * Meter a budgeted call that `actor` (the step running it, or the step host running the step) makes
- * as `step`: the request and limit as `withinSpend` made them. `release` takes the meter back when the
- * call ends (its outcome says what it cost from there); `before`: see the constructor.
+ * A budgeted model call that `actor` (the step running it, or the step host running the step) makes
+ * as `step` begins. Made again for a restored run (`again`; not a fork's call at its fork point, which
+ * was the original run's), the call the saved run's process may have made counts first. The request
+ * is then capped by what is left (`withinSpend`: over budget it is not made, a SpendLimitError that
+ * carries the lost call) and metered while it runs, in case the run ends meanwhile (`meterStep`).
  */
-export function meterCall(
+export function beginBudgetedCall(
   actor: object,
   step: string,
-  within: { request: ModelRequest; limit: SpendLimit },
+  request: ModelRequest,
+  spend: SpendInput,
   clientModel: string | undefined,
-  before?: UnreportedSpend,
-): { meter: CallMeter; release: () => void } {
-  const { request, limit } = within;
-  const meter = new CallMeter(limit.promptTokens, request.maxTokens, limit.pricing, request.model ?? clientModel, before);
-  return { meter, release: meterStep(actor, step, meter) };
+  restart: { again?: true | undefined; forkPoint?: true | undefined },
+): BudgetedCall {
+  const restored = restart.again && !restart.forkPoint ? afterLostCall(request, spend, clientModel) : undefined;
+  let within: ReturnType<typeof withinSpend>;
+  try {
+    within = withinSpend(request, restored?.spend ?? spend);
+  } catch (error) {
+    throw withLost(error, restored?.lost);
+  }
+  const { limit, estimate } = within;
+  const meter = new CallMeter(limit.promptTokens, within.request.maxTokens, limit.pricing, within.request.model ?? clientModel, restored?.lost);
+  return {
+    request: within.request,
+    ...(estimate !== undefined ? { estimate } : {}),
+    ...(restored ? { lost: restored.lost } : {}),
+    meter,
+    release: meterStep(actor, step, meter),
+  };
 }

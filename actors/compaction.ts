@@ -1,9 +1,9 @@
 import { human, system, type Message } from "./messages.js";
 import { describeContent } from "./content-parts.js";
 import { ZERO_USAGE, type ModelCallEvent, type ModelClient, type ModelRequest, type UnreportedSpend, type Usage } from "./model-client.js";
-import { meterCall } from "./call-meter.js";
+import { beginBudgetedCall, type BudgetedCall } from "./call-meter.js";
 import { fromReportingPromise } from "./reporting-promise.js";
-import { afterLostCall, asSpendError, plusUnreported, withinSpend, withLost, type SpendInput } from "./spend.js";
+import { asSpendError, plusUnreported, withLost, type SpendInput } from "./spend.js";
 import { promptTokens } from "./token-count.js";
 
 /**
@@ -31,7 +31,10 @@ export interface CompactionInput {
   timeoutMs?: number;
   /** With a budget: what the summary may spend (actors/spend.ts); it counts like any model call. */
   spend?: SpendInput;
-  /** A fork waiting on the summary it was forked at (`SpendState.forkPoint`): asked again, it was never this run's to count. */
+  /**
+   * A fork waiting on the summary it was forked at: set on the fork's saved input (machines/persistence/log/fork.ts),
+   * which the summary restarts from. Asked again, it was never the fork's to count.
+   */
   forkPoint?: true;
 }
 
@@ -166,24 +169,20 @@ export function createCompactionActor(deps: { modelClient: ModelClient }) {
   return fromReportingPromise<CompactionOutput, CompactionInput>(async ({ input, signal, self, again }) => {
     if (input.strategy === "trim") return compactWith(input);
     const request = summaryRequest(input);
-    // Restarted after a restore: the summary the saved run's process asked for may have been billed; it counts first.
-    const restored = again && input.spend && !input.forkPoint ? afterLostCall(request, input.spend, deps.modelClient.model) : undefined;
-    const lost = restored?.lost;
-    let metered: ReturnType<typeof meterCall> | undefined;
+    let spent: BudgetedCall | undefined;
     try {
-      // Over budget, no summary is asked for: this throws a SpendLimitError (with the lost one on it).
-      const within = input.spend ? withinSpend(request, restored?.spend ?? input.spend) : undefined;
-      // With a budget, what the summary may have cost so far stays readable by the run, in case it ends meanwhile.
-      if (within) metered = meterCall(self, "compaction", within, deps.modelClient.model, lost);
-      const meter = metered?.meter;
+      // With a budget: a lost summary asked again counts first, the summary is capped by what is left
+      // (over budget none is asked for: a SpendLimitError), and metered in case the run ends meanwhile.
+      if (input.spend) spent = beginBudgetedCall(self, "compaction", request, input.spend, deps.modelClient.model, { again, forkPoint: input.forkPoint });
+      const meter = spent?.meter;
       const options = meter ? { signal, onEvent: (event: ModelCallEvent) => meter.heard(event) } : { signal };
-      const turn = await deps.modelClient.complete(within?.request ?? request, options);
-      const unreported = lost ? plusUnreported(turn.unreported, lost) : turn.unreported;
+      const turn = await deps.modelClient.complete(spent?.request ?? request, options);
+      const unreported = spent?.lost ? plusUnreported(turn.unreported, spent.lost) : turn.unreported;
       return { ...compactWith(input, { text: turn.content, usage: turn.usage }), model: turn.model, ...(unreported ? { unreported } : {}) };
     } catch (error) {
-      throw withLost(asSpendError(error), lost);
+      throw withLost(asSpendError(error), spent?.lost);
     } finally {
-      metered?.release();
+      spent?.release();
     }
   });
 }

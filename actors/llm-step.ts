@@ -4,13 +4,13 @@ import type { Resilience } from "./resilience-config.js";
 import { defaultContextBuilder, type ContextBuilder, type ContextInput } from "./context-builder.js";
 import { cancellationOf } from "./cancellation.js";
 import { answerDanglingCalls, type Message } from "./messages.js";
-import { isSaneUsage, saneUsage, type ModelCallEvent, type ModelClient, type ModelRequest, type ModelTurn, type ToolChoice, type UnreportedSpend } from "./model-client.js";
+import { isSaneUsage, saneUsage, type ModelCallEvent, type ModelClient, type ModelRequest, type ModelTurn, type ToolChoice } from "./model-client.js";
 import { ModelRouteSchema, type ModelRoute } from "./model-route.js";
 import { ProgressBatcher, type Progress } from "./progress.js";
 import { ReasoningItemsSchema } from "./reasoning-items.js";
 import { fromReportingPromise } from "./reporting-promise.js";
-import { afterLostCall, asSpendError, plusUnreported, withinSpend, withLost, type SpendInput } from "./spend.js";
-import { meterCall, type CallMeter } from "./call-meter.js";
+import { asSpendError, plusUnreported, withLost, type SpendInput } from "./spend.js";
+import { beginBudgetedCall, type BudgetedCall, type CallMeter } from "./call-meter.js";
 
 /** What the machine hands the LLM actor for one reply. JSON-safe (it is part of persisted snapshots). */
 export interface LLMInput {
@@ -160,22 +160,16 @@ export function createLLMActor(deps: LLMActorDeps) {
       now,
       { canWait: isCallLifecycle },
     );
-    let lost: UnreportedSpend | undefined;
-    let meter: CallMeter | undefined;
-    let unmeter: (() => void) | undefined;
+    let spent: BudgetedCall | undefined;
     try {
       const built = (deps.contextBuilder ?? defaultContextBuilder)(contextInputOf(input));
       let request = requestFor(input, Array.isArray(built) ? built : await built);
       if (deps.resilience !== undefined) request.resilience = deps.resilience;
-      // Made again after a restore: what the saved run's process may have spent on it counts first.
-      const restored = args.again && input.spend && !input.forkPoint ? afterLostCall(request, input.spend, deps.modelClient.model) : undefined;
-      lost = restored?.lost;
-      // Over budget, the call is not made: this throws a SpendLimitError.
-      const spent = input.spend ? withinSpend(request, restored?.spend ?? input.spend) : undefined;
-      if (spent) {
+      // With a budget: a lost call made again counts first, the call is capped by what is left (over
+      // budget it is not made: a SpendLimitError), and metered in case the run ends mid-call.
+      if (input.spend) {
+        spent = beginBudgetedCall(args.self, "llm", request, input.spend, deps.modelClient.model, { again: args.again, forkPoint: input.forkPoint });
         request = spent.request;
-        // With a budget, what the call may have cost so far stays readable by the run, in case it ends mid-call.
-        ({ meter, release: unmeter } = meterCall(args.self, "llm", spent, deps.modelClient.model, lost));
       }
       const wanted = input.streamArguments;
       let turn = await deps.modelClient.complete(request, {
@@ -184,7 +178,7 @@ export function createLLMActor(deps: LLMActorDeps) {
           return cancellation.signal;
         },
         cancellation,
-        onEvent: meter ? meteredEvents(meter, progress) : (event) => progress.push(event),
+        onEvent: spent ? meteredEvents(spent.meter, progress) : (event) => progress.push(event),
         ...(wanted !== undefined
           ? { onToolArguments: (call: { name: string; arguments: string }) => call.name === wanted && progress.push({ type: "tool.arguments", name: call.name, arguments: call.arguments }) }
           : {}),
@@ -199,15 +193,15 @@ export function createLLMActor(deps: LLMActorDeps) {
       if (!spent) return output;
       // A copy: the turn is the client's object.
       const counted: LLMOutput = Object.assign({}, output, { promptEstimate: spent.estimate });
-      if (lost) counted.unreported = plusUnreported(output.unreported, lost);
+      if (spent.lost) counted.unreported = plusUnreported(output.unreported, spent.lost);
       return counted;
     } catch (error) {
       // The failed attempts are worth reporting: send them before the error ends the step.
       progress.flush();
-      throw withLost(asSpendError(error), lost);
+      throw withLost(asSpendError(error), spent?.lost);
     } finally {
       // Its outcome says what it cost from here (or no one hears it any more).
-      unmeter?.();
+      spent?.release();
     }
   });
 }
