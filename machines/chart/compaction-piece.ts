@@ -37,7 +37,6 @@ function compactionInput(build: ChartBuild, context: AgentContext): CompactionIn
     ...(model !== undefined ? { model } : {}),
     ...(build.llm.timeoutMs !== undefined ? { timeoutMs: build.llm.timeoutMs } : {}),
     ...(spend ? { spend } : {}),
-    ...(context.loop.spend?.forkPoint ? { forkPoint: true as const } : {}),
   };
 }
 
