@@ -33,6 +33,7 @@ export default defineConfig({
           include: [
             "test/ai-sdk-7/**/*.test.ts",
             "test/ai-sdk/mock-model.test.ts",
+            "test/ai-sdk/whole-answer.test.ts",
             "test/ai-sdk/openai-http.test.ts",
             "test/ai-sdk/anthropic-http.test.ts",
             // The chat route's UI message stream, read by AI SDK 7's own DefaultChatTransport and readUIMessageStream.

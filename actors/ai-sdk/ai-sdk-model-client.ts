@@ -1,4 +1,4 @@
-import { jsonSchema, Output, streamText, type LanguageModel } from "ai";
+import { generateText, jsonSchema, Output, streamText, type LanguageModel } from "ai";
 import { z } from "zod";
 import { ModelError, type ModelCallOptions, type ModelClient, type ModelRequest, type ModelTurn } from "../model-client.js";
 import { ResilienceSchema, type Resilience } from "../resilience-config.js";
@@ -6,7 +6,8 @@ import { ModelClientOptionsError } from "../openai/model-client-options.js";
 import { cancellationOf, type Cancellation } from "../cancellation.js";
 import { abortableSleep, callWithResilience, emitSafely, monotonicNow, type ResilienceRuntime } from "../openai/resilience.js";
 import { mediaFormsOf, toModelMessages, toToolChoice, toToolSet, type MediaForms } from "./ai-sdk-prompt.js";
-import { readTurn, StreamFailure } from "./ai-sdk-turn.js";
+import { readTurn, StreamFailure, type TurnListeners } from "./ai-sdk-turn.js";
+import { violationTurn, wholeTurn } from "./ai-sdk-whole.js";
 import { attemptFailureOf, type AbortCause } from "./ai-sdk-failure.js";
 import { callSettingsOf, type ProviderOptions } from "./ai-sdk-settings.js";
 
@@ -25,6 +26,11 @@ export const FromAiSdkOptionsSchema = z
     resilience: ResilienceSchema.optional(),
     /** Time limit of one attempt in milliseconds (default 10 minutes); a request's `timeoutMs` wins. */
     timeoutMs: z.number().int().positive().optional(),
+    /**
+     * Stream each answer (`streamText`, the default), or ask for it whole (`generateText`: less work
+     * per call when no one watches tokens arrive; listeners hear the text as one delta).
+     */
+    stream: z.boolean().optional(),
   })
   .strict();
 export type FromAiSdkOptions = z.input<typeof FromAiSdkOptionsSchema>;
@@ -35,9 +41,9 @@ const runtime: ResilienceRuntime = { sleep: abortableSleep, random: Math.random,
 /**
  * A jianmu `ModelClient` over any AI SDK language model: Claude, Gemini, Bedrock, Mistral, local
  * models, through the provider packages their vendors keep. Each call is one `streamText` step
- * with the agent's tools (never run by the SDK: the agent runs them), streamed as `text.delta` and
- * `reasoning.delta` events; usage with its reasoning and cache-read details; retries, events and
- * typed `ModelError`s as with `ModelClient.resolve`.
+ * (or `generateText` with `stream: false`) with the agent's tools (never run by the SDK: the agent
+ * runs them), streamed as `text.delta` and `reasoning.delta` events; usage with its reasoning and
+ * cache-read details; retries, events and typed `ModelError`s as with `ModelClient.resolve`.
  */
 export function fromAiSdk(model: AiSdkLanguageModel, options: FromAiSdkOptions = {}): ModelClient {
   if (typeof model !== "object" || model === null || typeof (model as { modelId?: unknown }).modelId !== "string") {
@@ -52,6 +58,8 @@ class AiSdkModelClient implements ModelClient {
   readonly description: string;
   readonly model: string;
   private readonly endpoint: string;
+  /** Who answered, as turns and reasoning items name it. */
+  private readonly source: { endpoint: string; model: string };
   private readonly policy: Resilience;
   private readonly mediaForms: MediaForms;
 
@@ -62,6 +70,7 @@ class AiSdkModelClient implements ModelClient {
     this.model = languageModel.modelId;
     this.endpoint = `ai-sdk:${languageModel.provider}`;
     this.policy = options.resilience ?? ResilienceSchema.parse({});
+    this.source = { endpoint: this.endpoint, model: this.model };
     this.description = `AI SDK model ${languageModel.provider} ${languageModel.modelId}`;
     this.mediaForms = mediaFormsOf(languageModel);
   }
@@ -100,7 +109,7 @@ class AiSdkModelClient implements ModelClient {
     });
   }
 
-  /** One `streamText` step under its own AbortController, released when the attempt ends. */
+  /** One step (`streamText`, or `generateText` with `stream: false`) under its own AbortController, released when the attempt ends. */
   private async attempt(request: ModelRequest, options: ModelCallOptions, cancellation: Cancellation | undefined): Promise<ModelTurn> {
     const controller = new AbortController();
     let aborted: AbortCause;
@@ -115,40 +124,20 @@ class AiSdkModelClient implements ModelClient {
     }, timeoutMs);
     const onEvent = options.onEvent;
     let delivered = false;
+    const listeners: TurnListeners = {
+      onText: (delta) => {
+        delivered = true;
+        if (onEvent) emitSafely(onEvent, { type: "text.delta", delta });
+      },
+      onReasoning: (delta) => {
+        delivered = true;
+        if (onEvent) emitSafely(onEvent, { type: "reasoning.delta", delta });
+      },
+      onToolArguments: options.onToolArguments,
+    };
     try {
-      const { settings, responseFormat } = callSettingsOf(request, this.options.providerOptions as ProviderOptions | undefined);
-      const tools = toToolSet(request.tools);
-      const toolChoice = toToolChoice(request.toolChoice);
-      const result = streamText({
-        model: this.languageModel,
-        messages: toModelMessages(request.messages, { endpoint: this.endpoint, model: this.model }, this.mediaForms),
-        allowSystemInMessages: true,
-        ...(tools !== undefined ? { tools } : {}),
-        ...(toolChoice !== undefined ? { toolChoice } : {}),
-        ...(responseFormat !== undefined ? { output: Output.object({ schema: jsonSchema(responseFormat.schema), ...(responseFormat.name !== undefined ? { name: responseFormat.name } : {}) }) } : {}),
-        ...settings,
-        // jianmu retries (with its events and typed errors); the SDK's own retries would hide attempts.
-        maxRetries: 0,
-        abortSignal: controller.signal,
-        // Failures come back as the stream's error part; the SDK's default would also print them.
-        onError: () => undefined,
-      });
-      const turn = await readTurn(
-        result.fullStream,
-        { endpoint: this.endpoint, model: this.model },
-        {
-          onText: (delta) => {
-            delivered = true;
-            if (onEvent) emitSafely(onEvent, { type: "text.delta", delta });
-          },
-          onReasoning: (delta) => {
-            delivered = true;
-            if (onEvent) emitSafely(onEvent, { type: "reasoning.delta", delta });
-          },
-          onToolArguments: options.onToolArguments,
-        },
-        controller.signal,
-      );
+      const call = this.callOf(request, controller.signal);
+      const turn = this.options.stream === false ? await this.whole(call, listeners) : await this.streamed(call, listeners, controller.signal);
       // An abort may end the SDK's stream quietly (an `abort` part, no error): it still fails the attempt.
       if (turn instanceof StreamFailure || aborted !== undefined) throw attemptFailureOf(turn instanceof StreamFailure ? turn.error : new Error("aborted"), { aborted, timeoutMs, delivered });
       return turn;
@@ -159,4 +148,43 @@ class AiSdkModelClient implements ModelClient {
       stopForCaller?.();
     }
   }
+
+  /** One `streamText` step read to its end. */
+  private streamed(call: StepCall, listeners: TurnListeners, signal: AbortSignal): Promise<ModelTurn | StreamFailure> {
+    // Failures come back as the stream's error part; the SDK's default would also print them.
+    return readTurn(streamText({ ...call, onError: () => undefined }).fullStream, this.source, listeners, signal);
+  }
+
+  /** The whole answer of one `generateText` step; AI SDK 7's tool-choice violation still hands the answer over. */
+  private async whole(call: StepCall, listeners: TurnListeners): Promise<ModelTurn> {
+    try {
+      return wholeTurn(await generateText(call), this.source, listeners);
+    } catch (error) {
+      const turn = violationTurn(error, this.source, listeners);
+      if (turn === undefined) throw error;
+      return turn;
+    }
+  }
+
+  /** The arguments of one step, the same streamed or whole. */
+  private callOf(request: ModelRequest, abortSignal: AbortSignal): StepCall {
+    const { settings, responseFormat } = callSettingsOf(request, this.options.providerOptions as ProviderOptions | undefined);
+    const tools = toToolSet(request.tools);
+    const toolChoice = toToolChoice(request.toolChoice);
+    return {
+      model: this.languageModel,
+      messages: toModelMessages(request.messages, this.source, this.mediaForms),
+      allowSystemInMessages: true,
+      ...(tools !== undefined ? { tools } : {}),
+      ...(toolChoice !== undefined ? { toolChoice } : {}),
+      ...(responseFormat !== undefined ? { output: Output.object({ schema: jsonSchema(responseFormat.schema), ...(responseFormat.name !== undefined ? { name: responseFormat.name } : {}) }) } : {}),
+      ...settings,
+      // jianmu retries (with its events and typed errors); the SDK's own retries would hide attempts.
+      maxRetries: 0,
+      abortSignal,
+    };
+  }
 }
+
+/** What `generateText` takes; `streamText` takes the same and a callback or two of the stream's own. */
+type StepCall = Parameters<typeof generateText>[0];

@@ -46,16 +46,29 @@ export async function readTurn(stream: ReadableStream<Part>, source: { endpoint:
   return turn.build() ?? new StreamFailure(new Error("the stream ended without a finish part"));
 }
 
-/** The turn as its parts arrive: the answer's text, the reasoning, the tool calls, the finish. */
-class TurnBuilder {
+/** A tool call as the SDK reports it: its input parsed, or the raw text when the SDK could not parse it. */
+export interface ReportedCall {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  providerExecuted?: boolean | undefined;
+}
+
+/**
+ * The turn as its parts arrive: the answer's text, the reasoning, the tool calls, the finish. A
+ * stream feeds it part by part (`add`); a whole answer (`generateText`) feeds the same methods once
+ * per content part (ai-sdk-whole.ts).
+ */
+export class TurnBuilder {
   private content = "";
-  private reasoning = "";
+  private reasoningText = "";
   private readonly calls: ToolCall[] = [];
   /** Each reasoning block with what the provider attached to it (Anthropic's signature), to be sent back. */
   private readonly blocks = new Map<string, Block>();
   /** A call's arguments as the model streamed them, by the SDK's id: sent back verbatim, as jianmu keeps them. */
   private readonly streamed = new Map<string, { index: number; name: string; text: string }>();
-  private finish: Extract<Part, { type: "finish" }> | undefined;
+  private finishReason: string | undefined;
+  private totalUsage: LanguageModelUsage | undefined;
   private serverModel: string | undefined;
   /** The model's own finish reason, when AI SDK 7 reported the answer as a tool-choice violation. */
   private violatedChoice: string | undefined;
@@ -68,19 +81,14 @@ class TurnBuilder {
   add(part: Part): void {
     switch (part.type) {
       case "text-delta":
-        if (part.text === "") return;
-        this.content += part.text;
-        this.listeners.onText(part.text);
+        this.text(part.text);
         return;
       case "reasoning-start":
       case "reasoning-end":
         this.block(part.id).metadata(part.providerMetadata);
         return;
       case "reasoning-delta":
-        this.block(part.id).add(part.text, part.providerMetadata);
-        if (part.text === "") return;
-        this.reasoning += part.text;
-        this.listeners.onReasoning(part.text);
+        this.reasoning(part.id, part.text, part.providerMetadata);
         return;
       case "tool-input-start":
         this.streamed.set(part.id, { index: this.streamed.size, name: part.toolName, text: "" });
@@ -92,22 +100,50 @@ class TurnBuilder {
         this.listeners.onToolArguments?.({ index: call.index, name: call.name, arguments: call.text });
         return;
       }
-      case "tool-call": {
-        if (part.providerExecuted === true) return;
-        const raw = this.streamed.get(part.toolCallId)?.text;
-        const args = raw !== undefined && raw !== "" ? raw : typeof part.input === "string" ? part.input : JSON.stringify(part.input ?? {});
-        this.calls.push({ id: part.toolCallId, name: part.toolName, arguments: args });
+      case "tool-call":
+        this.call(part);
         return;
-      }
       case "finish-step":
-        this.serverModel = part.response.modelId;
+        this.servedBy(part.response.modelId);
         return;
       case "finish":
-        this.finish = part;
+        this.finished(part.finishReason, part.totalUsage);
         return;
       default:
         return;
     }
+  }
+
+  text(delta: string): void {
+    if (delta === "") return;
+    this.content += delta;
+    this.listeners.onText(delta);
+  }
+
+  /** Reasoning text of one block (`id`, "" when the provider gave none), with what the provider attached to it. */
+  reasoning(id: string, delta: string, metadata: ProviderMetadata | undefined): void {
+    this.block(id).add(delta, metadata);
+    if (delta === "") return;
+    this.reasoningText += delta;
+    this.listeners.onReasoning(delta);
+  }
+
+  call(part: ReportedCall): void {
+    if (part.providerExecuted === true) return;
+    const raw = this.streamed.get(part.toolCallId)?.text;
+    const args = raw !== undefined && raw !== "" ? raw : typeof part.input === "string" ? part.input : JSON.stringify(part.input ?? {});
+    this.calls.push({ id: part.toolCallId, name: part.toolName, arguments: args });
+  }
+
+  /** The model the provider says answered (it may name a dated version of the one asked for). */
+  servedBy(modelId: string): void {
+    this.serverModel = modelId;
+  }
+
+  /** The answer is complete; `usage` is undefined when the SDK reported none (the turn says it is missing). */
+  finished(finishReason: string, usage: LanguageModelUsage | undefined): void {
+    this.finishReason = finishReason;
+    this.totalUsage = usage;
   }
 
   /**
@@ -116,19 +152,19 @@ class TurnBuilder {
    * model's: the loop judges it, as it does on AI SDK 6 and on jianmu's OpenAI clients, so it stands.
    */
   answerStands(error: unknown): boolean {
-    const violation = error as { name?: unknown; finishReason?: unknown } | undefined;
-    if (violation?.name !== "AI_ToolChoiceViolationError" || typeof violation.finishReason !== "string") return false;
-    this.violatedChoice = violation.finishReason;
+    const reason = violatedFinishReason(error);
+    if (reason === undefined) return false;
+    this.violatedChoice = reason;
     return true;
   }
 
-  /** The turn, or undefined when the stream never finished. */
+  /** The turn, or undefined when the answer never finished. */
   build(): ModelTurn | undefined {
-    if (this.finish === undefined) return undefined;
+    if (this.finishReason === undefined) return undefined;
     const { model, endpoint } = this.source;
-    const { usage, missing } = usageOf(this.finish.totalUsage);
-    const turn: ModelTurn = { content: this.content, toolCalls: this.calls, usage, finishReason: finishReasonOf(this.violatedChoice ?? this.finish.finishReason), model };
-    if (this.reasoning !== "") turn.reasoning = this.reasoning;
+    const { usage, missing } = usageOf(this.totalUsage);
+    const turn: ModelTurn = { content: this.content, toolCalls: this.calls, usage, finishReason: finishReasonOf(this.violatedChoice ?? this.finishReason), model };
+    if (this.reasoningText !== "") turn.reasoning = this.reasoningText;
     if (missing) turn.usageMissing = true;
     if (this.serverModel !== undefined && this.serverModel !== model) turn.serverModel = this.serverModel;
     const items = [...this.blocks.values()].flatMap((block) => block.item());
@@ -145,6 +181,12 @@ class TurnBuilder {
     }
     return block;
   }
+}
+
+/** The model's own finish reason when `error` is AI SDK 7's `ToolChoiceViolationError`, else undefined. */
+export function violatedFinishReason(error: unknown): string | undefined {
+  const violation = error as { name?: unknown; finishReason?: unknown } | undefined;
+  return violation?.name === "AI_ToolChoiceViolationError" && typeof violation.finishReason === "string" ? violation.finishReason : undefined;
 }
 
 type ProviderMetadata = Record<string, Record<string, unknown>>;
@@ -174,7 +216,8 @@ class Block {
 }
 
 /** The SDK's usage in jianmu's terms; its details (reasoning, cache reads) when the provider reported them. */
-function usageOf(reported: LanguageModelUsage): { usage: Usage; missing: boolean } {
+function usageOf(reported: LanguageModelUsage | undefined): { usage: Usage; missing: boolean } {
+  if (reported === undefined) return { usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, missing: true };
   const promptTokens = tokenCount(reported.inputTokens);
   const completionTokens = tokenCount(reported.outputTokens);
   const usage: Usage = {

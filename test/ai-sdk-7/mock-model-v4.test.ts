@@ -6,7 +6,7 @@ import { createReactMachine, human, ModelError, runAgent, type ModelCallEvent } 
 import { functionSchemas } from "../../tools/toolset.js";
 import { toolInfo } from "../../tools/tool.js";
 import { aiMajor } from "../ai-sdk/ai-version.js";
-import { expectGreeting, finish, greeting, text, toolCall, usage, weather } from "../ai-sdk/stream-script.js";
+import { expectGreeting, finish, greeting, text, toolCall, usage, weather, wholeAnswer } from "../ai-sdk/stream-script.js";
 import { capturedWarnings } from "./warnings.js";
 
 /*
@@ -140,6 +140,23 @@ describe("fromAiSdk over AI SDK 7's specification v4 mock model", () => {
     });
     expect(calls[0]!.toolChoice).toEqual({ type: "tool", toolName: "get_weather" });
     expect(turn).toMatchObject({ content: "It is sunny.", toolCalls: [], finishReason: "stop", usage: { promptTokens: 30, completionTokens: 4 } });
+  });
+
+  it("asked whole (stream: false), a forced tool the model did not call: generateText throws the violation, jianmu still hands the answer over, its usage missing", async () => {
+    const calls: CallOptions[] = [];
+    const model = new MockLanguageModelV4({
+      doGenerate: async (options) => {
+        calls.push(options);
+        return wholeAnswer([...text("t", "It is sunny."), finish("stop", usage(30, 4))]) as Awaited<ReturnType<MockLanguageModelV4["doGenerate"]>>;
+      },
+    });
+    const turn = await fromAiSdk(model, { stream: false }).complete({
+      messages: [human("Weather in Lima?")],
+      tools: functionSchemas([toolInfo(weather)]),
+      toolChoice: { type: "function", function: { name: "get_weather" } },
+    });
+    expect(calls).toHaveLength(1);
+    expect(turn).toMatchObject({ content: "It is sunny.", toolCalls: [], finishReason: "stop", usageMissing: true });
   });
 
   it("a provider's HTTP error is retried under jianmu's policy and ends as a typed ModelError", async () => {

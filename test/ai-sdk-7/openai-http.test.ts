@@ -4,7 +4,7 @@ import { z } from "zod";
 import { fromAiSdk } from "../../ai-sdk.js";
 import { createReactMachine, defineTool, human, runAgent } from "../../index.js";
 import { replayInteractions, type Respond } from "../../testing.js";
-import { expectRecordedReasoning, loopbackPerTest, recordedChatText, recordingsOf } from "../ai-sdk/loopback.js";
+import { expectRecordedReasoning, expectRecordedWholeRun, loopbackPerTest, recordedChatText, recordingsOf } from "../ai-sdk/loopback.js";
 import { capturedWarnings } from "./warnings.js";
 
 /*
@@ -49,6 +49,11 @@ describe("fromAiSdk with @ai-sdk/openai 4 on AI SDK 7 against the loopback serve
     ]);
     const second = server.requests[1]!.body as { messages: { role: string; content?: unknown }[] };
     expect(second.messages.find((message) => message.role === "tool")).toMatchObject({ content: "sunny" });
+    expect(warnings.list).toEqual([]);
+  });
+
+  it("stream: false: the v4 provider's whole answers (a tool call, then the text) come back from plain JSON requests", async () => {
+    await expectRecordedWholeRun(startServer, (baseURL) => createOpenAI({ baseURL, apiKey: "sk-test" }).chat("gpt-4.1-nano"));
     expect(warnings.list).toEqual([]);
   });
 

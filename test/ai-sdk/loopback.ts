@@ -1,8 +1,9 @@
 import { join } from "node:path";
 import { afterEach, expect } from "vitest";
+import { z } from "zod";
 import { fromAiSdk, type AiSdkLanguageModel } from "../../ai-sdk.js";
-import { human, type ModelCallEvent, type ModelTurn } from "../../index.js";
-import { loadRecording, startOpenAIServer, type OpenAIServer, type RecordedInteraction, type Respond } from "../../testing.js";
+import { createReactMachine, defineTool, human, runAgent, type ModelCallEvent, type ModelTurn } from "../../index.js";
+import { loadRecording, replayInteractions, startOpenAIServer, type OpenAIServer, type RecordedInteraction, type Respond } from "../../testing.js";
 
 /** The path of a recording under test/fixtures/<api>/vercel-ai/. */
 export function fixturePath(api: "anthropic" | "openai", path: string): string {
@@ -53,4 +54,24 @@ export async function expectRecordedReasoning(model: AiSdkLanguageModel): Promis
   }
   expect(turn.finishReason).toBe("tool_calls");
   return turn;
+}
+
+/**
+ * An agent on `fromAiSdk(model, { stream: false })` against the whole (JSON) recordings of a Chat
+ * Completions tool call (groq) and answer (openai): plain requests, the recorded answer and both
+ * recorded usages. `modelAt` makes the provider's chat model for the server's base URL.
+ */
+export async function expectRecordedWholeRun(startServer: (respond: Respond) => Promise<OpenAIServer>, modelAt: (baseURL: string) => AiSdkLanguageModel): Promise<void> {
+  const recorded = recordingsOf("openai");
+  const server = await startServer(replayInteractions([...recorded("groq/groq-tool-call.json"), ...recorded("openai/openai-text.json")]));
+  const weather = defineTool({ name: "weather", description: "The weather where the user is", parameters: z.object({}), execute: async () => "sunny" });
+  const output = await runAgent(createReactMachine({ modelClient: fromAiSdk(modelAt(server.baseURL), { stream: false }), tools: [weather] }), { messages: [human("What's the weather?")] });
+  expect(output.status).toBe("succeeded");
+  const answer = recorded("openai/openai-text.json")[0]!.reply as { kind: "json"; body: { choices: { message: { content: string } }[]; usage: { prompt_tokens: number } } };
+  expect(output.finalAnswer).toBe(answer.body.choices[0]!.message.content);
+  // Both recorded usages, added up: the tool call's 218 prompt tokens and the answer's.
+  expect(output.usage!.promptTokens).toBe(218 + answer.body.usage.prompt_tokens);
+  const bodies = server.requests.map((request) => request.body as { stream?: boolean; messages: { role: string; content?: unknown }[] });
+  expect(bodies.map((body) => body.stream)).toEqual([undefined, undefined]);
+  expect(bodies[1]!.messages.find((message) => message.role === "tool")).toMatchObject({ content: "sunny" });
 }

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { fromAiSdk } from "../../ai-sdk.js";
 import { createReactMachine, defineTool, human, runAgent } from "../../index.js";
 import { replayInteractions, type Respond } from "../../testing.js";
-import { expectRecordedReasoning, loopbackPerTest, recordedChatText, recordingsOf } from "./loopback.js";
+import { expectRecordedReasoning, expectRecordedWholeRun, loopbackPerTest, recordedChatText, recordingsOf } from "./loopback.js";
 
 /*
  * The real @ai-sdk/openai provider, over HTTP, against the loopback OpenAI-compatible server
@@ -34,6 +34,10 @@ describe("fromAiSdk with @ai-sdk/openai against the loopback server", () => {
     expect(server.requests.map((request) => request.path)).toEqual(["/v1/chat/completions", "/v1/chat/completions"]);
     const second = server.requests[1]!.body as { messages: { role: string; tool_call_id?: string; content?: unknown }[] };
     expect(second.messages.find((message) => message.role === "tool")).toMatchObject({ content: "sunny" });
+  });
+
+  it("stream: false: the recorded whole answers (a tool call, then the text) come back from plain JSON requests", async () => {
+    await expectRecordedWholeRun(startServer, (baseURL) => createOpenAI({ baseURL, apiKey: "sk-test" }).chat("gpt-4.1-nano"));
   });
 
   it("Responses API: the recorded reasoning summary streams as reasoning.delta, the function calls come back whole", async () => {

@@ -53,3 +53,26 @@ export const weather = defineTool({
   parameters: z.object({ city: z.string() }),
   execute: async ({ city }) => `${city}: 18°C, clear`,
 });
+
+type ScriptPart = { type: string; id?: string; delta?: string; providerMetadata?: Record<string, Record<string, unknown>>; toolCallId?: string; toolName?: string; input?: string; finishReason?: unknown; usage?: unknown };
+
+/**
+ * A script's stream parts as the one whole answer a model's `doGenerate` returns (specification v3
+ * and v4 spell it alike): each text and reasoning block joined, each tool call with its raw input.
+ */
+export function wholeAnswer(parts: readonly ScriptPart[]) {
+  const content: ({ type: "text"; text: string } | { type: "reasoning"; text: string; providerMetadata?: Record<string, Record<string, unknown>> } | { type: "tool-call"; toolCallId: string; toolName: string; input: string })[] = [];
+  const open = new Map<string, { text: string }>();
+  let end: ScriptPart | undefined;
+  for (const part of parts) {
+    if (part.type === "text-start" || part.type === "reasoning-start") {
+      const block = part.type === "text-start" ? { type: "text" as const, text: "" } : { type: "reasoning" as const, text: "", ...(part.providerMetadata ? { providerMetadata: part.providerMetadata } : {}) };
+      open.set(part.id!, block);
+      content.push(block);
+    } else if (part.type === "text-delta" || part.type === "reasoning-delta") open.get(part.id!)!.text += part.delta;
+    else if (part.type === "tool-call") content.push({ type: "tool-call", toolCallId: part.toolCallId!, toolName: part.toolName!, input: part.input! });
+    else if (part.type === "finish") end = part;
+  }
+  if (!end) throw new Error("the script has no finish part");
+  return { content, finishReason: end.finishReason, usage: end.usage, warnings: [] };
+}
