@@ -24,12 +24,16 @@ const tools = {
   }),
 };
 
+/** The OpenAI provider's Chat Completions model at the bench server (or answered from memory with `fetch`). */
+export function aiSdkChatModel({ baseURL, model, fetch, apiKey }) {
+  return createOpenAI({ baseURL, apiKey, ...(fetch ? { fetch } : {}) }).chat(model);
+}
+
 /**
  * @param {{ baseURL: string, model: string, stream: boolean, fetch?: typeof fetch, apiKey: string, system: string }} options
  */
 export function createAiSdk({ baseURL, model, stream, fetch, apiKey, system }) {
-  const provider = createOpenAI({ baseURL, apiKey, ...(fetch ? { fetch } : {}) });
-  const settings = { model: provider.chat(model), system, tools, stopWhen: stepCountIs(50), maxRetries: 2 };
+  const settings = { model: aiSdkChatModel({ baseURL, model, fetch, apiKey }), system, tools, stopWhen: stepCountIs(50), maxRetries: 2 };
   return {
     name: "aisdk",
     /** Resolves with the last step's text; `onText` hears every streamed piece of it. */

@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import { ModelClient, ToolSet, createReactMachine, defaultContextBuilder, human, runAgent } from "jianmu";
-import { createAiSdk } from "./aisdk.mjs";
+import { fromAiSdk } from "jianmu/ai-sdk";
+import { aiSdkChatModel, createAiSdk } from "./aisdk.mjs";
 import { createChartMachine, runChart } from "./chart.mjs";
 import { BENCH_PROMPT } from "./task.mjs";
 import { jianmuTools, toolBodies } from "./tools.mjs";
@@ -155,11 +156,10 @@ export function createChart({ baseURL, model, stream, fetch }) {
  * jianmu as a user runs it: `createReactMachine` with the real model client (retries on, its
  * default policy: 2 retries per call; the server never fails) and `runAgent`, over Chat Completions
  * or (`api: "responses"`) the Responses API. `machineOptions` and `actors` (for `machine.provide`)
- * let inproc.mjs swap one layer for a bare one.
+ * let inproc.mjs swap one layer for a bare one; `modelClient` replaces the `openai` one (ai-sdk-client.mjs
+ * gives it `fromAiSdk`).
  */
-export function createJianmu({ baseURL, model, stream, fetch, machineOptions = {}, actors, name = "jianmu", api = "chat" }) {
-  const endpoint = fetch ? { client: sdkClient({ baseURL, fetch }) } : { baseURL, apiKey: API_KEY };
-  const modelClient = ModelClient.resolve({ ...endpoint, model, stream, api, resilience: { maxRetries: 2 } });
+export function createJianmu({ baseURL, model, stream, fetch, machineOptions = {}, actors, name = "jianmu", api = "chat", modelClient = openAiClient({ baseURL, model, stream, fetch, api }) }) {
   const built = createReactMachine({ modelClient, tools: jianmuTools, config: { maxIterations: 50 }, ...machineOptions });
   const machine = actors ? built.provide({ actors }) : built;
   return {
@@ -175,6 +175,16 @@ export function createJianmu({ baseURL, model, stream, fetch, machineOptions = {
     },
   };
 }
+
+/** jianmu's model client on the `openai` SDK, with the SDK's retry policy. */
+function openAiClient({ baseURL, model, stream, fetch, api }) {
+  const endpoint = fetch ? { client: sdkClient({ baseURL, fetch }) } : { baseURL, apiKey: API_KEY };
+  return ModelClient.resolve({ ...endpoint, model, stream, api, resilience: { maxRetries: 2 } });
+}
+
+/** jianmu with `fromAiSdk` over the AI SDK contender's own provider model (jianmu/ai-sdk), streamed or whole as the scenario asks. */
+export const createJianmuOverAiSdk = (options) =>
+  createJianmu({ ...options, name: "jianmu-ai-sdk", modelClient: fromAiSdk(aiSdkChatModel({ ...options, apiKey: API_KEY }), { stream: options.stream, resilience: { maxRetries: 2 } }) });
 
 /** The Vercel AI SDK with the floor's prompt, key and retry policy. */
 export const createAiSdkContender = (options) => createAiSdk({ ...options, apiKey: API_KEY, system: FLOOR_SYSTEM_PROMPT });
