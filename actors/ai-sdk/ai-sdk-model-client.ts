@@ -171,9 +171,16 @@ class AiSdkModelClient implements ModelClient {
     const { settings, responseFormat } = callSettingsOf(request, this.options.providerOptions as ProviderOptions | undefined);
     const tools = toToolSet(request.tools);
     const toolChoice = toToolChoice(request.toolChoice);
+    const messages = toModelMessages(request.messages, this.source, this.mediaForms);
     return {
       model: this.languageModel,
-      messages: toModelMessages(request.messages, this.source, this.mediaForms),
+      // The conversation reaches the step through `prepareStep`, as the SDK's own loop hands each
+      // step its messages. AI SDK 6 checks a call's `messages` against its schema before anything
+      // else, every message at every call (O(n) a call, O(n²) a run); these are built from jianmu's
+      // own checked messages, so it is given the first one to check (bench/README.md, "A model call
+      // through the AI SDK").
+      messages: messages.slice(0, 1),
+      prepareStep: () => ({ messages }),
       allowSystemInMessages: true,
       ...(tools !== undefined ? { tools } : {}),
       ...(toolChoice !== undefined ? { toolChoice } : {}),
