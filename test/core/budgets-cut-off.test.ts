@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { createActor } from "xstate";
 import { defineGuardrail } from "../../actors/guardrail.js";
 import { ai, human, type Message } from "../../actors/messages.js";
@@ -45,10 +45,8 @@ function capturing(server: OpenAIServer, retries: number): { client: ModelClient
   return { requests, client: { description: inner.description, model: "priced-model", complete: (request, options) => (requests.push(request), inner.complete(request, options)) } };
 }
 
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  expect(check()).toBe(true);
-}
+/** How long a test waits for the agent to reach a point (vi.waitFor, polling every 5 ms). */
+const WAIT = { timeout: 2500, interval: 5 };
 
 /** One attempt's bound: the prompt as the budget sized it, and the cap it sent (or, with none, the cap every model takes). */
 function boundOf(request: ModelRequest) {
@@ -63,9 +61,9 @@ async function cutOff(options: Omit<ReactMachineOptions, "modelClient">, server:
   const events: AgentEmitted[] = [];
   actor.on("*", (event) => events.push(event as AgentEmitted));
   actor.start();
-  await until(() => server.requests.length === requests);
+  await vi.waitFor(() => expect(server.requests).toHaveLength(requests), WAIT);
   end?.(actor);
-  await until(() => actor.getSnapshot().status === "done");
+  await vi.waitFor(() => expect(actor.getSnapshot().status).toBe("done"), WAIT);
   return { output: actor.getSnapshot().output!, terminated: events.find((e): e is Extract<AgentEmitted, { type: "loop.terminated" }> => e.type === "loop.terminated")! };
 }
 
@@ -80,7 +78,7 @@ async function cutOffWithin(
   const ends: AgentEmitted[] = [];
   actor.on("loop.terminated", (event) => ends.push(event));
   actor.start();
-  await until(ready);
+  await vi.waitFor(() => expect(ready()).toBe(true), WAIT);
   before?.(actor);
   actor.send({ type: "agent.cancel" });
   return { actor, terminated: ends.find((event) => event.type === "loop.terminated" && event.agentPath === undefined) };
@@ -131,7 +129,7 @@ describe("a model call cut off by the run's end", () => {
     const ends: AgentEmitted[] = [];
     actor.on("loop.terminated", (event) => ends.push(event));
     actor.start();
-    await until(() => requests.length === 1);
+    await vi.waitFor(() => expect(requests).toHaveLength(1), WAIT);
     actor.send({ type: "agent.cancel" });
     expect(actor.getSnapshot().status).toBe("done");
     const own = ends.find((event) => event.type === "loop.terminated" && event.agentPath === undefined);

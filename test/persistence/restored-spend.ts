@@ -1,4 +1,3 @@
-import { expect } from "vitest";
 import type { ModelClient, ModelRequest } from "../../actors/model-client.js";
 import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
 import type { AgentEmitted } from "../../machines/contract/events.js";
@@ -29,11 +28,6 @@ export function pricedServer(): Promise<OpenAIServer> {
 export function silentModel(): { client: ModelClient; requests: ModelRequest[] } {
   const requests: ModelRequest[] = [];
   return { requests, client: { description: "a model that never answers", model: "priced-model", complete: (request) => (requests.push(request), new Promise(() => undefined)) } };
-}
-
-export async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  expect(check()).toBe(true);
 }
 
 export type RestoredOptions = Pick<ReactMachineOptions, "config" | "tools">;

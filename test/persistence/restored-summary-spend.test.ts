@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createActor } from "xstate";
 import { z } from "zod";
 import { ai, human } from "../../actors/messages.js";
@@ -12,7 +12,7 @@ import { createReactMachine } from "../../machines/react-machine.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import type { OpenAIServer } from "../../testing/openai-server.js";
 import { defineTool } from "../../tools/tool.js";
-import { pricedServer, resumedOver, silentModel, until, USAGE, type RestoredOptions } from "./restored-spend.js";
+import { pricedServer, resumedOver, silentModel, USAGE, type RestoredOptions } from "./restored-spend.js";
 
 /*
  * A run saved while it waited on a summary (Compacting, with `config.context` set to summarize) is
@@ -62,7 +62,7 @@ async function stoppedWhen(
     : createActor(machine, { input: { messages: start.messages ?? CONVERSATION, runId: start.runId } });
   checkpointAgent(actor, store);
   actor.start();
-  await until(() => stopWhen() && store.load(start.runId)?.state.includes(savedIn) === true);
+  await vi.waitFor(() => expect(stopWhen() && store.load(start.runId)?.state.includes(savedIn) === true).toBe(true), { timeout: 1000, interval: 5 });
   actor.stop();
   return store.load(start.runId)!;
 }
