@@ -6,7 +6,7 @@ import { createReactMachine, human, ModelError, runAgent, type ModelCallEvent } 
 import { functionSchemas } from "../../tools/toolset.js";
 import { toolInfo } from "../../tools/tool.js";
 import { aiMajor } from "../ai-sdk/ai-version.js";
-import { expectGreeting, finish, greeting, text, toolCall, usage, weather, wholeAnswer } from "../ai-sdk/stream-script.js";
+import { expectGreeting, expectTwoCitiesPrompt, finish, greeting, text, twoCities, usage, weather, wholeAnswer } from "../ai-sdk/stream-script.js";
 import { capturedWarnings } from "./warnings.js";
 
 /*
@@ -62,33 +62,12 @@ describe("fromAiSdk over AI SDK 7's specification v4 mock model", () => {
   });
 
   it("runs a ReAct loop: parallel tool calls go back as tool results; a signed reasoning block goes back to the model that wrote it", async () => {
-    const signed = { mock: { signature: "sig-1" } };
-    const { model, calls } = scripted(
-      [
-        { type: "reasoning-start", id: "r1", providerMetadata: signed },
-        { type: "reasoning-delta", id: "r1", delta: "Two cities." },
-        { type: "reasoning-end", id: "r1" },
-        ...toolCall("call_1", "get_weather", '{"city":', '"Paris"}'),
-        ...toolCall("call_2", "get_weather", '{"city":"Oslo"}'),
-        finish("tool-calls"),
-      ],
-      [...text("t", "Paris 18°C, Oslo 18°C."), finish("stop")],
-    );
+    const { model, calls } = scripted(...twoCities());
     const output = await runAgent(createReactMachine({ modelClient: fromAiSdk(model), tools: [weather] }), { messages: [human("Weather in Paris and Oslo?")] });
     expect(output).toMatchObject({ status: "succeeded", finalAnswer: "Paris 18°C, Oslo 18°C." });
     expect(output.usage).toMatchObject({ promptTokens: 20, completionTokens: 10 });
     expect(calls[0]!.tools).toEqual([expect.objectContaining({ type: "function", name: "get_weather", inputSchema: expect.objectContaining({ properties: { city: { type: "string" } } }) })]);
-    const prompt = calls[1]!.prompt;
-    expect(prompt.map((message) => message.role)).toEqual(["system", "user", "assistant", "tool"]);
-    expect(prompt[2]!.content).toEqual([
-      expect.objectContaining({ type: "reasoning", text: "Two cities.", providerOptions: signed }),
-      expect.objectContaining({ type: "tool-call", toolCallId: "call_1", toolName: "get_weather", input: { city: "Paris" } }),
-      expect.objectContaining({ type: "tool-call", toolCallId: "call_2", toolName: "get_weather", input: { city: "Oslo" } }),
-    ]);
-    expect(prompt[3]!.content).toEqual([
-      expect.objectContaining({ type: "tool-result", toolCallId: "call_1", output: { type: "text", value: "Paris: 18°C, clear" } }),
-      expect.objectContaining({ type: "tool-result", toolCallId: "call_2", output: { type: "text", value: "Oslo: 18°C, clear" } }),
-    ]);
+    expectTwoCitiesPrompt(calls[1]!.prompt);
   });
 
   it("writes images and files as AI SDK 7's file parts (a tool's too), so it warns of no deprecated form", async () => {

@@ -76,3 +76,32 @@ export function wholeAnswer(parts: readonly ScriptPart[]) {
   if (!end) throw new Error("the script has no finish part");
   return { content, finishReason: end.finishReason, usage: end.usage, warnings: [] };
 }
+
+const signed = { mock: { signature: "sig-1" } };
+
+/** Two turns: a signed reasoning block and two parallel weather calls, then the answer. */
+export const twoCities = () => [
+  [
+    { type: "reasoning-start" as const, id: "r1", providerMetadata: signed },
+    { type: "reasoning-delta" as const, id: "r1", delta: "Two cities." },
+    { type: "reasoning-end" as const, id: "r1" },
+    ...toolCall("call_1", "get_weather", '{"city":', '"Paris"}'),
+    ...toolCall("call_2", "get_weather", '{"city":"Oslo"}'),
+    finish("tool-calls"),
+  ],
+  [...text("t", "Paris 18°C, Oslo 18°C."), finish("stop")],
+];
+
+/** The second call of `twoCities`: the signed block and both calls went back, then both results. */
+export function expectTwoCitiesPrompt(prompt: readonly { role: string; content: unknown }[]): void {
+  expect(prompt.map((message) => message.role)).toEqual(["system", "user", "assistant", "tool"]);
+  expect(prompt[2]!.content).toEqual([
+    expect.objectContaining({ type: "reasoning", text: "Two cities.", providerOptions: signed }),
+    expect.objectContaining({ type: "tool-call", toolCallId: "call_1", toolName: "get_weather", input: { city: "Paris" } }),
+    expect.objectContaining({ type: "tool-call", toolCallId: "call_2", toolName: "get_weather", input: { city: "Oslo" } }),
+  ]);
+  expect(prompt[3]!.content).toEqual([
+    expect.objectContaining({ type: "tool-result", toolCallId: "call_1", output: { type: "text", value: "Paris: 18°C, clear" } }),
+    expect.objectContaining({ type: "tool-result", toolCallId: "call_2", output: { type: "text", value: "Oslo: 18°C, clear" } }),
+  ]);
+}

@@ -3,7 +3,7 @@ import type { LanguageModelV3CallOptions, LanguageModelV3GenerateResult, Languag
 import { describe, expect, it } from "vitest";
 import { fromAiSdk } from "../../ai-sdk.js";
 import { createReactMachine, human, ModelError, runAgent, type ModelCallEvent } from "../../index.js";
-import { finish, greeting, text, toolCall, weather, wholeAnswer } from "./stream-script.js";
+import { expectTwoCitiesPrompt, finish, greeting, text, toolCall, twoCities, weather, wholeAnswer } from "./stream-script.js";
 
 /*
  * Run on AI SDK 6 and again on AI SDK 7 (vitest.config.ts's two projects).
@@ -44,18 +44,7 @@ describe("fromAiSdk with stream: false", () => {
   });
 
   it("runs a ReAct loop: the parallel calls' arguments come back as JSON, the second call carries both results and a signed reasoning block", async () => {
-    const signed = { mock: { signature: "sig-1" } };
-    const { model, calls } = scripted(
-      [
-        { type: "reasoning-start", id: "r1", providerMetadata: signed },
-        { type: "reasoning-delta", id: "r1", delta: "Two cities." },
-        { type: "reasoning-end", id: "r1" },
-        ...toolCall("call_1", "get_weather", '{"city":', '"Paris"}'),
-        ...toolCall("call_2", "get_weather", '{"city":"Oslo"}'),
-        finish("tool-calls"),
-      ],
-      [...text("t", "Paris 18°C, Oslo 18°C."), finish("stop")],
-    );
+    const { model, calls } = scripted(...twoCities());
     const output = await runAgent(createReactMachine({ modelClient: fromAiSdk(model, { stream: false }), tools: [weather] }), { messages: [human("Weather in Paris and Oslo?")] });
     expect(output).toMatchObject({ status: "succeeded", finalAnswer: "Paris 18°C, Oslo 18°C." });
     expect(output.usage).toMatchObject({ promptTokens: 20, completionTokens: 10 });
@@ -65,17 +54,7 @@ describe("fromAiSdk with stream: false", () => {
         { id: "call_2", name: "get_weather", arguments: '{"city":"Oslo"}' },
       ],
     });
-    const prompt = calls[1]!.prompt;
-    expect(prompt.map((message) => message.role)).toEqual(["system", "user", "assistant", "tool"]);
-    expect(prompt[2]!.content).toEqual([
-      expect.objectContaining({ type: "reasoning", text: "Two cities.", providerOptions: signed }),
-      expect.objectContaining({ type: "tool-call", toolCallId: "call_1", toolName: "get_weather", input: { city: "Paris" } }),
-      expect.objectContaining({ type: "tool-call", toolCallId: "call_2", toolName: "get_weather", input: { city: "Oslo" } }),
-    ]);
-    expect(prompt[3]!.content).toEqual([
-      expect.objectContaining({ type: "tool-result", toolCallId: "call_1", output: { type: "text", value: "Paris: 18°C, clear" } }),
-      expect.objectContaining({ type: "tool-result", toolCallId: "call_2", output: { type: "text", value: "Oslo: 18°C, clear" } }),
-    ]);
+    expectTwoCitiesPrompt(calls[1]!.prompt);
   });
 
   it("arguments the SDK cannot parse reach the loop as the model wrote them, and the loop tells the model", async () => {
