@@ -176,7 +176,7 @@ export function createJianmu({ baseURL, model, stream, fetch, machineOptions = {
   };
 }
 
-/** jianmu's model client on the `openai` SDK, with the SDK's retry policy. */
+/** jianmu's model client on the `openai` SDK, with the floor's retry policy (2 per call). */
 function openAiClient({ baseURL, model, stream, fetch, api }) {
   const endpoint = fetch ? { client: sdkClient({ baseURL, fetch }) } : { baseURL, apiKey: API_KEY };
   return ModelClient.resolve({ ...endpoint, model, stream, api, resilience: { maxRetries: 2 } });

@@ -37,8 +37,9 @@ export function wholeTurn(answer: WholeAnswer, source: { endpoint: string; model
  */
 export function violationTurn(error: unknown, source: { endpoint: string; model: string }, listeners: TurnListeners): ModelTurn | undefined {
   const finishReason = violatedFinishReason(error);
+  if (finishReason === undefined) return undefined;
   const content = (error as { content?: unknown }).content;
-  if (finishReason === undefined || !Array.isArray(content)) return undefined;
+  if (!Array.isArray(content)) return undefined;
   const turn = readContent(content as ContentPart[], source, listeners);
   turn.finished(finishReason, undefined);
   return turn.build()!;
