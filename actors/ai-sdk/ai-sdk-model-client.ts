@@ -174,11 +174,11 @@ class AiSdkModelClient implements ModelClient {
     const messages = toModelMessages(request.messages, this.source, this.mediaForms);
     return {
       model: this.languageModel,
-      // The conversation reaches the step through `prepareStep`, as the SDK's own loop hands each
-      // step its messages. AI SDK 6 checks a call's `messages` against its schema before anything
-      // else, every message at every call (O(n) a call, O(n²) a run); these are built from jianmu's
-      // own checked messages, so it is given the first one to check (bench/README.md, "A model call
-      // through the AI SDK").
+      // The conversation reaches the step through `prepareStep`, the SDK's hook for a step's
+      // messages, which it does not check (nor does its own loop check what it carries from step to
+      // step). AI SDK 6 checks a call's `messages` against its schema, every message at every call
+      // (O(n) a call, O(n²) a run); these are built from jianmu's own checked messages, so it is
+      // given the first one to check (bench/README.md, "A model call through the AI SDK").
       messages: messages.slice(0, 1),
       prepareStep: () => ({ messages }),
       allowSystemInMessages: true,
