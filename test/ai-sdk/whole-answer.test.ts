@@ -103,6 +103,14 @@ describe("fromAiSdk with stream: false", () => {
     await expect(fromAiSdk(model, { stream: false }).complete({ messages: [human("hi")], tools: [] }, { signal: caller.signal })).rejects.toMatchObject({ name: "ModelError", kind: "aborted" });
   });
 
+  it("a native structured output goes as the SDK's JSON response format; an answer that misses its schema still reaches the loop, whose output check judges it", async () => {
+    const { model, calls } = scripted([...text("t", '{"town":5}'), finish("stop")]);
+    const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
+    const turn = await fromAiSdk(model, { stream: false }).complete({ messages: [human("Where?")], tools: [], extraParams: { response_format: { type: "json_schema", json_schema: { name: "answer", schema, strict: true } } } });
+    expect(calls[0]!.responseFormat).toMatchObject({ type: "json", name: "answer", schema: expect.objectContaining({ required: ["city"] }) });
+    expect(turn).toMatchObject({ content: '{"town":5}', finishReason: "stop" });
+  });
+
   it("stream must be a boolean", () => {
     const { model } = scripted();
     expect(() => fromAiSdk(model, { stream: "no" as never })).toThrow(/invalid model client options: stream: /);
