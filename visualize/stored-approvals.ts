@@ -1,4 +1,5 @@
 import type { CallDecision } from "../actors/call-decision.js";
+import { stateValue } from "../machines/contract/state-path.js";
 import { STATE_TAGS, tagsAt } from "../machines/contract/state-tags.js";
 
 /**
@@ -19,13 +20,6 @@ interface HistoryEntry {
   state: string;
 }
 
-/** `Evaluating.ChildRunning.AwaitingApproval` as the state value XState keeps. */
-function valueOf(path: string): unknown {
-  return path
-    .split(".")
-    .reduceRight<unknown>((below, key) => (below === undefined ? key : { [key]: below }), undefined);
-}
-
 /**
  * Which checkpoints say how the run's approvals went: each one saved while it waited for a person
  * (the chart's `approval` tag) and the one after it, and each one saved while a nested agent ran
@@ -34,7 +28,7 @@ function valueOf(path: string): unknown {
 export function approvalCheckpoints(machine: { root: unknown }, history: readonly HistoryEntry[]): string[] {
   const wanted = new Set<number>();
   history.forEach((entry, index) => {
-    const tags = tagsAt(machine, valueOf(entry.state));
+    const tags = tagsAt(machine, stateValue(entry.state));
     if (tags.has(STATE_TAGS.nestedAgent)) wanted.add(index);
     if (!tags.has(STATE_TAGS.approval)) return;
     wanted.add(index);

@@ -11,3 +11,8 @@ export function statePath(value: unknown): string {
   if (typeof node === "string") parts.push(node);
   return parts.join(".");
 }
+
+/** `Evaluating.ChildRunning.AgentLLM` → `{ Evaluating: { ChildRunning: "AgentLLM" } }`: `statePath` undone. */
+export function stateValue(path: string): unknown {
+  return path.split(".").reduceRight<unknown>((below, key) => (below === undefined ? key : { [key]: below }), undefined);
+}
