@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cliOption } from "./measure.mjs";
 
 /*
  * What a model call costs through jianmu/ai-sdk: `node bench/ai-sdk-client.mjs [--reps N] [--smoke] [--out DIR]`.
@@ -21,8 +22,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..");
 const argv = process.argv.slice(2);
 const smoke = argv.includes("--smoke");
-const option = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-const reps = smoke ? 3 : Number(option("--reps") ?? 200);
+const reps = smoke ? 3 : Number(cliOption("reps", 200));
 const CALLS_PER_RUN = 11;
 
 if (argv.includes("--child")) await child();
@@ -76,7 +76,7 @@ async function parent() {
   }
   const report = `${lines.join("\n")}\n`;
   process.stdout.write(report);
-  const out = option("--out");
+  const out = cliOption("out", undefined);
   if (out) {
     mkdirSync(out, { recursive: true });
     writeFileSync(join(out, "ai-sdk-client.md"), report);
