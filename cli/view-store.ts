@@ -66,7 +66,7 @@ export async function viewStoredRun(store: RunStore, view: StoredRunView): Promi
   );
   const sections = renderHistorySection({ shown, branches, open: (run, checkpoint) => `jianmu view ${view.storeArgs} ${run} --checkpoint ${checkpoint}` });
   const machine = viewedMachine(record);
-  const storedApprovals = await approvalsUpTo(store, machine, runId, history, shown.checkpointId);
+  const storedApprovals = await approvalsUpTo(store, machine, runId, history, { checkpointId: shown.checkpointId, snapshot: record.snapshot });
   const dir = mkdtempSync(join(tmpdir(), "jianmu-view-"));
   try {
     const recording = join(dir, `${runId}.jsonl`);
@@ -94,12 +94,12 @@ function viewedMachine(record: PersistedAgent) {
   });
 }
 
-/** The run's approvals up to the checkpoint shown, from the checkpoints that say how they went. */
-async function approvalsUpTo(store: RunStore, machine: { root: unknown }, runId: string, history: readonly CheckpointEntry[], shownId: string): Promise<StoredApprovals> {
-  const shownAt = history.findIndex((entry) => entry.checkpointId === shownId);
+/** The run's approvals up to the checkpoint shown (already loaded), from the checkpoints that say how they went. */
+async function approvalsUpTo(store: RunStore, machine: { root: unknown }, runId: string, history: readonly CheckpointEntry[], shown: { checkpointId: string; snapshot: unknown }): Promise<StoredApprovals> {
+  const shownAt = history.findIndex((entry) => entry.checkpointId === shown.checkpointId);
   const ids = approvalCheckpoints(machine, shownAt < 0 ? history : history.slice(0, shownAt + 1));
-  const records = await Promise.all(ids.map((id) => loadCheckpoint(store, runId, id)));
-  return approvalsIn(records.map((record) => record?.snapshot));
+  const snapshots = await Promise.all(ids.map(async (id) => (id === shown.checkpointId ? shown.snapshot : (await loadCheckpoint(store, runId, id))?.snapshot)));
+  return approvalsIn(snapshots);
 }
 
 /** The stored checkpoint as a recording of one moment, for the viewer. */
