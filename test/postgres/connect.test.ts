@@ -5,7 +5,7 @@ import { MIGRATIONS } from "../../queue/postgres/migrations.js";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
 import { failedOutput } from "../../queue/run-store.js";
 import { freePort } from "./cluster.js";
-import { freshDatabase, withDatabase } from "./database.js";
+import { endPool, freshDatabase, withDatabase } from "./database.js";
 
 /** Connecting and migrating: bad options, unreachable servers, missing rights, many processes at once. */
 describe("PostgresRunStore.connect", () => {
@@ -166,7 +166,7 @@ describe("PostgresRunStore.connect", () => {
         return (await pool.query<{ name: string }>("SELECT name FROM pg_prepared_statements")).rows.map((r) => r.name);
       } finally {
         await store.close();
-        await pool.end();
+        await endPool(pool);
       }
     };
     expect((await prepared(true)).filter((name) => name.startsWith("jianmu_")).length).toBeGreaterThanOrEqual(2);

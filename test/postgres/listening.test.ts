@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresRunStore } from "../../queue/postgres/store.js";
 import type { QueueSignal } from "../../queue/run-store.js";
-import { freshDatabase } from "./database.js";
+import { endPool, freshDatabase } from "./database.js";
 
 /**
  * A new LISTEN session tells every run a worker holds to look at its inbox (something may have come
@@ -54,7 +54,7 @@ describe("PostgreSQL run queue: untilListening", () => {
       expect((await store.status(runId)).status).toBe("queued");
     } finally {
       await store.close();
-      await pool.end();
+      await endPool(pool);
     }
   });
 });

@@ -4,7 +4,7 @@ import { PostgresRunStore } from "../../queue/postgres/store.js";
 import { failedOutput } from "../../queue/run-store.js";
 import { countingPool } from "./counting-pool.js";
 import { claimScans } from "./plans.js";
-import { freshDatabase } from "./database.js";
+import { endPool, freshDatabase } from "./database.js";
 
 /**
  * Parked runs cost nothing per second: a claim (which is also every worker's poll) reads due runs
@@ -26,7 +26,7 @@ describe("PostgreSQL run queue: 100,000 parked runs", () => {
   });
   afterAll(async () => {
     await store?.close();
-    await counted?.pool.end();
+    if (counted) await endPool(counted.pool);
     await admin?.end();
     await db?.drop();
   });

@@ -5,7 +5,7 @@ import type { OpenAIServer } from "../../testing/openai-server.js";
 import { makeAgents } from "../queue/fixture-agents.mjs";
 import { scriptMessage, startScriptServer, type RunScript } from "../queue/script-model.js";
 import { countingPool } from "./counting-pool.js";
-import { freshDatabase } from "./database.js";
+import { endPool, freshDatabase } from "./database.js";
 import { jianmu } from "../queue/fixture-jianmu.js";
 
 const RUNS = 5;
@@ -35,7 +35,7 @@ describe("PostgreSQL run queue: waiting on runs that finished together", () => {
     await worker?.stop({ timeoutMs: 5_000 });
     await waiterStore?.close();
     await workerStore?.close();
-    await counted?.pool.end();
+    if (counted) await endPool(counted.pool);
     await server?.close();
     await db?.drop();
   });
