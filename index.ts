@@ -115,6 +115,9 @@ export type { ToolListOptions, RequireApprovalOptions, CallBudgetOptions, RateLi
 
 // ---- guardrails (input and output checks) ----
 export { defineGuardrail, GuardrailDefinitionError } from "./actors/guardrail.js";
+/** What a judge's `ctx.budgeted` call may throw instead of calling: the budget refuses it, or the tool journal could not record it. */
+export { SpendLimitError } from "./actors/spend.js";
+export { JudgeCallNotRecordedError } from "./actors/judge-call-log.js";
 export type { Guardrail, GuardrailContext, GuardrailMode, GuardrailStage, GuardrailSubject, GuardrailVerdict } from "./actors/guardrail.js";
 export { blocklist, maxLength, type BuiltinGuardrailOptions } from "./actors/guardrails-builtin.js";
 

@@ -1,6 +1,7 @@
 import { addUsage, isSaneUsage, saneUsage, type ModelCallOptions, type ModelClient, type ModelRequest, type ModelTurn, type UnreportedSpend, type Usage } from "./model-client.js";
 import { pricedUsage, type Pricing } from "./pricing.js";
 import { attemptBound, SpendLimitError, spendLeftAfter, unreportedOf, withinSpend, type SpendInput } from "./spend.js";
+import type { JudgeCallLog } from "./judge-call-log.js";
 
 /**
  * The model calls a guardrail makes through `ctx.budgeted(client)` (an LLM judge): they are the run's
@@ -9,7 +10,9 @@ import { attemptBound, SpendLimitError, spendLeftAfter, unreportedOf, withinSpen
  * (`maxBudgetTokens`, `maxBudgetCost`) each call is capped by what the run may still spend after the
  * step's earlier calls (`withinSpend`: a call whose prompt alone would cross a budget is not made,
  * it throws a `SpendLimitError`), and the step's calls take turns, so that guardrails checking side
- * by side never spend the same remainder twice.
+ * by side never spend the same remainder twice. With a tool journal, each such call is recorded
+ * before it is made (actors/judge-call-log.ts), and the step run again by a restored run counts the
+ * calls an earlier process began in it.
  */
 
 /** What a guardrail step's budgeted calls spent: the run adds it to its usage and to what it counts beyond it. */
@@ -38,7 +41,20 @@ export class GuardrailSpending implements UnreportedSpend {
   private running: UnreportedSpend | undefined;
   private turns: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly money: GuardrailMoney = {}) {}
+  constructor(
+    private readonly money: GuardrailMoney = {},
+    /** Where the budgeted calls are recorded before they are made (with a budget and a tool journal). */
+    private readonly log?: JudgeCallLog,
+  ) {}
+
+  /**
+   * The judge calls an earlier process of the run began in this step (a run restored from a checkpoint
+   * before it) count first, each at its bound (it may have been billed for them): the step's own calls
+   * get what is left.
+   */
+  async countEarlierCalls(): Promise<void> {
+    if (this.log) this.addUnreported(await this.log.earlier());
+  }
 
   /** `inner`, with every call counted (and, with a budget, kept within it). */
   client(inner: ModelClient): ModelClient {
@@ -70,8 +86,9 @@ export class GuardrailSpending implements UnreportedSpend {
   private call(inner: ModelClient, request: ModelRequest, options: ModelCallOptions | undefined): Promise<ModelTurn> {
     if (!this.money.spend) return this.counted(inner, request, options, undefined);
     const spend = this.money.spend;
-    const turn = this.turns.then(() => {
+    const turn = this.turns.then(async () => {
       const within = this.within(request, spend);
+      await this.log?.begin(within.bound);
       return this.counted(inner, within.request, options, within.bound);
     });
     this.turns = turn.catch(() => undefined);

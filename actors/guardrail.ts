@@ -2,9 +2,11 @@ import { fromPromise } from "xstate";
 import { JianmuError } from "../tools/jianmu-error.js";
 import { toErrorInfo } from "./errors.js";
 import { GuardrailSpending, type GuardrailMoney, type GuardrailSpend } from "./guardrail-spend.js";
+import { JudgeCallLog } from "./judge-call-log.js";
 import { meterStep } from "./step-host.js";
 import type { Message } from "./messages.js";
 import type { ModelClient } from "./model-client.js";
+import type { ToolJournal } from "./tool-journal.js";
 
 /**
  * Guardrails: checks of what goes into a run (the user's input, before or beside the first model
@@ -111,6 +113,15 @@ export interface GuardrailInput {
   money?: GuardrailMoney;
 }
 
+/** How a guardrail step runs beyond its input: what stops it, who meters it, where its judge calls are recorded. */
+export interface GuardrailRun {
+  stop?: AbortSignal;
+  /** The actor whose meter holds what the step's budgeted calls spent so far (actors/step-host.ts). */
+  meteredAs?: object;
+  /** The run's tool journal: with a budget, each judge call is recorded there before it is made. */
+  journal?: ToolJournal;
+}
+
 const PASS: GuardrailOutcome = Object.freeze({ verdict: "pass" });
 
 /** A guardrail's answer as an outcome; anything that is not a verdict trips. */
@@ -153,17 +164,23 @@ async function checkOne(guardrail: Guardrail, input: GuardrailInput, controller:
 /**
  * Run the guardrails side by side. The first trip decides at once (the others are aborted);
  * otherwise, once all have answered, the first retry in their order, else pass. `stop` aborts them all.
+ * With a budget and `run.journal`, the judge calls recorded for this step by an earlier process of the run count first.
  */
-export function runGuardrails(guardrails: readonly Guardrail[], input: GuardrailInput, stop?: AbortSignal, meteredAs?: object): Promise<GuardrailOutcome> {
-  if (guardrails.length === 0) return Promise.resolve(PASS);
+export async function runGuardrails(guardrails: readonly Guardrail[], input: GuardrailInput, run: GuardrailRun = {}): Promise<GuardrailOutcome> {
+  if (guardrails.length === 0) return PASS;
+  const { stop, meteredAs, journal } = run;
+  const log = journal && input.money?.spend ? new JudgeCallLog(journal, { runId: input.runId, iteration: input.iteration, stage: input.subject.stage }) : undefined;
+  const spending = new GuardrailSpending(input.money, log);
+  // With a budget, what the checks spent so far stays readable by the run, in case it ends before their verdict.
+  const unmeter = meteredAs && input.money?.spend ? meterStep(meteredAs, "guardrails", spending) : undefined;
+  // A process that ran this step before (the run was restored from an earlier checkpoint) may have made judge calls: they count first.
+  await spending.countEarlierCalls();
   // One controller per check, released with it; the step's own signal lives only as long as the step.
   const controllers = guardrails.map(() => new AbortController());
   const abortAll = (reason?: unknown) => controllers.forEach((c) => c.abort(reason));
   const onStop = () => abortAll(stop?.reason);
   stop?.addEventListener("abort", onStop, { once: true });
-  const spending = new GuardrailSpending(input.money);
-  // With a budget, what the checks spent so far stays readable by the run, in case it ends before their verdict.
-  const unmeter = meteredAs && input.money?.spend ? meterStep(meteredAs, "guardrails", spending) : undefined;
+  if (stop?.aborted) onStop();
   return new Promise<GuardrailOutcome>((resolve) => {
     const retries: (GuardrailOutcome | undefined)[] = [];
     let left = guardrails.length;
@@ -190,10 +207,10 @@ export function runGuardrails(guardrails: readonly Guardrail[], input: Guardrail
   });
 }
 
-/** The guardrail step for one list of guardrails (the machine has one per stage and mode). */
-export function createGuardrailActor(guardrails: readonly Guardrail[]) {
+/** The guardrail step for one list of guardrails (the machine has one per stage and mode), recording its judge calls in `journal`. */
+export function createGuardrailActor(guardrails: readonly Guardrail[], journal?: ToolJournal) {
   return fromPromise<GuardrailOutcome, GuardrailInput>(({ input, signal, self }) =>
     // Nothing to wait for: no timer, no promise that settles (like the approval timer without a deadline).
-    input.skip ? new Promise<GuardrailOutcome>(() => {}) : runGuardrails(guardrails, input, signal, self),
+    input.skip ? new Promise<GuardrailOutcome>(() => {}) : runGuardrails(guardrails, input, { stop: signal, meteredAs: self, ...(journal ? { journal } : {}) }),
   );
 }

@@ -32,9 +32,11 @@ export function guardrailImplementation(build: ChartBuild) {
   const outcomeOf = (event: unknown) => (event as { output?: GuardrailOutcome }).output;
   return {
     actors: {
-      inputGuardrails: createGuardrailActor(inputs.filter((g) => g.mode !== "parallel")),
+      // With a budget, a judge's calls are recorded in the tool journal before they are made (a restored step counts them).
+      inputGuardrails: createGuardrailActor(inputs.filter((g) => g.mode !== "parallel"), options.journal),
+      // Beside the round's model call they may make no budgeted call: nothing to record.
       parallelGuardrails: createGuardrailActor(inputs.filter((g) => g.mode === "parallel")),
-      outputGuardrails: createGuardrailActor(options.outputGuardrails ?? []),
+      outputGuardrails: createGuardrailActor(options.outputGuardrails ?? [], options.journal),
     },
     actions: defineActions({
       /** What the guardrails' budgeted model calls spent joins the run's usage, whatever they decided. */
