@@ -10,7 +10,7 @@ import type { OpenAIServer } from "../../testing/openai-server.js";
 import { scriptMessage, startScriptServer } from "./script-model.js";
 
 /** Every checkpoint runAgent saves for a run of one tool call, in order. */
-async function checkpointsOf(limits: { maxDurationMs?: number }, baseURL: string) {
+async function checkpointsOf(limits: { maxDurationMs?: number; maxBudgetTokens?: number }, baseURL: string) {
   const record = defineTool({ name: "record", description: "Note it", parameters: z.object({ note: z.string() }), execute: async ({ note }) => `recorded ${note}` });
   const machine = createReactMachine({
     name: "fresh",
@@ -47,6 +47,13 @@ describe("startsOver: the checkpoints a queue worker need not write", () => {
   it("is not a run with a deadline: the deadline was fixed when the run started, and a start over would move it", async () => {
     const { machine, saved } = await checkpointsOf({ maxDurationMs: 60_000 }, server.baseURL);
     expect(saved[0]!.snapshot).toMatchObject({ context: { loop: { iteration: 0 } } });
+    expect(saved.map((record) => startsOver(machine, record))).toEqual(saved.map(() => false));
+  });
+
+  it("is not a run with a budget: restored from it, the run counts the first call a lost process may have made; started over, it would not", async () => {
+    const { machine, saved } = await checkpointsOf({ maxBudgetTokens: 100_000 }, server.baseURL);
+    expect(saved[0]!.snapshot).toMatchObject({ context: { loop: { iteration: 0 } } });
+    expect(saved[0]!.state).toBe("Evaluating.ChildRunning.AgentLLM");
     expect(saved.map((record) => startsOver(machine, record))).toEqual(saved.map(() => false));
   });
 });
