@@ -16,6 +16,21 @@ export const TOOL_PROGRESS_EVENTS = {
       /** The arguments the call runs with, as JSON text (an approver's edit when there was one). */
       arguments: z.string(),
     }),
+  /** A call of a tool with `retries` threw or timed out, and runs again after `delayMs` (its last failure is a `tool.call.failed`). */
+  "tool.call.retrying": () =>
+    z.strictObject({
+      callId: z.string(),
+      name: z.string(),
+      /** The attempt that failed: 1 for the first run of the call. */
+      attempt: z.number().int().min(1),
+      /** How many attempts the call may take in all (the tool's `retries` + 1). */
+      attempts: z.number().int().min(2),
+      /** How long it waits before the next attempt. */
+      delayMs: z.number().min(0),
+      /** What went wrong, as `tool.call.failed` would say it. */
+      error: z.string(),
+      errorKind: z.enum(["threw", "timeout"]),
+    }),
   "tool.call.completed": () =>
     z.strictObject({
       callId: z.string(),

@@ -13,6 +13,7 @@ import type { ToolOwners } from "./tool-providers.js";
 import { renderResult, renderValue, thrownMessage } from "./tool-values.js";
 import { checkedToolContent, isToolContent } from "./tool-content.js";
 import { JianmuError } from "../tools/jianmu-error.js";
+import { withRetries } from "./tool-retry.js";
 
 /** Replaces how one validated call is run (e.g. in a sandbox). The default calls `tool.execute`. */
 export type ToolRunner = (tool: Tool, args: Record<string, unknown>, ctx: ToolContext) => unknown;
@@ -243,6 +244,32 @@ async function runWithLimits(
   }
 }
 
+/** A call of a tool with `retries`: each failure but the last is reported, and the call runs again (actors/tool-retry.ts). */
+function runRetried(
+  tool: Tool,
+  args: Record<string, unknown>,
+  call: ToolCall,
+  run: { state: Record<string, unknown>; batch: BatchAborts; runner: ToolRunner; deferred: boolean; maxOutputChars: number; report: (event: ToolProgress) => void },
+): Promise<unknown> {
+  return withRetries(tool, (attempt) => runWithLimits(tool, args, call, run.state, run.batch, run.runner, run.deferred && attempt === 1), {
+    stopped: run.batch.stopped,
+    aborted: () => run.batch.aborted,
+    retrying: (attempt, error, delayMs) => {
+      const { kind, message } = failureText(call, error, run.maxOutputChars);
+      run.report({ type: "tool.call.retrying", callId: call.id, name: call.name, attempt, attempts: tool.retries! + 1, delayMs, error: message, errorKind: kind });
+    },
+  });
+}
+
+/**
+ * What a call that threw or timed out tells the model. A thrown message is an observation too: cut
+ * like an output, so it cannot blow the context.
+ */
+function failureText(call: ToolCall, error: unknown, maxChars: number): { kind: "timeout" | "threw"; message: string } {
+  if (isTimeout(error)) return { kind: "timeout", message: `${call.name} ${error.message}` };
+  return { kind: "threw", message: truncateOutput(`${call.name} failed: ${errorText(error)}`, maxChars) };
+}
+
 /** `instanceof` runs a Proxy's getPrototypeOf trap, which may throw: a thrown Proxy is not a timeout. */
 function isTimeout(error: unknown): error is ToolTimeoutError {
   try {
@@ -378,7 +405,10 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
       }
       let outcome: ToolOutcome;
       try {
-        const value = await runWithLimits(tool, args, call, input.state, batch, runner, parallel);
+        const value =
+          tool.retries === undefined
+            ? await runWithLimits(tool, args, call, input.state, batch, runner, parallel)
+            : await runRetried(tool, args, call, { state: input.state, batch, runner, deferred: parallel, maxOutputChars: input.maxOutputChars, report });
         if (isToolContent(value)) {
           const content = checkedToolContent(value, input.maxOutputChars);
           if ("problem" in content) return finish(failedOutcome(call, "invalid_output", `${call.name} ran, but ${content.problem}`, now() - started));
@@ -390,11 +420,10 @@ export function createToolExecutorActor(deps: ExecutorDeps) {
         }
         outcome = succeededOutcome(call, tool, truncateOutput(rendered.text, input.maxOutputChars), now() - started);
       } catch (error) {
-        if (isTimeout(error)) outcome = failedOutcome(call, "timeout", `${call.name} ${error.message}`, now() - started);
         // Not journaled: the run is being stopped, and whether the tool got to act is unknown.
-        else if (cancellation.aborted) return fail("aborted", `${call.name} was cancelled`);
-        // An error message is an observation too: cut it like an output so it cannot blow the context.
-        else outcome = failedOutcome(call, "threw", truncateOutput(`${call.name} failed: ${errorText(error)}`, input.maxOutputChars), now() - started);
+        if (!isTimeout(error) && cancellation.aborted) return fail("aborted", `${call.name} was cancelled`);
+        const { kind, message } = failureText(call, error, input.maxOutputChars);
+        outcome = failedOutcome(call, kind, message, now() - started);
       }
       return finish(outcome);
     };

@@ -129,6 +129,9 @@ export class TextProgress {
         this.status = `Executing · ${event.name}`;
         this.startSpinner();
         break;
+      case "tool.call.retrying":
+        this.note(`  ${event.name} failed (attempt ${event.attempt} of ${event.attempts}): ${oneLine(toolError(event.name, event.error))} — again in ${event.delayMs} ms`);
+        break;
       case "tool.call.completed":
         this.line(`✓ ${event.name} → ${oneLine(event.output)} ${dim(`(${event.durationMs} ms)`, this.errColor)}`);
         break;

@@ -201,6 +201,16 @@ class AgentScope {
         if (this.options.captureContent) this.tools.get(event.callId)!.setAttribute(ATTR.toolCallArguments, this.options.redact(event.arguments));
         return;
       }
+      case "tool.call.retrying": {
+        // The call goes on: its span stays open, and says which attempt failed, how, and when the next begins.
+        const span = this.tools.get(event.callId) ?? this.openTool(event.callId, event.name, event.timestamp);
+        span.addEvent(
+          event.type,
+          { [ATTR.toolAttempt]: event.attempt, [ATTR.toolAttempts]: event.attempts, [ATTR.toolRetryDelay]: event.delayMs, [ATTR.errorType]: event.errorKind, [ATTR.toolError]: this.options.redact(event.error) },
+          event.timestamp,
+        );
+        return;
+      }
       case "tool.call.completed": {
         const span = this.takeTool(event.callId, event.name, event.timestamp - event.durationMs);
         span.setAttribute(ATTR.toolStatus, "completed" satisfies ToolSpanStatus);

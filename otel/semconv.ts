@@ -42,6 +42,11 @@ export const ATTR = {
   willRetry: "jianmu.model.will_retry",
   toolStatus: "jianmu.tool.status",
   toolReason: "jianmu.tool.reason",
+  /** On a `tool.call.retrying` span event: the attempt that failed, how many the call may take, the wait before the next. */
+  toolAttempt: "jianmu.tool.attempt",
+  toolAttempts: "jianmu.tool.attempts",
+  toolRetryDelay: "jianmu.tool.retry_delay_ms",
+  toolError: "jianmu.tool.error",
   approvalDecision: "jianmu.approval.decision",
   approvalEdited: "jianmu.approval.edited",
   approvalReason: "jianmu.approval.reason",

@@ -45,6 +45,13 @@ export interface Tool {
    * restart interrupted it mid-call; any other gets an "outcome unknown" observation instead.
    */
   readonly idempotent?: boolean;
+  /**
+   * How many times a call that threw or timed out runs again before its failure is the observation
+   * (1-10; only with `idempotent`: a failed call may have acted before it failed).
+   */
+  readonly retries?: number;
+  /** The wait before the first retry, in ms (default 250), doubled before each next one, at most 30 s. */
+  readonly retryDelayMs?: number;
   /** Checks (and may coerce or default) parsed arguments before the call. */
   validate(args: unknown): ArgsCheck;
   execute(args: Record<string, unknown>, ctx: ToolContext): unknown;
@@ -124,7 +131,29 @@ export function checkTool(tool: Tool): Tool {
   for (const method of ["validate", "execute"] as const) {
     if (typeof tool[method] !== "function") throw new ToolDefinitionError(name, method, "must be a function");
   }
+  checkRetries(name, tool);
   return tool;
+}
+
+/** The most retries a tool may ask for: past it, a failing service is better told to the model. */
+const MAX_RETRIES = 10;
+
+/** `retries` and `retryDelayMs` as a tool definition may give them (throws `ToolDefinitionError` naming the field). */
+function checkRetries(name: string, tool: { retries?: unknown; retryDelayMs?: unknown; idempotent?: unknown }): void {
+  if (tool.retries !== undefined) {
+    if (!Number.isInteger(tool.retries) || (tool.retries as number) < 1 || (tool.retries as number) > MAX_RETRIES) {
+      throw new ToolDefinitionError(name, "retries", `must be a whole number from 1 to ${MAX_RETRIES}, got ${String(tool.retries)}`);
+    }
+    if (tool.idempotent !== true) {
+      throw new ToolDefinitionError(name, "retries", "needs idempotent: true: a call that threw or timed out may have acted already, so it runs again only when running it twice is safe (set idempotent: true if it is, or leave retries out)");
+    }
+  }
+  if (tool.retryDelayMs !== undefined) {
+    if (tool.retries === undefined) throw new ToolDefinitionError(name, "retryDelayMs", "is only read with retries: set retries too, or leave it out");
+    if (typeof tool.retryDelayMs !== "number" || !Number.isFinite(tool.retryDelayMs) || tool.retryDelayMs < 0) {
+      throw new ToolDefinitionError(name, "retryDelayMs", `must be a number of milliseconds (0 or more), got ${String(tool.retryDelayMs)}`);
+    }
+  }
 }
 
 export interface ToolDefinition<P extends z.ZodObject> {
@@ -138,6 +167,10 @@ export interface ToolDefinition<P extends z.ZodObject> {
   returnDirect?: boolean;
   /** Safe to run again after a crash interrupted it (default false; see `Tool.idempotent`). */
   idempotent?: boolean;
+  /** Run a call that threw or timed out again, up to this many times (needs `idempotent`; see `Tool.retries`). */
+  retries?: number;
+  /** The wait before the first retry (see `Tool.retryDelayMs`). */
+  retryDelayMs?: number;
 }
 
 /** Describe a zod validation failure in one line the model (and a person) can act on. */
@@ -162,6 +195,7 @@ export function defineTool<P extends z.ZodObject>(definition: ToolDefinition<P>)
   if (definition.timeoutMs !== undefined && !(Number.isFinite(definition.timeoutMs) && definition.timeoutMs > 0)) {
     throw new ToolDefinitionError(name, "timeoutMs", `must be a positive number of milliseconds, got ${String(definition.timeoutMs)}`);
   }
+  checkRetries(name, definition);
   const { $schema: _ignored, ...inputSchema } = z.toJSONSchema(definition.parameters, { io: "input", target: "draft-7" });
   const parameters = definition.parameters;
   const tool: Tool = {
@@ -173,6 +207,8 @@ export function defineTool<P extends z.ZodObject>(definition: ToolDefinition<P>)
     ...(definition.timeoutMs !== undefined ? { timeoutMs: definition.timeoutMs } : {}),
     ...(definition.returnDirect ? { returnDirect: true } : {}),
     ...(definition.idempotent ? { idempotent: true } : {}),
+    ...(definition.retries !== undefined ? { retries: definition.retries } : {}),
+    ...(definition.retryDelayMs !== undefined ? { retryDelayMs: definition.retryDelayMs } : {}),
     validate(args) {
       const parsed = parameters.safeParse(args);
       return parsed.success ? { ok: true, value: parsed.data as Record<string, unknown> } : { ok: false, error: describeZodError(parsed.error) };

@@ -433,6 +433,14 @@ class TimelineBuilder {
         this.open.set(`${prefix}tool:${callId}`, entry);
         break;
       }
+      case "tool.call.retrying": {
+        // The call goes on: its bar stays open, and its detail says which attempt failed and why.
+        const entry = this.open.get(`${prefix}tool:${str(e["callId"]) ?? ""}`);
+        if (!entry) break;
+        const line = `attempt ${String(e["attempt"])} of ${String(e["attempts"])} failed: ${str(e["error"]) ?? "(no message)"}; again in ${String(e["delayMs"])} ms`;
+        entry.detail = entry.detail ? `${entry.detail}\n${line}` : line;
+        break;
+      }
       case "tool.call.completed":
       case "tool.call.failed": {
         const callId = str(e["callId"]) ?? "";

@@ -49,6 +49,20 @@ const broken = defineTool({
     throw new Error("the tool broke");
   },
 });
+/** Throws on its first call, answers on the next: its one retry is a tool.call.retrying. */
+let flakyCalls = 0;
+const flaky = defineTool({
+  name: "flaky",
+  description: "Fails once, then works",
+  parameters: z.object({}),
+  idempotent: true,
+  retries: 1,
+  retryDelayMs: 0,
+  execute: () => {
+    if (++flakyCalls === 1) throw new Error("a passing hiccup");
+    return "worked the second time";
+  },
+});
 const lookup = defineTool({
   name: "lookup",
   description: "Look a record up",
@@ -59,7 +73,7 @@ const lookup = defineTool({
 const guard: Guard = (call) =>
   call.name === "delete_file" ? { decision: "pending", reason: "deleting needs a human", timeoutMs: 60_000 } : call.name === "format_disk" ? { decision: "deny", reason: "never" } : { decision: "allow" };
 
-/** Tools that run, fail and throw; a guard that denies one call and holds another; commands that are refused, then a rejection. */
+/** Tools that run, fail, throw and are retried; a guard that denies one call and holds another; commands that are refused, then a rejection. */
 async function toolsAndApprovals(): Promise<AgentEmitted[]> {
   const model = scriptedModel([
     {
@@ -70,11 +84,12 @@ async function toolsAndApprovals(): Promise<AgentEmitted[]> {
         { id: "c3", name: "no_such_tool", arguments: {} },
         { id: "c4", name: "format_disk", arguments: {} },
         { id: "c5", name: "delete_file", arguments: { path: "/a" } },
+        { id: "c6", name: "flaky", arguments: {} },
       ],
     },
     { content: "Done, without deleting." },
   ]);
-  const { actor, events, done } = startAgent(createReactMachine({ modelClient: model, tools: [multiply, broken, deleteFile, format], constraints: [guard], configFile: false }), {
+  const { actor, events, done } = startAgent(createReactMachine({ modelClient: model, tools: [multiply, broken, deleteFile, format, flaky], constraints: [guard], configFile: false }), {
     messages: [human("clean up")],
   });
   await nextEvent(actor, "guard.approval.requested");

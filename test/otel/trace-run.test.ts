@@ -10,6 +10,8 @@ import { ModelClient } from "../../index.js";
 import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
 import { responsesTextTurn, responsesToolCallTurn } from "../../testing/responses-turns.js";
 import { scriptedTurns } from "../../testing/turns.js";
+import { defineTool } from "../../tools/tool.js";
+import { z } from "zod";
 import {
   addTool,
   API_KEY,
@@ -244,6 +246,34 @@ describe("runAgent(..., { tracer })", () => {
     expect(exception?.attributes).toMatchObject({ "exception.type": "threw", "exception.message": expect.stringContaining("refused the connection") });
     expect(one(spans, "invoke_agent ReActAgent").status.code).toBe(SpanStatusCode.UNSET);
     expectNoKey(spans);
+  });
+
+  it("keeps a retried tool call in one execute_tool span, with an event per failed attempt; the span ends with the attempt that answered", async () => {
+    const { modelClient } = await endpoint(toolCallTurn([{ id: "call_rate_1", name: "rate", args: {} }]), textTurn("1.08"));
+    let attempts = 0;
+    const rate = defineTool({
+      name: "rate",
+      description: "Today's rate.",
+      parameters: z.object({}),
+      idempotent: true,
+      retries: 2,
+      retryDelayMs: 1,
+      execute: () => {
+        if (++attempts < 3) throw new Error(`the rates service answered 503 (${attempts})`);
+        return "1.08";
+      },
+    });
+    const tracing = memoryTracing();
+    const output = await runAgent(createReactMachine({ modelClient, tools: [rate], configFile: false }), { messages: [human("Rate?")] }, { tracer: tracing.tracer });
+    expect(output.status).toBe("succeeded");
+    const tool = one(tracing.spans(), "execute_tool rate");
+    expect(tool.status.code).toBe(SpanStatusCode.UNSET);
+    expect(tool.attributes).toMatchObject({ "jianmu.tool.status": "completed" });
+    const retries = tool.events.filter((event) => event.name === "tool.call.retrying");
+    expect(retries.map((event) => event.attributes)).toEqual([
+      { "jianmu.tool.attempt": 1, "jianmu.tool.attempts": 3, "jianmu.tool.retry_delay_ms": 1, "error.type": "threw", "jianmu.tool.error": "rate failed: the rates service answered 503 (1)" },
+      { "jianmu.tool.attempt": 2, "jianmu.tool.attempts": 3, "jianmu.tool.retry_delay_ms": 2, "error.type": "threw", "jianmu.tool.error": "rate failed: the rates service answered 503 (2)" },
+    ]);
   });
 
   it("marks a failed model call and the failed run ERROR, and the server's echo of the key never reaches a span", async () => {

@@ -35,6 +35,7 @@ const EVERY_TYPE = {
   "model.call.failed": true,
   "reply.completed": true,
   "tool.call.started": true,
+  "tool.call.retrying": true,
   "tool.call.completed": true,
   "tool.call.failed": true,
   "tool.call.denied": true,
