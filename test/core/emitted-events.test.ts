@@ -14,7 +14,7 @@ import { replayRecording } from "../../testing/recordings.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { defineTool } from "../../tools/tool.js";
 import { callTurn, fragmentedCallTurn, loopback, textTurn } from "../output/helpers.js";
-import { add, multiply, nextEvent, startAgent } from "./helpers.js";
+import { add, multiply, nextEvent, retriedTool, startAgent } from "./helpers.js";
 
 /*
  * The table of emitted events (machines/contract/emitted.ts) is only worth having if it is true. Real runs
@@ -50,19 +50,7 @@ const broken = defineTool({
   },
 });
 /** Throws on its first call, answers on the next: its one retry is a tool.call.retrying. */
-let flakyCalls = 0;
-const flaky = defineTool({
-  name: "flaky",
-  description: "Fails once, then works",
-  parameters: z.object({}),
-  idempotent: true,
-  retries: 1,
-  retryDelayMs: 0,
-  execute: () => {
-    if (++flakyCalls === 1) throw new Error("a passing hiccup");
-    return "worked the second time";
-  },
-});
+const flaky = retriedTool("flaky", [new Error("a passing hiccup"), "worked the second time"], { retries: 1, retryDelayMs: 0 }).tool;
 const lookup = defineTool({
   name: "lookup",
   description: "Look a record up",

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { AgentEmitted } from "../../machines/contract/events.js";
 import type { ReactMachine } from "../../machines/react-machine.js";
 import type { AgentInput } from "../../machines/contract/context.js";
-import { defineTool } from "../../tools/tool.js";
+import { defineTool, type Tool } from "../../tools/tool.js";
 
 /** A tiny arithmetic tool: enough for loop tests without depending on the built-in calculator. */
 export const multiply = defineTool({
@@ -48,4 +48,26 @@ export function nextEvent<T extends AgentEmitted["type"]>(
       resolve(event);
     });
   });
+}
+
+/**
+ * An idempotent tool with `retries` whose attempts answer from `script` in turn: an Error is thrown,
+ * "hang" never settles, text is the answer (a call past the script throws).
+ */
+export function retriedTool(name: string, script: readonly (string | Error | "hang")[], options: { retries: number; retryDelayMs?: number; timeoutMs?: number }): { tool: Tool; calls: () => number } {
+  let calls = 0;
+  const tool = defineTool({
+    name,
+    description: `${name}: answers from a script, attempt by attempt`,
+    parameters: z.object({}),
+    idempotent: true,
+    ...options,
+    execute: () => {
+      const step = script[calls++] ?? new Error("the script ran out");
+      if (step === "hang") return new Promise(() => undefined);
+      if (step instanceof Error) throw step;
+      return step;
+    },
+  });
+  return { tool, calls: () => calls };
 }

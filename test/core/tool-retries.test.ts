@@ -8,7 +8,7 @@ import { createReactMachine } from "../../machines/react-machine.js";
 import { runAgent } from "../../machines/runner.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
 import { checkTool, defineTool, ToolDefinitionError, type Tool } from "../../tools/tool.js";
-import { nextEvent, startAgent } from "./helpers.js";
+import { nextEvent, retriedTool, startAgent } from "./helpers.js";
 
 /**
  * A tool that asks for retries (`idempotent: true, retries`): a call that threw or timed out runs
@@ -16,24 +16,7 @@ import { nextEvent, startAgent } from "./helpers.js";
  * failure before it is a `tool.call.retrying`. One call all the same: one start, one journal entry.
  */
 
-/** A tool whose attempts answer from `script` in turn: an Error is thrown, "hang" never settles, text is the answer. */
-function scripted(script: (string | Error | "hang")[], options: { retries: number; retryDelayMs?: number; timeoutMs?: number }) {
-  let calls = 0;
-  const tool = defineTool({
-    name: "fetch_rate",
-    description: "Reads today's exchange rate",
-    parameters: z.object({ pair: z.string() }),
-    idempotent: true,
-    ...options,
-    execute: () => {
-      const step = script[calls++] ?? new Error("the script ran out");
-      if (step === "hang") return new Promise(() => undefined);
-      if (step instanceof Error) throw step;
-      return step;
-    },
-  });
-  return { tool, calls: () => calls };
-}
+const scripted = (script: (string | Error | "hang")[], options: { retries: number; retryDelayMs?: number; timeoutMs?: number }) => retriedTool("fetch_rate", script, options);
 
 /** One round that calls the tool, then an answer; the events of the run and the observation the model read. */
 async function runWith(tool: Tool, journal?: MemoryToolJournal) {

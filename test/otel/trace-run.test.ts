@@ -10,8 +10,7 @@ import { ModelClient } from "../../index.js";
 import { replies, startOpenAIServer, type OpenAIServer } from "../../testing/openai-server.js";
 import { responsesTextTurn, responsesToolCallTurn } from "../../testing/responses-turns.js";
 import { scriptedTurns } from "../../testing/turns.js";
-import { defineTool } from "../../tools/tool.js";
-import { z } from "zod";
+import { retriedTool } from "../core/helpers.js";
 import {
   addTool,
   API_KEY,
@@ -250,19 +249,7 @@ describe("runAgent(..., { tracer })", () => {
 
   it("keeps a retried tool call in one execute_tool span, with an event per failed attempt; the span ends with the attempt that answered", async () => {
     const { modelClient } = await endpoint(toolCallTurn([{ id: "call_rate_1", name: "rate", args: {} }]), textTurn("1.08"));
-    let attempts = 0;
-    const rate = defineTool({
-      name: "rate",
-      description: "Today's rate.",
-      parameters: z.object({}),
-      idempotent: true,
-      retries: 2,
-      retryDelayMs: 1,
-      execute: () => {
-        if (++attempts < 3) throw new Error(`the rates service answered 503 (${attempts})`);
-        return "1.08";
-      },
-    });
+    const rate = retriedTool("rate", [new Error("the rates service answered 503 (1)"), new Error("the rates service answered 503 (2)"), "1.08"], { retries: 2, retryDelayMs: 1 }).tool;
     const tracing = memoryTracing();
     const output = await runAgent(createReactMachine({ modelClient, tools: [rate], configFile: false }), { messages: [human("Rate?")] }, { tracer: tracing.tracer });
     expect(output.status).toBe("succeeded");

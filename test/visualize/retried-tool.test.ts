@@ -2,11 +2,10 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createActor } from "xstate";
-import { z } from "zod";
 import { human } from "../../actors/messages.js";
 import { createReactMachine } from "../../machines/react-machine.js";
 import { scriptedModel } from "../../testing/scripted-model.js";
-import { defineTool } from "../../tools/tool.js";
+import { retriedTool } from "../core/helpers.js";
 import { analyzeRecording } from "../../visualize/analysis.js";
 import { RunRecorder } from "../../visualize/recorder.js";
 
@@ -16,16 +15,7 @@ mkdirSync(OUT, { recursive: true });
 /** The run viewer's timeline keeps a retried tool call as one bar, its detail naming each failed attempt. */
 describe("the run viewer's timeline, for a tool call that was retried", () => {
   it("shows one bar for the call, ending ok, with the failed attempt in its detail", async () => {
-    let attempts = 0;
-    const rate = defineTool({
-      name: "rate",
-      description: "Today's rate.",
-      parameters: z.object({}),
-      idempotent: true,
-      retries: 2,
-      retryDelayMs: 1,
-      execute: () => (++attempts === 1 ? Promise.reject(new Error("503 from the rates service")) : "1.08"),
-    });
+    const rate = retriedTool("rate", [new Error("503 from the rates service"), "1.08"], { retries: 2, retryDelayMs: 1 }).tool;
     const model = scriptedModel([{ content: "", toolCalls: [{ id: "call_rate", name: "rate", arguments: {} }] }, { content: "1.08" }]);
     const machine = createReactMachine({ modelClient: model, tools: [rate], configFile: false });
     const path = join(OUT, "run.jsonl");
