@@ -29,7 +29,7 @@ export const TOOL_PROGRESS_EVENTS = {
       delayMs: z.number().min(0),
       /** What went wrong, as `tool.call.failed` would say it. */
       error: z.string(),
-      errorKind: z.enum(["threw", "timeout"]),
+      errorKind: z.enum(TOOL_ERROR_KINDS).extract(["threw", "timeout"]),
     }),
   "tool.call.completed": () =>
     z.strictObject({
