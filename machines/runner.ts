@@ -53,6 +53,29 @@ export interface RunOptions {
   traceContent?: boolean;
 }
 
+/** What watches a run beside the caller (a recording, an eval's trajectory): every inspection event and every emitted one. */
+export interface RunWatcher {
+  inspect(event: InspectionEvent): void;
+  onEvent(event: AgentEmitted): void;
+}
+
+/** `options` with `watcher` hearing every event first, and the caller's own `inspect` and `onEvent` still hearing them after. */
+export function watchedRun(options: RunOptions, watcher: RunWatcher): RunOptions {
+  const { inspect, onEvent } = options;
+  const forward = inspect === undefined ? undefined : typeof inspect === "function" ? inspect : (event: InspectionEvent) => inspect.next?.(event);
+  return {
+    ...options,
+    inspect: (event) => {
+      watcher.inspect(event);
+      forward?.(event);
+    },
+    onEvent: (event) => {
+      watcher.onEvent(event);
+      onEvent?.(event);
+    },
+  };
+}
+
 /**
  * What `RunOptions.tracer` accepts: an OpenTelemetry `Tracer`, typed by shape so that `jianmu`'s
  * types do not need `@opentelemetry/api` installed.

@@ -1,7 +1,7 @@
 import type { AnyActorRef, AnyStateMachine, EventObject, InspectionEvent, Observer } from "xstate";
 import type { AgentInput, AgentOutput } from "../machines/contract/context.js";
 import type { ReactMachine } from "../machines/react-machine.js";
-import { runAgent, type RunOptions } from "../machines/runner.js";
+import { runAgent, watchedRun, type RunOptions } from "../machines/runner.js";
 import { describeMachine, transitionIdsOf } from "./chart.js";
 import { diffValues, type DiffOp } from "./context-diff.js";
 import { JsonlWriter } from "./jsonl-writer.js";
@@ -273,7 +273,7 @@ export async function recordRun(
   input: AgentInput,
   options: RecordRunOptions,
 ): Promise<{ output: AgentOutput; recording: RecordingSummary }> {
-  const { path, secrets, omitText, maxTextChars, maxQueuedBytes, now, onEvent, inspect, ...runOptions } = options;
+  const { path, secrets, omitText, maxTextChars, maxQueuedBytes, now, ...runOptions } = options;
   const recorder = new RunRecorder({
     path,
     machine,
@@ -283,20 +283,9 @@ export async function recordRun(
     ...(maxQueuedBytes !== undefined ? { maxQueuedBytes } : {}),
     ...(now !== undefined ? { now } : {}),
   });
-  const forward = inspect === undefined ? undefined : typeof inspect === "function" ? inspect : (event: InspectionEvent) => inspect.next?.(event);
   let output: AgentOutput;
   try {
-    output = await runAgent(machine, input, {
-      ...runOptions,
-      inspect: (event) => {
-        recorder.record(event);
-        forward?.(event);
-      },
-      onEvent: (event) => {
-        recorder.onEvent(event);
-        onEvent?.(event);
-      },
-    });
+    output = await runAgent(machine, input, watchedRun(runOptions, { inspect: (event) => recorder.record(event), onEvent: recorder.onEvent }));
   } catch (error) {
     await recorder.close().catch(() => undefined);
     throw error;
