@@ -47,7 +47,15 @@ export interface ServeArgs {
   port: number;
 }
 
-export type CliArgs = RunArgs | ViewArgs | ServeArgs | { command: "help"; topic?: CommandName } | { command: "version" };
+export interface EvalArgs {
+  command: "eval";
+  /** The module exporting `agent` and `cases`. */
+  module: string;
+  concurrency: number;
+  json: boolean;
+}
+
+export type CliArgs = RunArgs | EvalArgs | ViewArgs | ServeArgs | { command: "help"; topic?: CommandName } | { command: "version" };
 
 function wholeNumber(flag: string, value: string | undefined, min: number): number | undefined {
   if (value === undefined) return undefined;
@@ -121,6 +129,13 @@ export function parseCli(argv: string[]): CliArgs {
     if (values["help"]) return { command: "help", topic: "view" };
     if (positionals.length !== 1) throw new UsageError("view takes exactly one recording file: jianmu view run.jsonl [--out run.html]");
     return { command: "view", recording: positionals[0]!, ...(values["out"] !== undefined ? { out: String(values["out"]) } : {}) };
+  }
+  if (command === "eval") {
+    const { values, positionals } = parse("eval", rest, { concurrency: { type: "string" }, json: { type: "boolean" } });
+    if (values["help"]) return { command: "help", topic: "eval" };
+    if (positionals.length !== 1) throw new UsageError(`eval takes one module (exporting agent and cases), got ${positionals.length}: jianmu eval evals.mjs`);
+    const concurrency = wholeNumber("concurrency", values["concurrency"] as string | undefined, 1) ?? 1;
+    return { command: "eval", module: positionals[0]!, concurrency, json: values["json"] === true };
   }
   if (command === "serve") {
     const { values, positionals } = parse("serve", rest, { port: { type: "string" } });

@@ -1,7 +1,7 @@
 import { CONFIG_FILE, ReActConfig } from "../machines/contract/config.js";
 
 /** Every command `jianmu` knows: `jianmu help <command>` and `jianmu <command> --help` show its text. */
-export const COMMANDS = ["run", "view", "serve", "worker", "runs", "approve", "reject", "cancel", "help"] as const;
+export const COMMANDS = ["run", "eval", "view", "serve", "worker", "runs", "approve", "reject", "cancel", "help"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /** The run queue's commands (a `--store` on run or view makes those queue commands too). */
@@ -51,6 +51,19 @@ On the run queue (a worker runs it, see jianmu help worker):
                             terminal, ask) when it waits for approval
 
 ${EXIT_CODES}`,
+  eval: `Usage: jianmu eval <module> [--concurrency <n>] [--json]
+Run an agent on a set of cases and check each one's answer and trajectory (its tool calls and the
+states of its chart it went through; see docs/testing.md, "Evals"). The module (JavaScript, or
+TypeScript with a loader: node --import tsx ...) exports \`agent\`, a machine from createReactMachine, and
+\`cases\`, an array of { name, input, expect }. Prints a line per case (✓ or ✗) with each failed
+expectation under it, and the totals.
+
+Options:
+  --concurrency <n>         cases run at once (default 1)
+  --json                    print the report as JSON on stdout (each case's name, pass, failures, status,
+                            answer, rounds, usage and trajectory)
+
+Exit codes: 0 every case passed, 1 a case failed, 2 usage error (a module or a case that cannot be used).`,
   view: `Usage: jianmu view <recording.jsonl> [--out <file.html>]
        jianmu view --store <s> <runId> [--checkpoint <id>] [--out <file.html>]
 Write a self-contained HTML viewer of a recorded run (record one with: jianmu run --record run.jsonl),
@@ -104,6 +117,7 @@ Show the commands, or one command's options: jianmu help run (same as jianmu run
 
 export const USAGE = `Usage:
   jianmu run ["<task>"] [options]   run a ReAct agent on a task (no task: the recorded demo task)
+  jianmu eval <module> [--concurrency <n>] [--json]   run an agent on a module's cases and check answers and trajectories
   jianmu view <recording.jsonl> [--out <file.html>]   write a self-contained HTML viewer of a recorded run
   jianmu serve [--port <n>]         start the offline replay server and print the OPENAI_BASE_URL to export
   jianmu help [command]             this text, or one command's options (also: jianmu <command> --help)

@@ -28,6 +28,10 @@ async function main(argv: string[], interrupts: Interrupts): Promise<number> {
       process.stdout.write(`${args.topic !== undefined ? HELP[args.topic] : USAGE}\n`);
       return 0;
     }
+    if (args.command === "eval") {
+      const { evalCommand } = await import("./eval-command.js");
+      return await evalCommand(args, { ...terminal, cwd: process.cwd(), interrupts });
+    }
     if (args.command === "view") {
       const { viewCommand } = await import("./view-command.js");
       return await viewCommand(args, { ...terminal, cwd: process.cwd() });

@@ -1,6 +1,4 @@
 import { parseArgs } from "node:util";
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import type { ReactMachine } from "../machines/react-machine.js";
 import { RunQueueError } from "../queue/errors.js";
 import type { RunStore } from "../queue/run-store.js";
@@ -8,6 +6,7 @@ import { QueueStatusSchema, type RunCommand } from "../queue/schemas.js";
 import { startWorker } from "../queue/worker.js";
 import type { WorkerEvent } from "../queue/worker-events.js";
 import { parse, UsageError } from "./args.js";
+import { importUserModule } from "./user-module.js";
 import { HELP, QUEUE_COMMANDS } from "./help.js";
 import { SIGINT, type Interrupts } from "./interrupts.js";
 import type { Terminal } from "./progress.js";
@@ -112,15 +111,7 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositi
 /** A module's agents: `export function agents({ store })` (machines journaled in the store), or named machine exports. */
 async function loadAgents(spec: string | undefined, store: RunStore, cwd: string): Promise<Record<string, ReactMachine>> {
   if (!spec) throw new UsageError("--agents is required: a module exporting agents({ store }) or named machines from createReactMachine(...)");
-  let mod: Record<string, unknown>;
-  try {
-    mod = (await import(pathToFileURL(resolve(cwd, spec)).href)) as Record<string, unknown>;
-  } catch (error) {
-    // Node runs no TypeScript of its own (Node 20): say how to give it a loader.
-    const typescript = /\.[mc]?ts$/.test(spec) && (error as { code?: unknown }).code === "ERR_UNKNOWN_FILE_EXTENSION";
-    const hint = typescript ? `; a TypeScript module needs a loader: node --import tsx node_modules/jianmu/dist/cli/main.js worker --agents ${spec} ..., or compile it to JavaScript` : "";
-    throw new UsageError(`cannot load --agents ${spec}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}${hint}`);
-  }
+  const mod = await importUserModule(spec, cwd, { named: `--agents ${spec}`, rerun: `worker --agents ${spec} ...` });
   const isMachine = (value: unknown): value is ReactMachine => typeof value === "object" && value !== null && "config" in value && "id" in value;
   const factory = mod["agents"];
   const found = typeof factory === "function" ? ((await (factory as (deps: { store: RunStore }) => unknown)({ store })) as Record<string, unknown>) : mod;

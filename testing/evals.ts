@@ -176,7 +176,7 @@ export async function runEvals(machine: ReactMachine, cases: readonly EvalCase[]
 /** The report as lines of text: one per case (✓ or ✗), each failure under it, and the totals. */
 export function formatEvalReport(report: EvalReport): string {
   const lines = report.results.flatMap((result) => [
-    `${result.pass ? "✓" : "✗"} ${result.name} (${Math.round(result.durationMs)} ms, ${result.output.rounds} rounds, ${result.output.usage.totalTokens} tokens)`,
+    `${result.pass ? "✓" : "✗"} ${result.name} (${Math.round(result.durationMs)} ms, ${result.output.rounds} round${result.output.rounds === 1 ? "" : "s"}, ${result.output.usage.totalTokens} tokens)`,
     ...result.failures.map((failure) => `    ${failure}`),
   ]);
   lines.push(`${report.passed} of ${report.results.length} cases passed`);

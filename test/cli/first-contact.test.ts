@@ -151,7 +151,7 @@ describe("usage and file problems: one line naming the flag and the fix, exit 2,
     ["--record a folder", ["run", "What?", "--record", "sub"], /^jianmu: --record sub: is a folder; give a file name inside it, e\.g\. --record sub\/run\.jsonl$/],
     ["--max-iterations -1", ["run", "What?", "--max-iterations", "-1"], /^jianmu: --max-iterations must be a whole number of at least 1, got "-1" \(e\.g\. --max-iterations 10\)$/],
     ["--model without a value", ["run", "What?", "--model"], /^jianmu: --model needs a value: --model <value> \(see jianmu run --help\)$/],
-    ["an unknown command's help", ["help", "launch"], /^jianmu: no help for "launch": the commands are run, view, serve, worker, runs, approve, reject, cancel, help$/],
+    ["an unknown command's help", ["help", "launch"], /^jianmu: no help for "launch": the commands are run, eval, view, serve, worker, runs, approve, reject, cancel, help$/],
   ])("%s", async (_name, args, expected) => {
     const server = await serve(() => replies.error(500, "no model call was expected"));
     const dir = tmp("jianmu-usage-");

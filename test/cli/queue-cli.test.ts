@@ -27,7 +27,7 @@ describe("the run queue's commands have help, as the top-level help promises", (
     const run = await runCli(["help", "run"]);
     for (const flag of ["--store <s>", "--agent <name>", "--detach"]) expect(run.stdout).toContain(flag);
     const unknown = await runCli(["frobnicate"]);
-    expect(unknown).toMatchObject({ code: 2, stderr: 'jianmu: unknown command "frobnicate": the commands are run, view, serve, worker, runs, approve, reject, cancel, help (jianmu help lists them)\n' });
+    expect(unknown).toMatchObject({ code: 2, stderr: 'jianmu: unknown command "frobnicate": the commands are run, eval, view, serve, worker, runs, approve, reject, cancel, help (jianmu help lists them)\n' });
   });
 });
 

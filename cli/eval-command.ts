@@ -1,0 +1,55 @@
+import type { ReactMachine } from "../machines/react-machine.js";
+import { EvalDefinitionError, formatEvalReport, runEvals, type EvalCase, type EvalReport } from "../testing/evals.js";
+import { UsageError, type EvalArgs } from "./args.js";
+import type { Interrupts } from "./interrupts.js";
+import type { Terminal } from "./progress.js";
+import { importUserModule } from "./user-module.js";
+
+/** The module's `agent` and `cases`, or a UsageError saying what it lacks. */
+async function loadEvalModule(spec: string, cwd: string): Promise<{ agent: ReactMachine; cases: EvalCase[] }> {
+  const mod = await importUserModule(spec, cwd, { named: spec, rerun: `eval ${spec}` });
+  const agent = mod["agent"];
+  if (typeof agent !== "object" || agent === null || !("config" in agent) || !("id" in agent)) {
+    throw new UsageError(`${spec} exports no agent: export const agent = createReactMachine({ ... })`);
+  }
+  if (!Array.isArray(mod["cases"])) throw new UsageError(`${spec} exports no cases: export const cases = [{ name, input, expect }, ...]`);
+  return { agent: agent as ReactMachine, cases: mod["cases"] as EvalCase[] };
+}
+
+/** The report as JSON: each case's verdict and what the run did, without the whole conversation. */
+function reportJson(report: EvalReport) {
+  return {
+    passed: report.passed,
+    failed: report.failed,
+    cases: report.results.map((r) => ({
+      name: r.name,
+      pass: r.pass,
+      failures: r.failures,
+      status: r.output.status,
+      answer: r.output.finalAnswer,
+      rounds: r.output.rounds,
+      usage: r.output.usage,
+      durationMs: Math.round(r.durationMs),
+      trajectory: r.trajectory,
+    })),
+  };
+}
+
+/** `jianmu eval <module>`: 0 when every case passed, 1 when one failed; an interruption cancels the runs under way. */
+export async function evalCommand(args: EvalArgs, ctx: Terminal & { cwd: string; interrupts: Interrupts }): Promise<number> {
+  const { agent, cases } = await loadEvalModule(args.module, ctx.cwd);
+  const controller = new AbortController();
+  const undo = ctx.interrupts.on(() => controller.abort());
+  try {
+    const report = await runEvals(agent, cases, { concurrency: args.concurrency, runOptions: { signal: controller.signal } });
+    const interrupted = ctx.interrupts.reason;
+    if (!interrupted?.quiet) ctx.out.write(`${args.json ? JSON.stringify(reportJson(report)) : formatEvalReport(report)}\n`);
+    if (interrupted) return interrupted.code;
+    return report.failed === 0 ? 0 : 1;
+  } catch (error) {
+    if (error instanceof EvalDefinitionError) throw new UsageError(error.message);
+    throw error;
+  } finally {
+    undo();
+  }
+}
