@@ -47,13 +47,19 @@ export interface ServeArgs {
   port: number;
 }
 
-export interface EvalArgs {
-  command: "eval";
-  /** The module exporting `agent` and `cases`. */
-  module: string;
-  concurrency: number;
-  json: boolean;
-}
+export type EvalArgs =
+  | {
+      command: "eval";
+      /** The module exporting `agent` and `cases`. */
+      module: string;
+      concurrency: number;
+      json: boolean;
+    }
+  | {
+      command: "eval";
+      /** `--from-recording`: print the case a recorded run makes, to run again as a regression test. */
+      fromRecording: string;
+    };
 
 export type CliArgs = RunArgs | EvalArgs | ViewArgs | ServeArgs | { command: "help"; topic?: CommandName } | { command: "version" };
 
@@ -131,8 +137,12 @@ export function parseCli(argv: string[]): CliArgs {
     return { command: "view", recording: positionals[0]!, ...(values["out"] !== undefined ? { out: String(values["out"]) } : {}) };
   }
   if (command === "eval") {
-    const { values, positionals } = parse("eval", rest, { concurrency: { type: "string" }, json: { type: "boolean" } });
+    const { values, positionals } = parse("eval", rest, { concurrency: { type: "string" }, json: { type: "boolean" }, "from-recording": { type: "string" } });
     if (values["help"]) return { command: "help", topic: "eval" };
+    if (values["from-recording"] !== undefined) {
+      if (positionals.length > 0) throw new UsageError(`--from-recording takes no module: jianmu eval --from-recording run.jsonl (got ${positionals.join(" ")})`);
+      return { command: "eval", fromRecording: String(values["from-recording"]) };
+    }
     if (positionals.length !== 1) throw new UsageError(`eval takes one module (exporting agent and cases), got ${positionals.length}: jianmu eval evals.mjs`);
     const concurrency = wholeNumber("concurrency", values["concurrency"] as string | undefined, 1) ?? 1;
     return { command: "eval", module: positionals[0]!, concurrency, json: values["json"] === true };

@@ -4,6 +4,8 @@ import { UsageError, type EvalArgs } from "./args.js";
 import type { Interrupts } from "./interrupts.js";
 import type { Terminal } from "./progress.js";
 import { importUserModule } from "./user-module.js";
+import { recordedCase } from "./recorded-case.js";
+import { resolve } from "node:path";
 
 /** The module's `agent` and `cases`, or a UsageError saying what it lacks. */
 async function loadEvalModule(spec: string, cwd: string): Promise<{ agent: ReactMachine; cases: EvalCase[] }> {
@@ -37,6 +39,7 @@ function reportJson(report: EvalReport) {
 
 /** `jianmu eval <module>`: 0 when every case passed, 1 when one failed; an interruption cancels the runs under way. */
 export async function evalCommand(args: EvalArgs, ctx: Terminal & { cwd: string; interrupts: Interrupts }): Promise<number> {
+  if ("fromRecording" in args) return printRecordedCase(args.fromRecording, ctx);
   const { agent, cases } = await loadEvalModule(args.module, ctx.cwd);
   const controller = new AbortController();
   const undo = ctx.interrupts.on(() => controller.abort());
@@ -52,4 +55,17 @@ export async function evalCommand(args: EvalArgs, ctx: Terminal & { cwd: string;
   } finally {
     undo();
   }
+}
+
+/** `jianmu eval --from-recording run.jsonl`: the case the recorded run makes, as JSON on stdout. */
+async function printRecordedCase(file: string, ctx: Terminal & { cwd: string }): Promise<number> {
+  let made: Awaited<ReturnType<typeof recordedCase>>;
+  try {
+    made = await recordedCase(resolve(ctx.cwd, file));
+  } catch (error) {
+    throw new UsageError(`cannot read the recording ${file}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)} (record a run with: jianmu run --record run.jsonl)`);
+  }
+  if (made.dropped > 0) ctx.err.write(`jianmu: ${made.dropped} input message(s) held images or files; the case keeps their text only\n`);
+  ctx.out.write(`${JSON.stringify(made.evalCase, null, 2)}\n`);
+  return 0;
 }

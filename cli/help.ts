@@ -52,6 +52,7 @@ On the run queue (a worker runs it, see jianmu help worker):
 
 ${EXIT_CODES}`,
   eval: `Usage: jianmu eval <module> [--concurrency <n>] [--json]
+       jianmu eval --from-recording <run.jsonl>
 Run an agent on a set of cases and check each one's answer and trajectory (its tool calls and the
 states of its chart it went through; see docs/testing.md, "Evals"). The module (JavaScript, or
 TypeScript with a loader: node --import tsx ...) exports \`agent\`, a machine from createReactMachine, and
@@ -62,6 +63,9 @@ Options:
   --concurrency <n>         cases run at once (default 1)
   --json                    print the report as JSON on stdout (each case's name, pass, failures, status,
                             answer, rounds, usage and trajectory)
+  --from-recording <file>   print the case a recorded run makes (jianmu run --record run.jsonl): its input,
+                            and what it did as expectations (status, tool calls in order, the states it
+                            went through, its rounds at most), to add to cases and edit
 
 Exit codes: 0 every case passed, 1 a case failed, 2 usage error (a module or a case that cannot be used).`,
   view: `Usage: jianmu view <recording.jsonl> [--out <file.html>]

@@ -8,7 +8,11 @@ import type { AgentEmitted } from "../machines/contract/events.js";
  * or "never compacted", which no transcript of messages shows.
  */
 export interface Trajectory {
-  /** Each state configuration the top agent entered, as its active leaf paths joined by " | " (parallel regions), in order, without repeats in a row. */
+  /**
+   * Each state configuration the top agent entered, those it only passed through on the way
+   * included, as its active leaf paths joined by " | " (parallel regions), in order, without repeats
+   * in a row.
+   */
   states: string[];
   /** The top agent's tool calls, in the order they started. */
   toolCalls: ToolCallRecord[];
@@ -44,7 +48,8 @@ export class TrajectoryRecorder {
   private readonly calls = new Map<string, ToolCallRecord>();
 
   readonly inspect = (event: InspectionEvent): void => {
-    if (event.type !== "@xstate.snapshot" || event.actorRef.sessionId !== event.rootId) return;
+    // Microsteps too: a state the run passes through within one step (CheckAbort, CheckBudget, Retry) is in no snapshot that settles.
+    if ((event.type !== "@xstate.microstep" && event.type !== "@xstate.snapshot") || event.actorRef.sessionId !== event.rootId) return;
     const value = (event.snapshot as { value?: unknown }).value;
     const at = activeLeaves(value).join(" | ");
     if (at !== "" && this.states.at(-1) !== at) this.states.push(at);
