@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { AgentInput, AgentOutput } from "../machines/contract/context.js";
+import { AgentInputSchema, type AgentInput, type AgentOutput } from "../machines/contract/context.js";
 import { RunStatusSchema } from "../machines/contract/run-status.js";
 import type { ReactMachine } from "../machines/react-machine.js";
 import { runAgent, watchedRun, type RunOptions } from "../machines/runner.js";
@@ -44,11 +44,11 @@ export type EvalExpectation = z.input<typeof EvalExpectationSchema>;
 const EvalCaseSchema = z.strictObject({
   /** Names the case in the report. */
   name: z.string().min(1),
-  /** The run's input: a user message's text, or an `AgentInput`. */
-  input: z.union([z.string(), z.record(z.string(), z.unknown())]),
+  /** The run's input: a user message's text, or an `AgentInput` (checked here, before any case runs). */
+  input: z.union([z.string(), AgentInputSchema]),
   expect: EvalExpectationSchema,
 });
-export type EvalCase = Omit<z.input<typeof EvalCaseSchema>, "input"> & { input: string | AgentInput };
+export type EvalCase = z.input<typeof EvalCaseSchema>;
 
 /** One case's verdict: `failures` says, in a sentence each, every expectation that did not hold. */
 export interface EvalResult {
@@ -90,17 +90,30 @@ function chartStateNames(machine: ReactMachine): Set<string> {
   return names;
 }
 
+/** What is wrong with a case, as its field and the problem; undefined when it fits. */
+function caseProblem(evalCase: unknown): string | undefined {
+  const first = (error: z.ZodError, prefix: string) => {
+    const issue = error.issues[0]!;
+    return `${prefix}${issue.path.map(String).join(".") || "(case)"} ${issue.message}`;
+  };
+  // An input that is not text is checked as the run checks it, so the problem names the input's own field.
+  const input = (evalCase as { input?: unknown } | null | undefined)?.input;
+  if (input !== undefined && typeof input !== "string") {
+    const checked = AgentInputSchema.safeParse(input);
+    if (!checked.success) return first(checked.error, "input.");
+  }
+  const parsed = EvalCaseSchema.safeParse(evalCase);
+  return parsed.success ? undefined : first(parsed.error, "");
+}
+
 /** Each case checked before any runs: a mistake in the last one must not cost the runs before it. */
 function checkedCases(machine: ReactMachine, cases: readonly EvalCase[]): EvalCase[] {
   if (!Array.isArray(cases)) throw new EvalDefinitionError("runEvals: cases must be an array of { name, input, expect }");
   const states = chartStateNames(machine);
   const names = new Set<string>();
   return cases.map((evalCase, index) => {
-    const parsed = EvalCaseSchema.safeParse(evalCase);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new EvalDefinitionError(`runEvals: cases[${index}].${issue.path.map(String).join(".") || "(case)"} ${issue.message} (a case is { name, input, expect })`);
-    }
+    const problem = caseProblem(evalCase);
+    if (problem !== undefined) throw new EvalDefinitionError(`runEvals: cases[${index}].${problem} (a case is { name, input, expect })`);
     if (names.has(evalCase.name)) throw new EvalDefinitionError(`runEvals: cases[${index}].name repeats "${evalCase.name}": each case needs its own name`);
     names.add(evalCase.name);
     for (const field of ["visits", "avoids"] as const) {

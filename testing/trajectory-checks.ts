@@ -1,13 +1,8 @@
+import type { EvalExpectation } from "./evals.js";
 import type { Trajectory } from "./trajectory.js";
 
-/** The trajectory half of an eval's expectations (testing/evals.ts): which tools, in what order, and which states. */
-export interface TrajectoryExpectation {
-  tools?: string[];
-  toolOrder?: "inOrder" | "exact" | "anyOrder";
-  notTools?: string[];
-  visits?: string[];
-  avoids?: string[];
-}
+/** The trajectory half of an eval's expectations: which tools, in what order, and which states. */
+type TrajectoryExpectation = Pick<EvalExpectation, "tools" | "toolOrder" | "notTools" | "visits" | "avoids">;
 
 const list = (names: readonly string[]) => `[${names.join(", ")}]`;
 

@@ -118,6 +118,7 @@ describe("runEvals", () => {
     await expect(runEvals(machine, [{ name: "bad", input: "hi", expect: { toolOrder: "sorted" } } as unknown as EvalCase])).rejects.toThrow(/cases\[0\]\.expect\.toolOrder/);
     await expect(runEvals(machine, [{ name: "bad", input: "hi", expect: { answers: "x" } } as unknown as EvalCase])).rejects.toThrow(EvalDefinitionError);
     await expect(runEvals(machine, [ok], { concurrency: 0 })).rejects.toThrow(/options\.concurrency must be a whole number of at least 1/);
+    await expect(runEvals(machine, [ok, { name: "robot", input: { messages: [{ role: "robot", content: "hi" }] }, expect: {} } as unknown as EvalCase])).rejects.toThrow(/cases\[1\]\.input\.messages\.0/);
     // Nothing ran: the server saw no request for these.
     expect(server.requests.filter((r) => JSON.stringify(r.body).includes("hello"))).toEqual([]);
   });
