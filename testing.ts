@@ -30,5 +30,5 @@ export type {
 } from "./testing/model-based.js";
 export { runEvals, evalFailures, formatEvalReport, EvalDefinitionError, EvalExpectationSchema } from "./testing/evals.js";
 export type { EvalCase, EvalExpectation, EvalResult, EvalReport, EvalOptions } from "./testing/evals.js";
-export { TrajectoryRecorder, activeLeaves } from "./testing/trajectory.js";
+export { TrajectoryRecorder } from "./testing/trajectory.js";
 export type { Trajectory, ToolCallRecord } from "./testing/trajectory.js";

@@ -28,7 +28,7 @@ export interface ToolCallRecord {
 }
 
 /** Every active leaf of a state value, as dotted paths (more than one inside parallel states). */
-export function activeLeaves(value: unknown, prefix = ""): string[] {
+function activeLeaves(value: unknown, prefix = ""): string[] {
   if (typeof value === "string") return [prefix + value];
   if (value === null || typeof value !== "object") return [];
   return Object.entries(value).flatMap(([key, below]) => {
