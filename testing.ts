@@ -32,3 +32,4 @@ export { runEvals, evalFailures, formatEvalReport, EvalDefinitionError, EvalExpe
 export type { EvalCase, EvalExpectation, EvalResult, EvalReport, EvalOptions } from "./testing/evals.js";
 export { TrajectoryRecorder } from "./testing/trajectory.js";
 export type { Trajectory, ToolCallRecord } from "./testing/trajectory.js";
+export { asRequested, wholeCompletion } from "./testing/whole-completion.js";

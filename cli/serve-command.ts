@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { replies, startOpenAIServer, type OpenAIServer, type Respond } from "../testing/openai-server.js";
 import { recordedTurns, scriptedTurns, textTurn, toolCallTurn, type TurnReplay } from "../testing/turns.js";
+import { asRequested } from "../testing/whole-completion.js";
 import type { ServeArgs } from "./args.js";
 import { demoTasks, recordedDemoFor, recordingPath } from "./demos.js";
 import type { Terminal } from "./progress.js";
@@ -70,7 +71,8 @@ export function serveResponder(): { respond: Respond; tasks: string[] } {
       return replies.error(404, `jianmu serve replays only these tasks: ${known.map((t) => `"${t}"`).join(", ")}; ask one of them, or point OPENAI_BASE_URL at a real model`);
     }
     const turn = body.data.messages.filter((message) => message.role === "assistant").length;
-    return replay.respond({ ...request, index: turn });
+    // The turns are streams; a client made with `stream: false` gets the whole completion, as from a real endpoint.
+    return Promise.resolve(replay.respond({ ...request, index: turn })).then((reply) => asRequested(reply, request.body));
   };
   return { respond, tasks: known };
 }

@@ -2,6 +2,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { main as minimalExample } from "../../examples/minimal.js";
 import { CLI, cleanEnv, runCli } from "./cli-harness.js";
+import { human } from "../../actors/messages.js";
+import { resolveModelClient } from "../../actors/openai/openai-model-client.js";
+import { createReactMachine } from "../../machines/react-machine.js";
+import { runAgent } from "../../machines/runner.js";
+import { calculatorTool } from "../../tools/builtin/calculator.js";
 
 // Several real processes per test, on a machine the whole suite shares.
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
@@ -55,6 +60,24 @@ describe("jianmu serve", () => {
     const output = await minimalExample({ env: { OPENAI_BASE_URL: baseURL }, log: (line) => lines.push(line) });
     expect(lines[0]).toBe(`live: OpenAI-compatible endpoint ${baseURL}, model gpt-4o-mini`);
     expect(output.finalAnswer).toBe("25 * 4 + 10 = 110.");
+  });
+
+  it("answers a client that does not stream with whole completions, for scripted and recorded turns alike", async () => {
+    const modelClient = resolveModelClient({ baseURL, apiKey: "not-needed", model: "gpt-4o-mini", stream: false, resilience: { maxRetries: 0 } });
+    const calculator = await runAgent(createReactMachine({ modelClient, tools: [calculatorTool], configFile: false }), { messages: [human("What is 25 * 4 + 10?")] });
+    expect(calculator).toMatchObject({ status: "succeeded", finalAnswer: "25 * 4 + 10 = 110.", rounds: 2 });
+    // The recorded demo's model turns were streams, folded here into one answer each, with their usage.
+    const raw = await fetch(`${baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "What is the capital of the UK? Use the tool, then answer." }] }),
+    });
+    expect(raw.headers.get("content-type")).toContain("application/json");
+    const completion = (await raw.json()) as { object: string; choices: { message: { tool_calls?: { function: { name: string; arguments: string } }[] }; finish_reason: string }[]; usage?: { total_tokens: number } };
+    expect(completion.object).toBe("chat.completion");
+    expect(completion.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(() => JSON.parse(completion.choices[0]!.message.tool_calls![0]!.function.arguments)).not.toThrow();
+    expect(completion.usage?.total_tokens).toBeGreaterThan(0);
   });
 
   it("a task it has no turns for fails the run with the list of tasks it knows", async () => {
