@@ -13,13 +13,15 @@ import { trajectoryFailures } from "./trajectory-checks.js";
  * expectation that did not hold, in a sentence.
  */
 
-const TextMatcherSchema = z.union([z.string(), z.instanceof(RegExp), z.custom<(answer: string) => boolean>((value) => typeof value === "function", { message: "must be a string, a RegExp or a function (answer) => boolean" })]);
+/** A predicate may ask a model (an LLM judge): it may answer later. */
+type AnswerPredicate = (answer: string) => boolean | Promise<boolean>;
+const TextMatcherSchema = z.union([z.string(), z.instanceof(RegExp), z.custom<AnswerPredicate>((value) => typeof value === "function", { message: "must be a string, a RegExp or a function (answer) => boolean (or a promise of one)" })]);
 
 /** What a case expects. Every field is optional; each one given must hold. */
 export const EvalExpectationSchema = z.strictObject({
   /** How the run ends. */
   status: RunStatusSchema.optional(),
-  /** The final answer: contains this text, matches this RegExp, or satisfies this predicate. */
+  /** The final answer: contains this text, matches this RegExp, or satisfies this predicate (which may be async: an LLM judge). */
   answer: TextMatcherSchema.optional(),
   /** Tool names the run calls, in the sense of `toolOrder`. */
   tools: z.array(z.string().min(1)).optional(),
@@ -127,7 +129,7 @@ function checkedCases(machine: ReactMachine, cases: readonly EvalCase[]): EvalCa
 }
 
 /** What the answer matcher says of `answer`, or why it failed. */
-function answerFailure(matcher: EvalExpectation["answer"], answer: string | null): string | undefined {
+async function answerFailure(matcher: EvalExpectation["answer"], answer: string | null): Promise<string | undefined> {
   if (matcher === undefined) return undefined;
   const text = answer ?? "";
   const shown = JSON.stringify(text.length > 200 ? `${text.slice(0, 200)}…` : text);
@@ -135,7 +137,7 @@ function answerFailure(matcher: EvalExpectation["answer"], answer: string | null
   if (matcher instanceof RegExp) return matcher.test(text) ? undefined : `the answer does not match ${String(matcher)}: ${shown}`;
   let held: boolean;
   try {
-    held = matcher(text) === true;
+    held = (await matcher(text)) === true;
   } catch (error) {
     return `the answer check threw: ${error instanceof Error ? error.message : String(error)}`;
   }
@@ -143,13 +145,13 @@ function answerFailure(matcher: EvalExpectation["answer"], answer: string | null
 }
 
 /** Every expectation of `expect` that `output` and `trajectory` do not meet, in a sentence each. */
-export function evalFailures(expect: EvalExpectation, output: AgentOutput, trajectory: Trajectory): string[] {
+export async function evalFailures(expect: EvalExpectation, output: AgentOutput, trajectory: Trajectory): Promise<string[]> {
   const failures: string[] = [];
   if (expect.status !== undefined && output.status !== expect.status) {
     const why = output.termination ? ` (${output.termination.reason}${output.termination.detail ? `: ${output.termination.detail}` : ""})` : "";
     failures.push(`the run ended ${output.status}${why}, not ${expect.status}`);
   }
-  const answer = answerFailure(expect.answer, output.finalAnswer);
+  const answer = await answerFailure(expect.answer, output.finalAnswer);
   if (answer) failures.push(answer);
   failures.push(...trajectoryFailures(expect, trajectory));
   if (expect.maxRounds !== undefined && output.rounds > expect.maxRounds) failures.push(`it took ${output.rounds} model rounds, more than ${expect.maxRounds}`);
@@ -163,7 +165,7 @@ async function runCase(machine: ReactMachine, evalCase: EvalCase, options: RunOp
   const started = performance.now();
   const output = (await runAgent(machine, input, watchedRun(options, recorder))) as AgentOutput;
   const trajectory = recorder.trajectory;
-  const failures = evalFailures(evalCase.expect, output, trajectory);
+  const failures = await evalFailures(evalCase.expect, output, trajectory);
   return { name: evalCase.name, pass: failures.length === 0, failures, output, trajectory, durationMs: performance.now() - started };
 }
 

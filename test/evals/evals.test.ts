@@ -108,6 +108,19 @@ describe("runEvals", () => {
     expect(verdicts[0]!.trajectory.states.some((s) => s.endsWith("AwaitingApproval"))).toBe(true);
   });
 
+  it("asks an answer check that answers later (an LLM judge), and says when it says no or throws", async () => {
+    const judged: string[] = [];
+    const judge = async (answer: string) => (judged.push(answer), await new Promise<boolean>((resolve) => setTimeout(() => resolve(answer.includes("recorded")), 5)));
+    const cases: EvalCase[] = [
+      { name: "judged yes", input: input({ calls: [], answer: "All recorded." }), expect: { answer: judge } },
+      { name: "judged no", input: input({ calls: [], answer: "Nothing." }), expect: { answer: judge } },
+      { name: "judge broke", input: input({ calls: [], answer: "Fine." }), expect: { answer: () => Promise.reject(new Error("the judge's endpoint is down")) } },
+    ];
+    const report = await runEvals(agent(), cases);
+    expect(judged.sort()).toEqual(["All recorded.", "Nothing."]);
+    expect(report.results.map((r) => r.failures)).toEqual([[], ['the answer check said no: "Nothing."'], ["the answer check threw: the judge's endpoint is down"]]);
+  });
+
   it("refuses a case it cannot check before running any, naming the field and the fix", async () => {
     const machine = agent();
     const ok: EvalCase = { name: "fine", input: "hello", expect: {} };
@@ -125,7 +138,7 @@ describe("runEvals", () => {
 
   it("types its expectations from their schema", () => {
     expectTypeOf<EvalExpectation["visits"]>().toEqualTypeOf<string[] | undefined>();
-    expectTypeOf<EvalExpectation["answer"]>().toEqualTypeOf<string | RegExp | ((answer: string) => boolean) | undefined>();
+    expectTypeOf<EvalExpectation["answer"]>().toEqualTypeOf<string | RegExp | ((answer: string) => boolean | Promise<boolean>) | undefined>();
     expectTypeOf<EvalExpectation["status"]>().toEqualTypeOf<"running" | "awaitingApproval" | "succeeded" | "failed" | undefined>();
   });
 });
