@@ -28,7 +28,7 @@ export type {
   ReplayOptions,
   ReplayResult,
 } from "./testing/model-based.js";
-export { runEvals, evalFailures, formatEvalReport, EvalDefinitionError, EvalExpectationSchema } from "./testing/evals.js";
+export { runEvals, evalFailures, formatEvalReport, formatEvalResult, EvalDefinitionError, EvalExpectationSchema } from "./testing/evals.js";
 export type { EvalCase, EvalExpectation, EvalResult, EvalReport, EvalOptions } from "./testing/evals.js";
 export { TrajectoryRecorder } from "./testing/trajectory.js";
 export type { Trajectory, ToolCallRecord } from "./testing/trajectory.js";

@@ -1,5 +1,5 @@
 import type { ReactMachine } from "../machines/react-machine.js";
-import { EvalDefinitionError, formatEvalReport, runEvals, type EvalCase, type EvalReport } from "../testing/evals.js";
+import { EvalDefinitionError, evalTotals, formatEvalResult, runEvals, type EvalCase, type EvalReport, type EvalResult } from "../testing/evals.js";
 import { UsageError, type EvalArgs } from "./args.js";
 import type { Interrupts } from "./interrupts.js";
 import type { Terminal } from "./progress.js";
@@ -44,9 +44,11 @@ export async function evalCommand(args: EvalArgs, ctx: Terminal & { cwd: string;
   const controller = new AbortController();
   const undo = ctx.interrupts.on(() => controller.abort());
   try {
-    const report = await runEvals(agent, cases, { concurrency: args.concurrency, runOptions: { signal: controller.signal } });
+    // As text, each case is printed as it ends; as JSON, the report once, whole.
+    const onResult = args.json ? undefined : (result: EvalResult) => void (ctx.interrupts.reason?.quiet || ctx.out.write(`${formatEvalResult(result)}\n`));
+    const report = await runEvals(agent, cases, { concurrency: args.concurrency, runOptions: { signal: controller.signal }, ...(onResult ? { onResult } : {}) });
     const interrupted = ctx.interrupts.reason;
-    if (!interrupted?.quiet) ctx.out.write(`${args.json ? JSON.stringify(reportJson(report)) : formatEvalReport(report)}\n`);
+    if (!interrupted?.quiet) ctx.out.write(`${args.json ? JSON.stringify(reportJson(report)) : evalTotals(report)}\n`);
     if (interrupted) return interrupted.code;
     return report.failed === 0 ? 0 : 1;
   } catch (error) {

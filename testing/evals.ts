@@ -73,6 +73,8 @@ export interface EvalOptions {
   concurrency?: number;
   /** Passed to each `runAgent` (its `onEvent` and `inspect` still get every event). */
   runOptions?: RunOptions;
+  /** Told of each case as it ends (in the order they end): a long eval shows its progress. */
+  onResult?: (result: EvalResult) => void;
 }
 
 /** An eval case or option that cannot be used, naming the field and the fix. */
@@ -181,7 +183,10 @@ export async function runEvals(machine: ReactMachine, cases: readonly EvalCase[]
   const results: EvalResult[] = new Array(checked.length);
   let next = 0;
   const lane = async () => {
-    for (let index = next++; index < checked.length; index = next++) results[index] = await runCase(machine, checked[index]!, options.runOptions ?? {});
+    for (let index = next++; index < checked.length; index = next++) {
+      results[index] = await runCase(machine, checked[index]!, options.runOptions ?? {});
+      options.onResult?.(results[index]!);
+    }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, checked.length) }, lane));
   const passed = results.filter((result) => result.pass).length;
@@ -190,10 +195,16 @@ export async function runEvals(machine: ReactMachine, cases: readonly EvalCase[]
 
 /** The report as lines of text: one per case (✓ or ✗), each failure under it, and the totals. */
 export function formatEvalReport(report: EvalReport): string {
-  const lines = report.results.flatMap((result) => [
-    `${result.pass ? "✓" : "✗"} ${result.name} (${Math.round(result.durationMs)} ms, ${result.output.rounds} round${result.output.rounds === 1 ? "" : "s"}, ${result.output.usage.totalTokens} tokens)`,
-    ...result.failures.map((failure) => `    ${failure}`),
-  ]);
-  lines.push(`${report.passed} of ${report.results.length} cases passed`);
-  return lines.join("\n");
+  return [...report.results.map(formatEvalResult), evalTotals(report)].join("\n");
+}
+
+/** One case's lines: ✓ or ✗ with its name and figures, then each failure. */
+export function formatEvalResult(result: EvalResult): string {
+  const rounds = `${result.output.rounds} round${result.output.rounds === 1 ? "" : "s"}`;
+  return [`${result.pass ? "✓" : "✗"} ${result.name} (${Math.round(result.durationMs)} ms, ${rounds}, ${result.output.usage.totalTokens} tokens)`, ...result.failures.map((failure) => `    ${failure}`)].join("\n");
+}
+
+/** The report's last line. */
+export function evalTotals(report: EvalReport): string {
+  return `${report.passed} of ${report.results.length} cases passed`;
 }

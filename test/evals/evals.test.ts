@@ -55,7 +55,10 @@ describe("runEvals", () => {
         expect: { status: "failed", answer: "finished", tools: ["pay"], notTools: ["record"], visits: ["AwaitingApproval"], maxTokens: 10 },
       },
     ];
-    const report = await runEvals(agent(), cases, { concurrency: 2 });
+    const ended: string[] = [];
+    const report = await runEvals(agent(), cases, { concurrency: 2, onResult: (result) => ended.push(result.name) });
+    // Each case was told as it ended, whatever the order; the report keeps the cases' order.
+    expect([...ended].sort()).toEqual(cases.map((c) => c.name).sort());
     expect(report.results.map((r) => [r.name, r.pass])).toEqual([
       ["records twice, then answers", true],
       ["asks a person before paying", true],
