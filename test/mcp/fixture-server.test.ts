@@ -170,6 +170,42 @@ describe("the fixture inside an agent", () => {
   });
 });
 
+describe("retries", () => {
+  it("runs a failed or timed-out call of a read-only tool again, and never one of a tool that may have acted", async () => {
+    const temp = tempDir("jianmu-mcp-retries-");
+    const log = join(temp.dir, "calls.log");
+    try {
+      const provider = fixture({ timeoutMs: 200, retries: 2, retryDelayMs: 0, env: { FIXTURE_LOG: log } });
+      await provider.initialize(undefined);
+      const tools = await provider.getTools(undefined);
+      await provider.close();
+      // The server marks "fails" and "slow" read-only: they take the retries; "wipe" is destructive: it does not.
+      expect(tools.find((t) => t.name === "fails")).toMatchObject({ idempotent: true, retries: 2, retryDelayMs: 0 });
+      expect(tools.find((t) => t.name === "wipe")).not.toHaveProperty("retries");
+
+      const model = scriptedModel([{ toolCalls: [{ id: "f", name: "fails", arguments: {} }, { id: "s", name: "slow", arguments: { ms: 30_000 } }] }, { content: "gave up" }]);
+      const machine = createReactMachine({ modelClient: model, toolProviders: [fixture({ timeoutMs: 200, retries: 2, retryDelayMs: 0, env: { FIXTURE_LOG: log } })] });
+      const events: AgentEmitted[] = [];
+      const output = await runAgent(machine, { messages: [human("go")] }, { onEvent: (event) => events.push(event) });
+      const retried = events.filter((e): e is Extract<AgentEmitted, { type: "tool.call.retrying" }> => e.type === "tool.call.retrying");
+      expect(retried.map((e) => [e.name, e.attempt, e.errorKind])).toEqual([
+        ["fails", 1, "threw"],
+        ["fails", 2, "threw"],
+        ["slow", 1, "timeout"],
+        ["slow", 2, "timeout"],
+      ]);
+      // Three calls of each reached the server; each timed-out one was cancelled there.
+      const calls = readLog(log).split("\n").filter((line) => line.startsWith("call "));
+      expect(calls.filter((line) => line.startsWith("call fails")).length).toBe(3);
+      expect(calls.filter((line) => line.startsWith("call slow")).length).toBe(3);
+      await logLine(log, "cancelled slow");
+      expect(output.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual([expect.stringContaining("disk is full"), "Error: slow timed out after 200 ms"]);
+    } finally {
+      temp.remove();
+    }
+  });
+});
+
 describe("filters", () => {
   it("keeps the tools a function accepts, judged by the server's name", async () => {
     const provider = fixture({ prefix: "x-", filter: (name) => name.startsWith("files") });

@@ -42,6 +42,10 @@ describe("mcpToolProvider options", () => {
     [{ name: "a", transport: stdio, timeoutMs: 0 }, "timeoutMs", "must be a positive number of milliseconds"],
     [{ name: "a", transport: stdio, startupTimeoutMs: -5 }, "startupTimeoutMs", "must be a positive number of milliseconds"],
     [{ name: "a", transport: stdio, timeout: 5 }, "timeout", "is not an option here: check its spelling"],
+    [{ name: "a", transport: stdio, retries: 0 }, "retries", "must be a whole number from 1 to 10"],
+    [{ name: "a", transport: stdio, retries: 2.5 }, "retries", "must be a whole number from 1 to 10"],
+    [{ name: "a", transport: stdio, retries: 2, retryDelayMs: -1 }, "retryDelayMs", "must be a number of milliseconds (0 or more)"],
+    [{ name: "a", transport: stdio, retryDelayMs: 100 }, "retryDelayMs", "is only read with retries"],
   ])("rejects %j, naming %s", (options, field, text) => {
     const error = problem(options);
     expect(error.field).toBe(field);

@@ -210,6 +210,7 @@ function buildTools(options: ParsedMcpOptions, listed: McpToolDefinition[], conn
       server,
       call,
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.retries !== undefined ? { retries: { retries: options.retries, ...(options.retryDelayMs !== undefined ? { retryDelayMs: options.retryDelayMs } : {}) } } : {}),
     }),
   );
   return { tools, mcpNames: new Map(names.map((n) => [n.name, n.mcpName])), skipped };

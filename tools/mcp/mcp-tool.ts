@@ -38,6 +38,8 @@ export interface McpToolOptions {
   server: string;
   call: McpCall;
   timeoutMs?: number;
+  /** Retries for a tool the server marks idempotent (left off any other). */
+  retries?: { retries: number; retryDelayMs?: number };
 }
 
 /** A jianmu tool backed by one MCP server tool (built directly: its schema is JSON Schema, not zod). */
@@ -55,6 +57,7 @@ export function mcpTool(definition: McpToolDefinition, options: McpToolOptions):
     effectTags: Object.freeze(effectTags),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(idempotent ? { idempotent: true } : {}),
+    ...(idempotent && options.retries ? options.retries : {}),
     validate: check,
     async execute(args: Record<string, unknown>, ctx: ToolContext) {
       const result = await options.call(mcpName, args, ctx.signal);

@@ -70,6 +70,10 @@ export const McpProviderOptionsSchema = z.strictObject({
   timeoutMs: z.number().positive({ error: "must be a positive number of milliseconds" }).optional(),
   /** Limit for connecting and listing the tools (default 30 000 ms). */
   startupTimeoutMs: z.number().positive({ error: "must be a positive number of milliseconds" }).optional(),
+  /** Run a call that failed or timed out again, up to this many times: only tools the server marks idempotent or read-only. */
+  retries: z.number().int({ error: "must be a whole number from 1 to 10" }).min(1, { error: "must be a whole number from 1 to 10" }).max(10, { error: "must be a whole number from 1 to 10" }).optional(),
+  /** The wait before the first retry, in ms (doubled before each next one). */
+  retryDelayMs: z.number().min(0, { error: "must be a number of milliseconds (0 or more)" }).optional(),
 });
 
 export type McpStdioTransport = z.input<typeof StdioTransportSchema>;
@@ -87,6 +91,14 @@ export interface McpProviderOptions {
   timeoutMs?: number;
   /** Limit for connecting and listing the tools (default 30 000 ms). */
   startupTimeoutMs?: number;
+  /**
+   * Run a call that failed or timed out again, up to this many times (1-10), after a wait that
+   * doubles: only for the tools the server marks idempotent or read-only (`idempotentHint`,
+   * `readOnlyHint`); a call of any other tool may have acted before it failed.
+   */
+  retries?: number;
+  /** The wait before the first retry, in ms (default 250). */
+  retryDelayMs?: number;
 }
 
 export type ParsedMcpOptions = z.output<typeof McpProviderOptionsSchema>;
@@ -108,7 +120,10 @@ export function parseMcpOptions(options: unknown): ParsedMcpOptions {
     throw new McpOptionsError("(all)", 'must be an object such as { name: "everything", transport: { type: "stdio", command: "npx", args: [...] } }');
   }
   const parsed = McpProviderOptionsSchema.safeParse(options);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    if (parsed.data.retryDelayMs !== undefined && parsed.data.retries === undefined) return fail("retryDelayMs", "is only read with retries: set retries too, or leave it out");
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0]!;
   if (issue.code === "unrecognized_keys") {
     const where = issue.path.length > 0 ? `${issue.path.join(".")}.` : "";
