@@ -1,3 +1,4 @@
+import { getStateNodes } from "xstate/graph";
 import { z } from "zod";
 import { AgentInputSchema, type AgentInput, type AgentOutput } from "../machines/contract/context.js";
 import { RunStatusSchema } from "../machines/contract/run-status.js";
@@ -83,15 +84,9 @@ export class EvalDefinitionError extends JianmuError {
   override name = "EvalDefinitionError";
 }
 
-/** The state names the machine's chart has (every node's key, at any depth). */
+/** The state names the machine's chart has: every node's key, at any depth (XState's own walk of the chart, as model-based-chart.ts reads it). */
 function chartStateNames(machine: ReactMachine): Set<string> {
-  const names = new Set<string>();
-  const visit = (node: { key: string; states: Record<string, unknown> }) => {
-    names.add(node.key);
-    for (const child of Object.values(node.states)) visit(child as typeof node);
-  };
-  visit(machine.root as unknown as { key: string; states: Record<string, unknown> });
-  return names;
+  return new Set([machine.root.key, ...getStateNodes(machine.root).map((node) => node.key)]);
 }
 
 /** What is wrong with a case, as its field and the problem; undefined when it fits. */
