@@ -3,6 +3,7 @@ import type { AgentOutput } from "../machines/contract/context.js";
 import type { AgentEmitted } from "../machines/contract/events.js";
 import type { Usage } from "../actors/usage.js";
 import { failureLine, type RunLimits } from "./failure.js";
+import { statePath } from "../machines/contract/state-path.js";
 
 type Stream = NodeJS.WritableStream & { isTTY?: boolean };
 
@@ -45,16 +46,7 @@ export function tokenSummary(usage: Usage): string {
 
 /** The innermost state name of a snapshot value, e.g. "AwaitingApproval". */
 export function leafState(value: unknown): string {
-  let node = value;
-  const path: string[] = [];
-  while (node !== null && typeof node === "object") {
-    const [key, child] = Object.entries(node as Record<string, unknown>)[0] ?? [];
-    if (key === undefined) break;
-    path.push(key);
-    node = child;
-  }
-  if (typeof node === "string") path.push(node);
-  return path.at(-1) ?? String(value);
+  return statePath(value).split(".").at(-1) || String(value);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { InspectionEvent } from "xstate";
 import type { AgentEmitted } from "../machines/contract/events.js";
+import { activeStatePaths } from "../machines/contract/state-path.js";
 
 /**
  * What a run did, as an eval reads it: the states of the chart it went through, and the tool calls it
@@ -27,17 +28,6 @@ export interface ToolCallRecord {
   outcome: "completed" | "failed" | "denied" | "unfinished";
 }
 
-/** Every active leaf of a state value, as dotted paths (more than one inside parallel states). */
-function activeLeaves(value: unknown, prefix = ""): string[] {
-  if (typeof value === "string") return [prefix + value];
-  if (value === null || typeof value !== "object") return [];
-  return Object.entries(value).flatMap(([key, below]) => {
-    const path = prefix + key;
-    const leaves = activeLeaves(below, `${path}.`);
-    return leaves.length > 0 ? leaves : [path];
-  });
-}
-
 /**
  * Builds a run's trajectory from what `runAgent` hands its `inspect` and `onEvent` options. Only the
  * top agent's: a nested agent's states and calls are its own (they reach the top as the one tool call
@@ -51,7 +41,7 @@ export class TrajectoryRecorder {
     // Microsteps too: a state the run passes through within one step (CheckAbort, CheckBudget, Retry) is in no snapshot that settles.
     if ((event.type !== "@xstate.microstep" && event.type !== "@xstate.snapshot") || event.actorRef.sessionId !== event.rootId) return;
     const value = (event.snapshot as { value?: unknown }).value;
-    const at = activeLeaves(value).join(" | ");
+    const at = activeStatePaths(value).join(" | ");
     if (at !== "" && this.states.at(-1) !== at) this.states.push(at);
   };
 

@@ -1,4 +1,4 @@
-/** `{ Evaluating: { ChildRunning: "AgentLLM" } }` → `Evaluating.ChildRunning.AgentLLM`. */
+/** `{ Evaluating: { ChildRunning: "AgentLLM" } }` → `Evaluating.ChildRunning.AgentLLM` (inside parallel states, the first region's: see `activeStatePaths`). */
 export function statePath(value: unknown): string {
   const parts: string[] = [];
   let node = value;
@@ -15,4 +15,15 @@ export function statePath(value: unknown): string {
 /** `Evaluating.ChildRunning.AgentLLM` → `{ Evaluating: { ChildRunning: "AgentLLM" } }`: `statePath` undone. */
 export function stateValue(path: string): unknown {
   return path.split(".").reduceRight<unknown>((below, key) => (below === undefined ? key : { [key]: below }), undefined);
+}
+
+/** Every active leaf of a state value as a dotted path: one per region inside parallel states, else `statePath`'s one. */
+export function activeStatePaths(value: unknown, prefix = ""): string[] {
+  if (typeof value === "string") return [prefix + value];
+  if (value === null || typeof value !== "object") return [];
+  return Object.entries(value).flatMap(([key, below]) => {
+    const path = prefix + key;
+    const leaves = activeStatePaths(below, `${path}.`);
+    return leaves.length > 0 ? leaves : [path];
+  });
 }
