@@ -136,7 +136,7 @@ export function checkTool(tool: Tool): Tool {
 }
 
 /** The most retries a tool may ask for: past it, a failing service is better told to the model. */
-const MAX_RETRIES = 10;
+export const MAX_RETRIES = 10;
 
 /** `retries` and `retryDelayMs` as a tool definition may give them (throws `ToolDefinitionError` naming the field). */
 function checkRetries(name: string, tool: { retries?: unknown; retryDelayMs?: unknown; idempotent?: unknown }): void {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { JianmuError } from "../jianmu-error.js";
+import { MAX_RETRIES } from "../tool.js";
 
 /** Letters, digits, '_' and '-': what the model API accepts in a function name. */
 const NAME_SAFE = /^[a-zA-Z0-9_-]+$/;
@@ -51,6 +52,9 @@ const FilterSchema = z.union(
   { error: "must be a function (toolName) => boolean or an array of the server's tool names to keep" },
 );
 
+/** A tool's retries obey `defineTool`'s bound (tools/tool.ts). */
+const RETRIES_RANGE = { error: `must be a whole number from 1 to ${MAX_RETRIES}` };
+
 export const McpProviderOptionsSchema = z.strictObject({
   name: z
     .string({ error: "must be a string naming the server in errors and telemetry, e.g. \"everything\"" })
@@ -71,7 +75,7 @@ export const McpProviderOptionsSchema = z.strictObject({
   /** Limit for connecting and listing the tools (default 30 000 ms). */
   startupTimeoutMs: z.number().positive({ error: "must be a positive number of milliseconds" }).optional(),
   /** Run a call that failed or timed out again, up to this many times: only tools the server marks idempotent or read-only. */
-  retries: z.number().int({ error: "must be a whole number from 1 to 10" }).min(1, { error: "must be a whole number from 1 to 10" }).max(10, { error: "must be a whole number from 1 to 10" }).optional(),
+  retries: z.number().int(RETRIES_RANGE).min(1, RETRIES_RANGE).max(MAX_RETRIES, RETRIES_RANGE).optional(),
   /** The wait before the first retry, in ms (doubled before each next one). */
   retryDelayMs: z.number().min(0, { error: "must be a number of milliseconds (0 or more)" }).optional(),
 });
